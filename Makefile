@@ -1,0 +1,185 @@
+# Kubernetes version of the control plane the tests and `make run` use. It is
+# built from source (hack/controlplane) because setup-envtest cannot download
+# binaries here and kind needs a docker engine.
+ENVTEST_K8S_VERSION ?= 1.37.1
+# Image to build and deploy.
+IMG ?= myapp-operator:latest
+
+# Binaries go to GOBIN, or to GOPATH/bin when GOBIN is unset.
+ifeq (,$(shell go env GOBIN))
+GOBIN=$(shell go env GOPATH)/bin
+else
+GOBIN=$(shell go env GOBIN)
+endif
+
+# Recipes run in bash with errexit and pipefail, so a failing step in a pipe
+# fails the target.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs and the RBAC role from kubebuilder markers.
+	"$(CONTROLLER_GEN)" rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods from kubebuilder markers.
+	"$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run go fmt against code.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet against code.
+	go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	"$(GOLANGCI_LINT)" run
+
+.PHONY: lint-fix
+lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
+	"$(GOLANGCI_LINT)" run --fix
+
+# FUZZTIME is how long each fuzz target runs in `make test`; the seeds always
+# run as ordinary tests.
+FUZZTIME ?= 10s
+# GO_TEST_FLAGS are passed to every go test run, e.g. GO_TEST_FLAGS=-race.
+GO_TEST_FLAGS ?=
+
+.PHONY: test
+test: manifests generate fmt vet controlplane ## Run all tests on the locally built control plane, then each fuzz target briefly.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
+	$(MAKE) --no-print-directory fuzz
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME.
+	@for target in $(FUZZ_TARGETS); do \
+		pkg=$${target%%:*}; name=$${target##*:}; \
+		echo "go test $$pkg -run '^$$' -fuzz '^$$name$$' -fuzztime $(FUZZTIME)"; \
+		go test "$$pkg" -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME); \
+	done
+
+# FUZZ_TARGETS lists package:FuzzName pairs run by `make fuzz`.
+FUZZ_TARGETS ?=
+
+.PHONY: verify
+verify: manifests generate ## Regenerate everything and fail if the tree is not clean.
+	go mod tidy
+	cd hack/controlplane/kubernetes && go mod tidy
+	cd hack/controlplane/etcd && go mod tidy
+	cd hack/controlplane/kwok && go mod tidy
+	@if [ -n "$$(git status --porcelain)" ]; then \
+		echo "The tree is not clean after regenerating; commit these changes:"; \
+		git status --porcelain; git --no-pager diff; exit 1; \
+	fi
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the manager binary.
+	go build -o bin/manager ./cmd/manager
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the operator against the cluster of the current kubeconfig context.
+	go run ./cmd/manager $(ARGS)
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig context.
+	"$(KUSTOMIZE)" build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Remove the CRDs. Call with ignore-not-found=true to ignore missing ones.
+	"$(KUSTOMIZE)" build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the manager to the cluster of the current kubeconfig context.
+	cd config/manager && "$(KUSTOMIZE)" edit set image controller=$(IMG)
+	"$(KUSTOMIZE)" build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the manager. Call with ignore-not-found=true to ignore missing resources.
+	"$(KUSTOMIZE)" build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ Control plane
+
+# The control plane lives in setup-envtest's store outside the repository, so
+# a fresh clone on the same machine reuses it.
+ENVTEST_STORE ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/kubebuilder-envtest
+ENVTEST_ASSETS = $(ENVTEST_STORE)/k8s/$(ENVTEST_K8S_VERSION)-$(shell go env GOOS)-$(shell go env GOARCH)
+
+.PHONY: controlplane
+controlplane: setup-envtest ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok from source once per machine.
+	ENVTEST_STORE="$(ENVTEST_STORE)" CONTROLPLANE_VERSION=$(ENVTEST_K8S_VERSION) hack/controlplane/build.sh
+	@"$(SETUP_ENVTEST)" use $(ENVTEST_K8S_VERSION) --installed-only --bin-dir "$(ENVTEST_STORE)" -p path >/dev/null
+
+##@ Dependencies
+
+LOCALBIN ?= $(shell pwd)/bin
+$(LOCALBIN):
+	mkdir -p "$(LOCALBIN)"
+
+# kubectl comes from the control plane build, so no system kubectl is needed.
+KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+
+# kustomize v5.8.3 needs Go 1.27; v5.8.1 is the newest that builds with 1.26.
+KUSTOMIZE_VERSION ?= v5.8.1
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+SETUP_ENVTEST_VERSION ?= v0.25.1
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.
+$(KUSTOMIZE): $(LOCALBIN)
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
+$(CONTROLLER_GEN): $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: setup-envtest
+setup-envtest: $(SETUP_ENVTEST) ## Install setup-envtest into bin/.
+$(SETUP_ENVTEST): $(LOCALBIN)
+	$(call go-install-tool,$(SETUP_ENVTEST),sigs.k8s.io/controller-runtime/tools/setup-envtest,$(SETUP_ENVTEST_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
+$(GOLANGCI_LINT): $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+# go-install-tool installs a versioned tool into bin/ as NAME-VERSION and links
+# NAME to it, so changing a pinned version reinstalls it.
+# $1 - target path with name of binary, $2 - package url, $3 - version
+define go-install-tool
+@[ -f "$(1)-$(3)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$$(basename "$(1)-$(3)")" ] || { \
+set -e; \
+package=$(2)@$(3) ;\
+echo "Installing $${package}" ;\
+rm -f "$(1)" ;\
+GOBIN="$(LOCALBIN)" go install $${package} ;\
+mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)" ;\
+} ;\
+ln -sf "$$(basename "$(1)-$(3)")" "$(1)"
+endef

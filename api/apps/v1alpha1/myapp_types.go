@@ -1,0 +1,190 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeletionPolicy says what happens to the external DNS record when its MyApp
+// is deleted.
+// +kubebuilder:validation:Enum=Delete;Orphan
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyDelete removes the DNS record before the MyApp is gone.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyOrphan leaves the DNS record in place and releases the
+	// MyApp at once. It is the documented way out when the DNS service is gone
+	// for good, instead of editing finalizers by hand.
+	DeletionPolicyOrphan DeletionPolicy = "Orphan"
+)
+
+// DNSRecordState is the state of the DNS record as last observed in the DNS
+// service.
+// +kubebuilder:validation:Enum=Pending;Active
+type DNSRecordState string
+
+const (
+	// DNSRecordPending means the service accepted the record but has not
+	// propagated it yet.
+	DNSRecordPending DNSRecordState = "Pending"
+	// DNSRecordActive means the record resolves.
+	DNSRecordActive DNSRecordState = "Active"
+)
+
+// Condition types of a MyApp.
+const (
+	// ReadyCondition is true when the Deployment is available and the DNS
+	// record is active.
+	ReadyCondition = "Ready"
+	// DNSReadyCondition is true when the DNS record for spec.host is active
+	// and owned by this MyApp.
+	DNSReadyCondition = "DNSReady"
+)
+
+// DNSCleanupFinalizer guards the external DNS record: it is removed only once
+// the DNS service confirms the record is gone (or the deletion policy is
+// Orphan).
+const DNSCleanupFinalizer = "apps.myapp.dev/dns-cleanup"
+
+// MyAppSpec is the desired state of a MyApp.
+type MyAppSpec struct {
+	// Replicas is the number of pods of the app.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=1
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Image is the container image of the app, such as nginx:1.27.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.contains(' ')",message="image must not contain spaces"
+	// +required
+	Image string `json:"image"`
+
+	// ContainerPort is the port the app's container listens on.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=8080
+	// +optional
+	ContainerPort int32 `json:"containerPort,omitempty"`
+
+	// ServicePort is the port the app's Service exposes.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=80
+	// +optional
+	ServicePort int32 `json:"servicePort,omitempty"`
+
+	// Host is the fully qualified DNS name the app is served on. The operator
+	// routes it to the app through an Ingress and registers it in the DNS
+	// service. A host registered by another MyApp is never taken over.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?[.])+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$')",message="host must be a lowercase fully qualified DNS name such as app.example.com, with labels of at most 63 characters"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9.]+$')",message="host must be a DNS name, not an IP address"
+	// +required
+	Host string `json:"host"`
+
+	// Resources are the compute resources of the app's container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Env are environment variables of the app's container.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// DeletionPolicy says what happens to the DNS record when the MyApp is
+	// deleted: Delete removes it first, Orphan leaves it in the DNS service.
+	// +kubebuilder:default=Delete
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+}
+
+// DNSRecordStatus is the DNS record this MyApp registered.
+type DNSRecordStatus struct {
+	// Name is the record's name in the DNS service. It can lag spec.host
+	// while a host change moves the record.
+	Name string `json:"name"`
+
+	// Type is the record type, A or CNAME.
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// Value is what the record points at.
+	// +optional
+	Value string `json:"value,omitempty"`
+
+	// Owner is the owner identity the record carries in the DNS service,
+	// derived from this MyApp's UID.
+	// +optional
+	Owner string `json:"owner,omitempty"`
+
+	// State is the record's state as last observed in the DNS service.
+	// +optional
+	State DNSRecordState `json:"state,omitempty"`
+}
+
+// MyAppStatus is the observed state of a MyApp.
+type MyAppStatus struct {
+	// ObservedGeneration is the generation last reconciled successfully.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Replicas is the number of pods of the app's Deployment.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// ReadyReplicas is the number of ready pods of the app's Deployment.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// DNS is the record registered for the app, if any.
+	// +optional
+	DNS *DNSRecordStatus `json:"dns,omitempty"`
+
+	// Conditions are Ready and DNSReady.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// MyApp is a web app: a Deployment, a Service and an Ingress owned by the
+// MyApp, and a DNS record for its host in the external DNS service.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ma
+// +kubebuilder:printcolumn:name="Ready Replicas",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.spec.host`
+// +kubebuilder:printcolumn:name="DNS",type=string,JSONPath=`.status.dns.state`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type MyApp struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec MyAppSpec `json:"spec"`
+
+	// +optional
+	Status MyAppStatus `json:"status,omitempty"`
+}
+
+// MyAppList contains a list of MyApp.
+// +kubebuilder:object:root=true
+type MyAppList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MyApp `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&MyApp{}, &MyAppList{})
+}

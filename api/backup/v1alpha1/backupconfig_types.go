@@ -1,0 +1,230 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeletionPolicy says what happens to the external backups a BackupConfig
+// started when the BackupConfig is deleted.
+// +kubebuilder:validation:Enum=Delete;Retain
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyDelete deletes every backup this BackupConfig started, and
+	// the BackupConfig is gone only once the service confirms they are.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyRetain leaves the backups in the backup service.
+	DeletionPolicyRetain DeletionPolicy = "Retain"
+)
+
+// BackupPhase is the phase of a backup job in the backup service.
+// +kubebuilder:validation:Enum=Running;Succeeded;Failed
+type BackupPhase string
+
+const (
+	// BackupRunning means the backup service is still taking the backup.
+	BackupRunning BackupPhase = "Running"
+	// BackupSucceeded means the backup is complete and stored.
+	BackupSucceeded BackupPhase = "Succeeded"
+	// BackupFailed means the backup service gave up on the backup.
+	BackupFailed BackupPhase = "Failed"
+)
+
+// BackupTrigger is why a backup was started.
+// +kubebuilder:validation:Enum=Schedule;AppChange;AppDeletion
+type BackupTrigger string
+
+const (
+	// TriggerSchedule is a backup due by spec.schedule.
+	TriggerSchedule BackupTrigger = "Schedule"
+	// TriggerAppChange is a backup of a new generation of the MyApp.
+	TriggerAppChange BackupTrigger = "AppChange"
+	// TriggerAppDeletion is the final backup before the MyApp goes.
+	TriggerAppDeletion BackupTrigger = "AppDeletion"
+)
+
+// Condition types of a BackupConfig.
+const (
+	// ReadyCondition is true when the referenced MyApp exists and backups
+	// can be taken.
+	ReadyCondition = "Ready"
+	// BackupSucceededCondition reflects the outcome of the last finished
+	// backup.
+	BackupSucceededCondition = "BackupSucceeded"
+)
+
+const (
+	// BackupCleanupFinalizer guards the external backups of a BackupConfig
+	// with deletionPolicy Delete.
+	BackupCleanupFinalizer = "backup.myapp.dev/backup-cleanup"
+	// FinalBackupFinalizer is put on a referenced MyApp when
+	// backupBeforeAppDeletion is set, and released once the final backup
+	// succeeded.
+	FinalBackupFinalizer = "backup.myapp.dev/final-backup"
+)
+
+// AppReference names a MyApp in the BackupConfig's namespace.
+type AppReference struct {
+	// Name is the MyApp's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="appRef.name must be a valid object name: lowercase letters, digits, '-' and '.'"
+	// +required
+	Name string `json:"name"`
+}
+
+// Retention says how many backups are kept.
+type Retention struct {
+	// KeepLast is how many of the newest successful backups are kept; older
+	// successful backups this BackupConfig started are deleted.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=7
+	// +optional
+	KeepLast int32 `json:"keepLast,omitempty"`
+}
+
+// BackupConfigSpec is the desired state of a BackupConfig.
+type BackupConfigSpec struct {
+	// AppRef names the MyApp to back up, in the same namespace. The
+	// BackupConfig watches it but never owns it.
+	// +required
+	AppRef AppReference `json:"appRef"`
+
+	// Schedule is a 5-field cron expression (minute hour day-of-month month
+	// day-of-week), or a descriptor such as @daily, evaluated in UTC. Without
+	// it, backups are taken only on change.
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^ ]+( +[^ ]+){4})$')",message="schedule must be a 5-field cron expression such as \"0 3 * * *\" (minute hour day-of-month month day-of-week), or a descriptor such as @daily"
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// BackupOnChange takes a backup when the MyApp's spec changes (a new
+	// generation), once per settled change.
+	// +kubebuilder:default=true
+	// +optional
+	BackupOnChange *bool `json:"backupOnChange,omitempty"`
+
+	// Retention says how many backups are kept.
+	// +kubebuilder:default={keepLast: 7}
+	// +optional
+	Retention Retention `json:"retention,omitempty"`
+
+	// DeletionPolicy says what happens to this BackupConfig's backups when it
+	// is deleted. The default, Retain, keeps them: a deleted backup cannot be
+	// brought back, a retained one can still be deleted by hand.
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// BackupBeforeAppDeletion takes one last backup when the MyApp is
+	// deleted, holding the MyApp with a finalizer until it succeeded.
+	// Turning it off, or deleting the BackupConfig, releases the MyApp.
+	// +optional
+	BackupBeforeAppDeletion bool `json:"backupBeforeAppDeletion,omitempty"`
+
+	// Suspend stops new backups; running ones are still followed, retention
+	// and cleanup still apply.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// BackupStatus describes one backup job.
+type BackupStatus struct {
+	// ID is the backup's ID in the backup service.
+	ID string `json:"id"`
+
+	// Phase is the backup's phase as last observed.
+	// +optional
+	Phase BackupPhase `json:"phase,omitempty"`
+
+	// Trigger is why the backup was started.
+	// +optional
+	Trigger BackupTrigger `json:"trigger,omitempty"`
+
+	// StartTime is when the backup was started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the backup finished, successfully or not.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Location is where the backup service stored a successful backup.
+	// +optional
+	Location string `json:"location,omitempty"`
+
+	// SizeBytes is the size of a successful backup.
+	// +optional
+	SizeBytes int64 `json:"sizeBytes,omitempty"`
+
+	// Reason is why a failed backup failed, as the service said.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// BackupConfigStatus is the observed state of a BackupConfig.
+type BackupConfigStatus struct {
+	// ObservedGeneration is the generation last reconciled successfully.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// LastBackup is the most recently started backup.
+	// +optional
+	LastBackup *BackupStatus `json:"lastBackup,omitempty"`
+
+	// LastSuccessfulBackupTime is when the last successful backup finished.
+	// +optional
+	LastSuccessfulBackupTime *metav1.Time `json:"lastSuccessfulBackupTime,omitempty"`
+
+	// NextScheduleTime is when the next scheduled backup is due.
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// ObservedAppGeneration is the MyApp generation the last backup was
+	// started for.
+	// +optional
+	ObservedAppGeneration int64 `json:"observedAppGeneration,omitempty"`
+
+	// Conditions are Ready and BackupSucceeded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// BackupConfig takes backups of a MyApp in the external backup service, on a
+// schedule and when the MyApp changes, and keeps a retention.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bc
+// +kubebuilder:printcolumn:name="App",type=string,JSONPath=`.spec.appRef.name`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Last Backup",type=string,JSONPath=`.status.lastBackup.phase`
+// +kubebuilder:printcolumn:name="Last Success",type=date,JSONPath=`.status.lastSuccessfulBackupTime`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type BackupConfig struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec BackupConfigSpec `json:"spec"`
+
+	// +optional
+	Status BackupConfigStatus `json:"status,omitempty"`
+}
+
+// BackupConfigList contains a list of BackupConfig.
+// +kubebuilder:object:root=true
+type BackupConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BackupConfig `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BackupConfig{}, &BackupConfigList{})
+}

@@ -1,0 +1,20 @@
+// Package v1alpha1 contains the BackupConfig API of the backup.myapp.dev group.
+// +kubebuilder:object:generate=true
+// +groupName=backup.myapp.dev
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version used to register these objects.
+	GroupVersion = schema.GroupVersion{Group: "backup.myapp.dev", Version: "v1alpha1"}
+
+	// SchemeBuilder is used to add go types to the GroupVersionKind scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types in this group-version to the given scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

@@ -1,0 +1,120 @@
+// Command manager runs the myapp-operator controllers.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+)
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+	utilruntime.Must(backupv1alpha1.AddToScheme(scheme))
+}
+
+func main() {
+	if err := run(ctrl.SetupSignalHandler(), os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, builds the manager and runs it until ctx is done. It
+// returns nil after a clean shutdown.
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	opts := bindOptions(fs)
+	zapOpts := zap.Options{Development: false}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := opts.validate(); err != nil {
+		return fmt.Errorf("invalid flags: %w", err)
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	// HTTP/2 is off unless asked for: the HTTP/2 Stream Cancellation and
+	// Rapid Reset CVEs (GHSA-qppj-fm5r-hxr3, GHSA-4374-p667-p6c8) make it a
+	// liability on the metrics endpoint for no gain.
+	var tlsOpts []func(*tls.Config)
+	if !opts.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{
+		BindAddress:   opts.metricsAddr,
+		SecureServing: opts.secureMetrics,
+		TLSOpts:       tlsOpts,
+	}
+	if opts.secureMetrics {
+		// Only callers allowed to GET /metrics by RBAC may scrape.
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	cfg, err := loadConfig(opts.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsOpts,
+		HealthProbeBindAddress:        opts.probeAddr,
+		LeaderElection:                opts.leaderElect,
+		LeaderElectionID:              opts.leaderElectionID,
+		LeaderElectionNamespace:       opts.leaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &opts.gracefulShutdownTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+
+	if err := setupControllers(ctx, mgr, opts); err != nil {
+		return err
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+
+	log.Info("Starting manager", "leaderElection", opts.leaderElect, "metricsAddress", opts.metricsAddr,
+		"probeAddress", opts.probeAddr)
+	if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("running the manager: %w", err)
+	}
+	log.Info("Manager stopped")
+	return nil
+}
+
+// loadConfig reads the kubeconfig file when one is named, and otherwise
+// follows controller-runtime's usual search.
+func loadConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return ctrl.GetConfig()
+}

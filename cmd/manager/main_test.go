@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+var cp *harness.ControlPlane
+
+func TestMain(m *testing.M) {
+	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp))
+}
+
+// buildManager builds this command into a temporary directory.
+func buildManager(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "manager")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the manager: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+func TestManagerServesProbesAndStopsOnSIGTERM(t *testing.T) {
+	g := NewWithT(t)
+	bin := buildManager(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(cp.WriteKubeconfig(kubeconfig)).To(Succeed())
+
+	probeAddr, metricsAddr := freeAddr(t), freeAddr(t)
+	var logs bytes.Buffer
+	cmd := exec.Command(bin,
+		"--kubeconfig="+kubeconfig,
+		"--health-probe-bind-address="+probeAddr,
+		"--metrics-bind-address="+metricsAddr,
+	)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	g.Expect(cmd.Start()).To(Succeed())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("manager output:\n%s", logs.String())
+		}
+	})
+
+	for _, path := range []string{"/healthz", "/readyz"} {
+		g.Eventually(func() (int, error) {
+			resp, err := http.Get("http://" + probeAddr + path)
+			if err != nil {
+				return 0, err
+			}
+			_ = resp.Body.Close()
+			return resp.StatusCode, nil
+		}, 30*time.Second, 100*time.Millisecond).Should(Equal(http.StatusOK), "GET %s", path)
+	}
+
+	// Metrics are served over HTTPS and refuse an anonymous caller.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed test certificate
+	g.Eventually(func() (int, error) {
+		resp, err := insecure.Get("https://" + metricsAddr + "/metrics")
+		if err != nil {
+			return 0, err
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode, nil
+	}, 30*time.Second, 100*time.Millisecond).Should(BeElementOf(http.StatusUnauthorized, http.StatusForbidden))
+
+	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
+	var err error
+	g.Eventually(exited, 20*time.Second).Should(Receive(&err), "the manager exits after SIGTERM")
+	g.Expect(err).NotTo(HaveOccurred(), "the manager exits cleanly")
+	g.Expect(logs.String()).To(ContainSubstring("Manager stopped"))
+}
+
+func TestManagerRefusesInvalidFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dns-url=ftp://dns.example.com", "--dns-token-file=/t"}, "--dns-url must be an http or https URL"},
+		{[]string{"--backup-url=https://backup.example.com"}, "--backup-url needs --backup-token-file or --backup-token-secret"},
+		{[]string{"--dns-token-file=/t", "--dns-token-secret=ns/name"}, "--dns-token-file and --dns-token-secret are exclusive"},
+		{[]string{"--backup-token-secret=name-only"}, "want namespace/name"},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
+			g := NewWithT(t)
+			err := run(t.Context(), tc.args)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+		})
+	}
+}

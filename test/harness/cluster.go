@@ -1,0 +1,185 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// kwokStagesFile is written by hack/controlplane/build.sh next to the
+	// binaries: kwok's own stages that make nodes Ready with a lease
+	// heartbeat and pods Running right away.
+	kwokStagesFile = "kwok-stages.yaml"
+
+	// kwokNodeAnnotation marks the nodes kwok manages; nothing else in the
+	// cluster carries it.
+	kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+	// FakeNodePrefix names the fake nodes: fake-node-0, fake-node-1, ...
+	FakeNodePrefix = "fake-node-"
+)
+
+// startCluster adds kube-controller-manager, kube-scheduler and kwok to a
+// running envtest tier, creates the fake nodes and waits until they are Ready.
+func (cp *ControlPlane) startCluster(ctx context.Context, opts Options) error {
+	kubeconfig := filepath.Join(cp.Dir, "kubeconfig")
+	logs := filepath.Join(cp.Dir, "logs")
+	bin := func(name string) string { return filepath.Join(opts.BinaryAssetsDirectory, name) }
+
+	kwokPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	components := []struct {
+		name string
+		args []string
+	}{{
+		name: "kube-controller-manager",
+		args: []string{
+			"--kubeconfig=" + kubeconfig,
+			"--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig,
+			"--leader-elect=false",
+			// No serving endpoint: nothing scrapes it, and a fixed port
+			// would clash between parallel test packages.
+			"--secure-port=0",
+			"--controllers=*",
+			"--use-service-account-credentials=false",
+			// The run directory on the command line lets a sweep find it.
+			"--cert-dir=" + filepath.Join(cp.Dir, "kube-controller-manager"),
+		},
+	}, {
+		name: "kube-scheduler",
+		args: []string{
+			"--kubeconfig=" + kubeconfig,
+			"--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig,
+			"--leader-elect=false",
+			"--secure-port=0",
+			"--cert-dir=" + filepath.Join(cp.Dir, "kube-scheduler"),
+		},
+	}, {
+		name: "kwok",
+		args: []string{
+			"--kubeconfig=" + kubeconfig,
+			"--config=" + bin(kwokStagesFile),
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			"--node-lease-duration-seconds=40",
+			"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
+		},
+	}}
+	for _, c := range components {
+		p, err := startProcess(c.name, bin(c.name), c.args, logs)
+		if err != nil {
+			return err
+		}
+		cp.mu.Lock()
+		cp.processes = append(cp.processes, p)
+		cp.mu.Unlock()
+	}
+
+	c, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		return err
+	}
+	for i := range opts.Nodes {
+		if err := createFakeNode(ctx, c, FakeNodePrefix+strconv.Itoa(i)); err != nil {
+			return err
+		}
+	}
+	return cp.waitForNodesReady(ctx, c, opts.Nodes)
+}
+
+// createFakeNode registers a node that kwok manages, with room for plenty of
+// pods and no taints, so the scheduler places pods on it.
+func createFakeNode(ctx context.Context, c client.Client, name string) error {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
+			Labels: map[string]string{
+				"kubernetes.io/hostname": name,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"type":                   "kwok",
+			},
+		},
+	}
+	if err := c.Create(ctx, node); err != nil {
+		return fmt.Errorf("creating fake node %s: %w", name, err)
+	}
+	node.Status.Capacity = capacity
+	node.Status.Allocatable = capacity
+	if err := c.Status().Update(ctx, node); err != nil {
+		return fmt.Errorf("setting capacity of fake node %s: %w", name, err)
+	}
+	return nil
+}
+
+// waitForNodesReady waits until n nodes report Ready, failing early with the
+// component's log path if one of the components exits.
+func (cp *ControlPlane) waitForNodesReady(ctx context.Context, c client.Client, n int) error {
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for _, p := range cp.processes {
+			if done, err := p.exited(); done {
+				return false, fmt.Errorf("%s exited early (%v); see %s", p.name, err,
+					filepath.Join(cp.Dir, "logs", p.name+".log"))
+			}
+		}
+		var nodes corev1.NodeList
+		if err := c.List(ctx, &nodes); err != nil {
+			return false, nil //nolint:nilerr // the API server may still be settling; keep polling
+		}
+		ready := 0
+		for _, node := range nodes.Items {
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready >= n, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %d fake node(s) to become Ready: %w", n, err)
+	}
+	return nil
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Logs returns the log of a component ("etcd", "kube-apiserver",
+// "kube-controller-manager", "kube-scheduler" or "kwok"), for a failing test
+// to print.
+func (cp *ControlPlane) Logs(component string) string {
+	data, err := os.ReadFile(filepath.Join(cp.Dir, "logs", component+".log"))
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
+}

@@ -1,0 +1,54 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+)
+
+// RunMain is the body of a test package's TestMain: it starts a control plane
+// of the tier opts asks for, stores it in *cp, runs the tests and stops the
+// control plane. An interrupt (Ctrl-C, SIGTERM) stops it too before the test
+// binary exits. It returns the exit code for os.Exit.
+//
+//	var cp *harness.ControlPlane
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp))
+//	}
+func RunMain(m *testing.M, opts Options, cp **ControlPlane) int {
+	started, err := Start(context.Background(), opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the %s control plane: %v\n", opts.Tier, err)
+		return 1
+	}
+	*cp = started
+	stopOnSignal(started)
+
+	code := m.Run()
+	if err := started.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// stopOnSignal stops cp and exits when the process is interrupted, so that
+// Ctrl-C on a test run or `make run` leaves nothing behind.
+func stopOnSignal(cp *ControlPlane) {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-signals
+		fmt.Fprintf(os.Stderr, "received %s, stopping the control plane\n", sig)
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		}
+		os.Exit(130)
+	}()
+}

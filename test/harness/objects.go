@@ -1,0 +1,61 @@
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// LoadObjects reads every Kubernetes object from the YAML files in dir,
+// skipping kustomization files, in file-name order.
+func LoadObjects(dir string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "kustomization") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			obj := &unstructured.Unstructured{}
+			if err := dec.Decode(&obj.Object); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, err
+			}
+			if len(obj.Object) > 0 {
+				objs = append(objs, obj)
+			}
+		}
+	}
+	return objs, nil
+}
+
+// MustLoadObjects is LoadObjects that fails the test on error or when dir
+// holds no object.
+func MustLoadObjects(t testing.TB, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := LoadObjects(dir)
+	if err != nil {
+		t.Fatalf("loading objects from %s: %v", dir, err)
+	}
+	if len(objs) == 0 {
+		t.Fatalf("no objects in %s", dir)
+	}
+	return objs
+}

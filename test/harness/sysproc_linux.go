@@ -1,0 +1,10 @@
+package harness
+
+import "syscall"
+
+// sysProcAttr puts a component in its own process group and has the kernel
+// kill it when the harness process dies, so a test binary killed by -timeout
+// or a crashed `make run` leaves nothing running.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

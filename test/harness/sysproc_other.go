@@ -1,0 +1,12 @@
+//go:build !linux
+
+package harness
+
+import "syscall"
+
+// sysProcAttr puts a component in its own process group. Without Linux's
+// parent-death signal, a component outlives a crashed harness until the
+// next Start sweeps it.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
