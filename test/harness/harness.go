@@ -87,6 +87,7 @@ type ControlPlane struct {
 
 	mu        sync.Mutex
 	processes []*process
+	reaper    *process
 	stopped   bool
 }
 
@@ -166,6 +167,9 @@ func (cp *ControlPlane) start(ctx context.Context, opts Options) error {
 	cfg.QPS, cfg.Burst = 200, 400
 	cp.Config = cfg
 	cp.kubeconfig = cp.env.KubeConfig
+	if cp.reaper, err = startReaper(cp.Dir, processesUsing(cp.Dir), logs); err != nil {
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(cp.Dir, "kubeconfig"), cp.kubeconfig, 0o600); err != nil {
 		return err
 	}
@@ -201,6 +205,12 @@ func (cp *ControlPlane) Stop() error {
 			errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
 		}
 	}
+	if cp.reaper != nil {
+		// SIGKILL skips the reaper's trap: envtest has stopped its
+		// processes gracefully already.
+		_ = cp.reaper.cmd.Process.Kill()
+		<-cp.reaper.done
+	}
 	// Anything still naming the run directory (a grandchild, or a process
 	// envtest lost track of) goes too, before the directory does.
 	if err := killProcessesUsing(cp.Dir); err != nil {
@@ -232,14 +242,26 @@ func (cp *ControlPlane) WriteKubeconfig(path string) error {
 // Kubectl is the path of the kubectl built with the control plane.
 func (cp *ControlPlane) Kubectl() string { return filepath.Join(cp.assets, "kubectl") }
 
-// AddUser provisions a user with the given groups and returns a config that
-// authenticates as it; RBAC decides what it may do.
-func (cp *ControlPlane) AddUser(name string, groups ...string) (*rest.Config, error) {
+// User is a user provisioned by AddUser.
+type User struct {
+	// Config authenticates as the user.
+	Config *rest.Config
+	// Kubeconfig is the same as a kubeconfig file's content.
+	Kubeconfig []byte
+}
+
+// AddUser provisions a user with the given groups (a client certificate);
+// RBAC decides what it may do.
+func (cp *ControlPlane) AddUser(name string, groups ...string) (*User, error) {
 	u, err := cp.env.AddUser(envtest.User{Name: name, Groups: groups}, cp.Config)
 	if err != nil {
 		return nil, err
 	}
-	return u.Config(), nil
+	kubeconfig, err := u.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	return &User{Config: u.Config(), Kubeconfig: kubeconfig}, nil
 }
 
 // NewClient returns a client for the control plane with the given scheme.

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,12 +193,45 @@ func startSleeper(t *testing.T, dir string) chan struct{} {
 	return done
 }
 
-// TestHelperProcess is not a test: it is the process startSleeper starts.
+func TestKilledOwnerTakesItsControlPlaneAlong(t *testing.T) {
+	g := NewWithT(t)
+	// A helper process starts a control plane and is then killed with
+	// SIGKILL, as `go test -timeout` or the OOM killer would: no deferred
+	// Stop and no signal handler runs.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "HARNESS_HELPER_PROCESS=controlplane", "HARNESS_HELPER_STATE="+t.TempDir())
+	stdout, err := cmd.StdoutPipe()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cmd.Start()).To(Succeed())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	var dir string
+	_, err = fmt.Fscanln(stdout, &dir)
+	g.Expect(err).NotTo(HaveOccurred(), "the helper reports its run directory")
+	g.Expect(processesUsing(dir)).To(HaveLen(3), "etcd, kube-apiserver and the reaper run")
+
+	g.Expect(cmd.Process.Kill()).To(Succeed())
+	g.Eventually(func() []int { return processesUsing(dir) }, 10*time.Second, 100*time.Millisecond).
+		Should(BeEmpty(), "every process of the run dies with its owner")
+}
+
+// TestHelperProcess is not a test: it is the process startSleeper and
+// TestKilledOwnerTakesItsControlPlaneAlong start.
 func TestHelperProcess(t *testing.T) {
-	if os.Getenv("HARNESS_HELPER_PROCESS") != "1" {
-		t.Skip("helper process for TestSweepStaleRuns")
+	switch os.Getenv("HARNESS_HELPER_PROCESS") {
+	case "1":
+		time.Sleep(5 * time.Minute)
+	case "controlplane":
+		cp, err := Start(context.Background(), Options{StateRoot: os.Getenv("HARNESS_HELPER_STATE")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(cp.Dir)
+		time.Sleep(5 * time.Minute)
+	default:
+		t.Skip("helper process for other tests")
 	}
-	time.Sleep(5 * time.Minute)
 	os.Exit(0)
 }
 

@@ -10,8 +10,10 @@ import (
 )
 
 // RunMain is the body of a test package's TestMain: it starts a control plane
-// of the tier opts asks for, stores it in *cp, runs the tests and stops the
-// control plane. An interrupt (Ctrl-C, SIGTERM) stops it too before the test
+// of the tier opts asks for, stores it in *cp, runs each setup (which may
+// start a manager or a simulator and returns a teardown), runs the tests, and
+// tears down in reverse order before it stops the control plane. An
+// interrupt (Ctrl-C, SIGTERM) stops the control plane too before the test
 // binary exits. It returns the exit code for os.Exit.
 //
 //	var cp *harness.ControlPlane
@@ -19,7 +21,7 @@ import (
 //	func TestMain(m *testing.M) {
 //		os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp))
 //	}
-func RunMain(m *testing.M, opts Options, cp **ControlPlane) int {
+func RunMain(m *testing.M, opts Options, cp **ControlPlane, setups ...func(*ControlPlane) (teardown func(), err error)) int {
 	started, err := Start(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the %s control plane: %v\n", opts.Tier, err)
@@ -28,7 +30,23 @@ func RunMain(m *testing.M, opts Options, cp **ControlPlane) int {
 	*cp = started
 	stopOnSignal(started)
 
-	code := m.Run()
+	code := 0
+	var teardowns []func()
+	for _, setup := range setups {
+		teardown, err := setup(started)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "setting up the tests: %v\n", err)
+			code = 1
+			break
+		}
+		teardowns = append(teardowns, teardown)
+	}
+	if code == 0 {
+		code = m.Run()
+	}
+	for i := len(teardowns) - 1; i >= 0; i-- {
+		teardowns[i]()
+	}
 	if err := started.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
 		if code == 0 {

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,25 +26,36 @@ func LoadObjects(dir string) ([]*unstructured.Unstructured, error) {
 		if strings.HasPrefix(filepath.Base(f), "kustomization") {
 			continue
 		}
-		data, err := os.ReadFile(f)
+		fileObjs, err := LoadFile(f)
 		if err != nil {
 			return nil, err
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			obj := &unstructured.Unstructured{}
-			if err := dec.Decode(&obj.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, err
-			}
-			if len(obj.Object) > 0 {
-				objs = append(objs, obj)
-			}
-		}
+		objs = append(objs, fileObjs...)
 	}
 	return objs, nil
+}
+
+// LoadFile reads every Kubernetes object from a YAML file of one or more
+// documents.
+func LoadFile(path string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("decoding %s: %w", path, err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
 }
 
 // MustLoadObjects is LoadObjects that fails the test on error or when dir

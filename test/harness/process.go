@@ -28,6 +28,12 @@ type process struct {
 // process gets its own process group, so stop reaches anything it forks, and
 // on Linux it is killed when this process dies, whatever the reason.
 func startProcess(name, path string, args []string, logDir string) (*process, error) {
+	return startProcessWithDeathSignal(name, path, args, logDir, syscall.SIGKILL)
+}
+
+// startProcessWithDeathSignal is startProcess with the signal the process
+// gets when the harness process dies.
+func startProcessWithDeathSignal(name, path string, args []string, logDir string, deathSignal syscall.Signal) (*process, error) {
 	logFile, err := os.Create(filepath.Join(logDir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -35,7 +41,7 @@ func startProcess(name, path string, args []string, logDir string) (*process, er
 	cmd := exec.Command(path, args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(deathSignal)
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
@@ -47,6 +53,23 @@ func startProcess(name, path string, args []string, logDir string) (*process, er
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// reaperScript waits, and kills the PIDs it was given when it is told to
+// stop. Its parent-death signal is SIGTERM, so it fires when the harness
+// process dies.
+const reaperScript = `trap 'kill -KILL "$@" 2>/dev/null; exit 0' TERM; while :; do sleep 1; done`
+
+// startReaper covers the processes envtest starts (etcd, kube-apiserver):
+// envtest gives no way to set their parent-death signal, so a reaper that
+// has one kills them when the harness dies without stopping. The run
+// directory is its $0, so a sweep finds it like any component.
+func startReaper(runDir string, pids []int, logDir string) (*process, error) {
+	args := []string{"-c", reaperScript, runDir}
+	for _, pid := range pids {
+		args = append(args, strconv.Itoa(pid))
+	}
+	return startProcessWithDeathSignal("reaper", "/bin/sh", args, logDir, syscall.SIGTERM)
 }
 
 // exited reports whether the process has ended, and how.
