@@ -72,7 +72,7 @@ fuzz: ## Run each fuzz target for FUZZTIME.
 	done
 
 # FUZZ_TARGETS lists package:FuzzName pairs run by `make fuzz`.
-FUZZ_TARGETS ?=
+FUZZ_TARGETS ?= ./internal/external:FuzzDecodeResponse
 
 .PHONY: verify
 verify: manifests generate ## Regenerate everything and fail if the tree is not clean.

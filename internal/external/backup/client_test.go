@@ -1,0 +1,339 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backup_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
+)
+
+const testToken = "backup-s3cr3t-token-value"
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// newClient returns a client tuned for tests: two retries and millisecond
+// backoff, so retry paths run in milliseconds.
+func newClient(t testing.TB, baseURL string, mutate ...func(*external.Config)) backup.Client {
+	t.Helper()
+	cfg := external.Config{
+		BaseURL:        baseURL,
+		Token:          external.StaticTokenSource(testToken),
+		AttemptTimeout: 2 * time.Second,
+		MaxRetries:     2,
+		MinRetryWait:   time.Millisecond,
+		MaxRetryWait:   20 * time.Millisecond,
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	c, err := backup.New(cfg)
+	if err != nil {
+		t.Fatalf("backup.New: %v", err)
+	}
+	return c
+}
+
+func start(app, owner, key string) backup.StartRequest {
+	return backup.StartRequest{App: app, Owner: owner, IdempotencyKey: key}
+}
+
+func TestBackupLifecycle(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	clock := clocktesting.NewFakeClock(epoch)
+	sim, url := simtest.Start(t, simulator.Options{Token: testToken, BackupDuration: time.Minute, Clock: clock})
+	c := newClient(t, url)
+
+	req := start("shop", "shop/prod", "shop-2026-01-01")
+	req.Labels = map[string]string{"schedule": "nightly"}
+	b, err := c.Start(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(b.ID).NotTo(BeEmpty())
+	g.Expect(b.Phase).To(Equal(backup.PhaseRunning))
+	g.Expect(b.StartedAt).To(Equal(epoch))
+	g.Expect(b.CompletedAt).To(BeNil())
+	g.Expect(b.Labels).To(Equal(map[string]string{"schedule": "nightly"}))
+
+	clock.Step(59 * time.Second)
+	got, err := c.Get(ctx, b.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Phase).To(Equal(backup.PhaseRunning))
+
+	clock.Step(time.Second)
+	got, err = c.Get(ctx, b.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Phase).To(Equal(backup.PhaseSucceeded))
+	g.Expect(got.SizeBytes).To(BeNumerically(">", 0))
+	g.Expect(got.Location).To(ContainSubstring(b.ID))
+	g.Expect(got.CompletedAt).To(HaveValue(Equal(epoch.Add(time.Minute))))
+
+	_, err = c.Start(ctx, start("blog", "blog/prod", "blog-2026-01-01"))
+	g.Expect(err).NotTo(HaveOccurred())
+	mine, err := c.List(ctx, "shop/prod")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mine).To(ConsistOf(HaveField("ID", b.ID)))
+	all, err := c.List(ctx, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(all).To(HaveLen(2))
+
+	g.Expect(c.Delete(ctx, b.ID, "shop/prod")).To(Succeed())
+	_, err = c.Get(ctx, b.ID)
+	g.Expect(err).To(MatchError(external.ErrNotFound))
+	g.Expect(c.Delete(ctx, b.ID, "shop/prod")).To(Succeed(), "deleting what is gone is success")
+	g.Expect(sim.Backups()).To(HaveLen(1))
+}
+
+func TestIdempotentStartNeverMakesTwoBackups(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		inject func(*simulator.Server)
+		// starts is how many times the caller starts the same backup.
+		starts int
+	}{
+		{name: "a repeated start", starts: 3},
+		{
+			name: "a reset after the start was committed",
+			inject: func(s *simulator.Server) {
+				s.SetFault(simulator.ServiceBackup, simulator.OpStart, simulator.Fault{ResetAfterCommit: true, Count: 1})
+			},
+			starts: 1,
+		},
+		{
+			name: "a 503 on the first attempt",
+			inject: func(s *simulator.Server) {
+				s.SetFault(simulator.ServiceBackup, simulator.OpStart, simulator.Fault{Status: 503, Count: 1})
+			},
+			starts: 1,
+		},
+		{
+			name: "throttling on the first attempts",
+			inject: func(s *simulator.Server) {
+				s.SetFault(simulator.ServiceBackup, simulator.OpStart, simulator.Fault{Status: 429, RetryAfter: 0, Count: 2})
+			},
+			starts: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+			if tt.inject != nil {
+				tt.inject(sim)
+			}
+			c := newClient(t, url)
+			ids := map[string]bool{}
+			for range tt.starts {
+				b, err := c.Start(ctx, start("shop", "shop/prod", "key-1"))
+				g.Expect(err).NotTo(HaveOccurred())
+				ids[b.ID] = true
+			}
+			g.Expect(ids).To(HaveLen(1))
+			g.Expect(sim.Backups()).To(HaveLen(1))
+		})
+	}
+}
+
+func TestConcurrentStartsWithOneKeyMakeOneBackup(t *testing.T) {
+	g := NewWithT(t)
+	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+	c := newClient(t, url)
+
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	errs := make([]error, 8)
+	for i := range ids {
+		wg.Go(func() {
+			b, err := c.Start(context.Background(), start("shop", "shop/prod", "same-key"))
+			ids[i], errs[i] = b.ID, err
+		})
+	}
+	wg.Wait()
+	for i := range ids {
+		g.Expect(errs[i]).NotTo(HaveOccurred())
+		g.Expect(ids[i]).To(Equal(ids[0]))
+	}
+	g.Expect(sim.Backups()).To(HaveLen(1))
+}
+
+func TestStartWithoutAKeyIsNotSent(t *testing.T) {
+	g := NewWithT(t)
+	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+	_, err := newClient(t, url).Start(context.Background(), start("shop", "shop/prod", ""))
+	g.Expect(err).To(MatchError(external.ErrInvalid))
+	g.Expect(err.Error()).To(ContainSubstring("idempotency key is required"))
+	g.Expect(sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)).To(BeZero())
+}
+
+func TestKeyConflicts(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		call      func(c backup.Client, id string) error
+		wantErr   error
+		wantOwner string
+	}{{
+		name: "start with another owner's key",
+		call: func(c backup.Client, _ string) error {
+			_, err := c.Start(ctx, start("shop", "intruder", "key-1"))
+			return err
+		},
+		wantErr:   external.ErrConflict,
+		wantOwner: "shop/prod",
+	}, {
+		name: "start of another app with the same key",
+		call: func(c backup.Client, _ string) error {
+			_, err := c.Start(ctx, start("blog", "shop/prod", "key-1"))
+			return err
+		},
+		wantErr: external.ErrInvalid,
+	}, {
+		name:      "delete of another owner's backup",
+		call:      func(c backup.Client, id string) error { return c.Delete(ctx, id, "intruder") },
+		wantErr:   external.ErrConflict,
+		wantOwner: "shop/prod",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+			c := newClient(t, url)
+			b, err := c.Start(ctx, start("shop", "shop/prod", "key-1"))
+			g.Expect(err).NotTo(HaveOccurred())
+
+			err = tt.call(c, b.ID)
+			g.Expect(err).To(MatchError(tt.wantErr))
+			var e *external.Error
+			g.Expect(errors.As(err, &e)).To(BeTrue())
+			g.Expect(e.Owner).To(Equal(tt.wantOwner))
+			g.Expect(sim.Backups()).To(ConsistOf(HaveField("Owner", "shop/prod")))
+		})
+	}
+}
+
+func TestFailingBackupsThenRecovery(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	clock := clocktesting.NewFakeClock(epoch)
+	sim, url := simtest.Start(t, simulator.Options{Token: testToken, BackupDuration: time.Minute, Clock: clock})
+	sim.FailBackups("disk full", 1)
+	c := newClient(t, url)
+
+	failed, err := c.Start(ctx, start("shop", "shop/prod", "attempt-1"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(failed.Phase).To(Equal(backup.PhaseRunning), "failure shows only once the backup ends")
+	ok, err := c.Start(ctx, start("shop", "shop/prod", "attempt-2"))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	clock.Step(time.Minute)
+	failed, err = c.Get(ctx, failed.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(failed.Phase).To(Equal(backup.PhaseFailed))
+	g.Expect(failed.Reason).To(Equal("disk full"))
+	g.Expect(failed.Location).To(BeEmpty())
+	ok, err = c.Get(ctx, ok.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ok.Phase).To(Equal(backup.PhaseSucceeded))
+
+	// Repeating the start of the failed backup returns the failed backup: a
+	// new attempt needs a new key.
+	again, err := c.Start(ctx, start("shop", "shop/prod", "attempt-1"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.ID).To(Equal(failed.ID))
+	g.Expect(again.Phase).To(Equal(backup.PhaseFailed))
+}
+
+func TestBackupFaults(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		inject    func(*simulator.Server)
+		call      func(backup.Client, string) error
+		op        simulator.Operation
+		wantKind  external.Kind
+		wantCalls int
+	}{{
+		name:   "an outage is transient after every retry",
+		inject: func(s *simulator.Server) { s.SetOutage(simulator.ServiceBackup, true) },
+		call:   func(c backup.Client, id string) error { _, err := c.Get(ctx, id); return err },
+		op:     simulator.OpGet, wantKind: external.KindTransient, wantCalls: 3,
+	}, {
+		name: "throttling over the cap is reported at once",
+		inject: func(s *simulator.Server) {
+			s.SetFault(simulator.ServiceBackup, simulator.OpList, simulator.Fault{Status: 429, RetryAfter: 120 * time.Second})
+		},
+		call: func(c backup.Client, _ string) error { _, err := c.List(ctx, ""); return err },
+		op:   simulator.OpList, wantKind: external.KindThrottled, wantCalls: 1,
+	}, {
+		name: "eventual consistency hides a new backup from reads",
+		inject: func(s *simulator.Server) {
+			s.SetConsistencyDelay(simulator.ServiceBackup, time.Hour)
+		},
+		call: func(c backup.Client, id string) error { _, err := c.Get(ctx, id); return err },
+		op:   simulator.OpGet, wantKind: external.KindNotFound, wantCalls: 1,
+	}, {
+		name: "a delete hit by a reset after commit succeeds on retry",
+		inject: func(s *simulator.Server) {
+			s.SetFault(simulator.ServiceBackup, simulator.OpDelete, simulator.Fault{ResetAfterCommit: true, Count: 1})
+		},
+		call: func(c backup.Client, id string) error { return c.Delete(ctx, id, "shop/prod") },
+		op:   simulator.OpDelete, wantCalls: 2,
+	}, {
+		name: "a wrong status on start is not retried when it is a client error",
+		inject: func(s *simulator.Server) {
+			s.SetFault(simulator.ServiceBackup, simulator.OpStart, simulator.Fault{Status: http.StatusUnprocessableEntity})
+		},
+		call: func(c backup.Client, _ string) error {
+			_, err := c.Start(ctx, start("shop", "shop/prod", "other-key"))
+			return err
+		},
+		op: simulator.OpStart, wantKind: external.KindInvalid, wantCalls: 1,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+			c := newClient(t, url)
+			b, err := c.Start(ctx, start("shop", "shop/prod", "key-1"))
+			g.Expect(err).NotTo(HaveOccurred())
+			tt.inject(sim)
+			before := sim.RequestCount(simulator.ServiceBackup, tt.op)
+
+			err = tt.call(c, b.ID)
+			if tt.wantKind == "" {
+				g.Expect(err).NotTo(HaveOccurred())
+			} else {
+				g.Expect(external.KindOf(err)).To(Equal(tt.wantKind), "error: %v", err)
+			}
+			g.Eventually(func() int {
+				return sim.RequestCount(simulator.ServiceBackup, tt.op) - before
+			}).WithTimeout(2 * time.Second).WithPolling(5 * time.Millisecond).Should(Equal(tt.wantCalls))
+		})
+	}
+}

@@ -1,0 +1,240 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package dns is the client of the external DNS service described in
+// docs/external-api.md. Every call is idempotent in crossplane's sense, so a
+// reconciler can repeat any of them after a crash or a lost response.
+package dns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/internal/httpapi"
+)
+
+// ServiceName names the service in errors, logs and metrics.
+const ServiceName = "dns"
+
+// RecordState says whether a record is visible to resolvers yet.
+type RecordState string
+
+const (
+	// StatePending means the last change is still propagating.
+	StatePending RecordState = "PENDING"
+	// StateActive means resolvers serve the record as stored.
+	StateActive RecordState = "ACTIVE"
+)
+
+// Record types the service accepts.
+const (
+	TypeA     = "A"
+	TypeCNAME = "CNAME"
+)
+
+// Record is one DNS record as the service stores it. The JSON tags are the
+// wire format.
+type Record struct {
+	// Name is the fully qualified name in lower case, without a trailing dot.
+	Name string `json:"name"`
+	// Type is TypeA or TypeCNAME.
+	Type string `json:"type"`
+	// Value is an IPv4 address for A records and a host name for CNAME records.
+	Value string `json:"value"`
+	// TTL is the time to live in seconds.
+	TTL int32 `json:"ttl"`
+	// Owner identifies who manages the record; only that owner may change or
+	// delete it.
+	Owner string `json:"owner"`
+	// State is set by the service; it is ignored in an upsert.
+	State RecordState `json:"state,omitempty"`
+	// CreatedAt and UpdatedAt are set by the service. UpdatedAt moves only when
+	// an upsert changes the record.
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// Client manages records in the DNS service.
+type Client interface {
+	// Upsert creates the record or brings it to the given type, value and TTL,
+	// and returns what the service stored. A change leaves the record
+	// StatePending until it has propagated; an upsert that changes nothing
+	// returns the record untouched, StateActive included, so repairing drift by
+	// repeating the desired upsert is free. A record held by another owner is
+	// not touched: the error matches external.ErrConflict and names that owner.
+	Upsert(ctx context.Context, rec Record) (Record, error)
+	// Get returns the record called name, or an error matching
+	// external.ErrNotFound. Poll it to learn when a change became StateActive.
+	Get(ctx context.Context, name string) (Record, error)
+	// Delete removes the record called name on behalf of owner. A record that
+	// does not exist is success; one held by another owner is
+	// external.ErrConflict and stays in place.
+	Delete(ctx context.Context, name, owner string) error
+	// List returns the records held by owner, or every record when owner is
+	// empty, sorted by name.
+	List(ctx context.Context, owner string) ([]Record, error)
+}
+
+// New returns a Client for the DNS service described by cfg.
+func New(cfg external.Config) (Client, error) {
+	api, err := httpapi.New(ServiceName, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &client{api: api}, nil
+}
+
+type client struct {
+	api *httpapi.Client
+}
+
+// upsertBody is the request body of an upsert; the name travels in the path.
+type upsertBody struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+	TTL   int32  `json:"ttl"`
+	Owner string `json:"owner"`
+}
+
+func (c *client) Upsert(ctx context.Context, rec Record) (Record, error) {
+	switch {
+	case rec.Name == "":
+		return Record{}, c.api.Invalid("upsert", "record name is required")
+	case rec.Owner == "":
+		return Record{}, c.api.Invalid("upsert", "record owner is required")
+	case rec.Type != TypeA && rec.Type != TypeCNAME:
+		return Record{}, c.api.Invalid("upsert", fmt.Sprintf("record type must be A or CNAME, not %q", rec.Type))
+	case rec.Value == "":
+		return Record{}, c.api.Invalid("upsert", "record value is required")
+	case rec.TTL <= 0:
+		return Record{}, c.api.Invalid("upsert", "record TTL must be positive")
+	}
+	out := recordBody{name: rec.Name}
+	err := c.api.Do(ctx, httpapi.Call{
+		Operation: "upsert",
+		Method:    http.MethodPut,
+		Path:      []string{"dns", "v1", "records", rec.Name},
+		Body:      upsertBody{Type: rec.Type, Value: rec.Value, TTL: rec.TTL, Owner: rec.Owner},
+	}, &out)
+	if err != nil {
+		return Record{}, err
+	}
+	return out.Record, nil
+}
+
+func (c *client) Get(ctx context.Context, name string) (Record, error) {
+	if name == "" {
+		return Record{}, c.api.Invalid("get", "record name is required")
+	}
+	out := recordBody{name: name}
+	err := c.api.Do(ctx, httpapi.Call{
+		Operation: "get",
+		Method:    http.MethodGet,
+		Path:      []string{"dns", "v1", "records", name},
+	}, &out)
+	if err != nil {
+		return Record{}, err
+	}
+	return out.Record, nil
+}
+
+func (c *client) Delete(ctx context.Context, name, owner string) error {
+	switch {
+	case name == "":
+		return c.api.Invalid("delete", "record name is required")
+	case owner == "":
+		return c.api.Invalid("delete", "record owner is required")
+	}
+	return c.api.Do(ctx, httpapi.Call{
+		Operation:  "delete",
+		Method:     http.MethodDelete,
+		Path:       []string{"dns", "v1", "records", name},
+		Query:      url.Values{"owner": {owner}},
+		NotFoundOK: true,
+	}, nil)
+}
+
+func (c *client) List(ctx context.Context, owner string) ([]Record, error) {
+	var query url.Values
+	if owner != "" {
+		query = url.Values{"owner": {owner}}
+	}
+	var out listBody
+	err := c.api.Do(ctx, httpapi.Call{
+		Operation: "list",
+		Method:    http.MethodGet,
+		Path:      []string{"dns", "v1", "records"},
+		Query:     query,
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return out.Records, nil
+}
+
+// recordBody is a Record read from a response, checked before it is trusted.
+type recordBody struct {
+	Record
+	// name is the record the call asked about; a response about another one
+	// means something between the client and the service is broken.
+	name string
+}
+
+func (r *recordBody) Validate() error {
+	if err := validateRecord(&r.Record); err != nil {
+		return err
+	}
+	if r.Record.Name != r.name {
+		return fmt.Errorf("asked for record %q, got %q", r.name, r.Record.Name)
+	}
+	return nil
+}
+
+// listBody is the response of a list call.
+type listBody struct {
+	Records []Record `json:"records"`
+}
+
+func (l *listBody) Validate() error {
+	if l.Records == nil {
+		return errors.New(`missing "records"`)
+	}
+	for i := range l.Records {
+		if err := validateRecord(&l.Records[i]); err != nil {
+			return fmt.Errorf("records[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func validateRecord(r *Record) error {
+	switch {
+	case r.Name == "":
+		return errors.New("record has no name")
+	case r.Type == "":
+		return fmt.Errorf("record %q has no type", r.Name)
+	case r.Owner == "":
+		return fmt.Errorf("record %q has no owner", r.Name)
+	case r.State != StatePending && r.State != StateActive:
+		return fmt.Errorf("record %q has unknown state %q", r.Name, r.State)
+	}
+	return nil
+}

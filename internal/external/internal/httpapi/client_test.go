@@ -1,0 +1,213 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+)
+
+func newTestClient(t *testing.T, service, url string) *Client {
+	t.Helper()
+	c, err := New(service, external.Config{
+		BaseURL:      url,
+		Token:        external.StaticTokenSource("token"),
+		MaxRetries:   2,
+		MinRetryWait: time.Millisecond,
+		MaxRetryWait: 10 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestPOSTIsRetriedOnlyWithAnIdempotencyKey(t *testing.T) {
+	tests := []struct {
+		name      string
+		method    string
+		key       string
+		status    int
+		wantCalls int32
+	}{
+		{name: "POST without a key after a 503", method: http.MethodPost, status: 503, wantCalls: 1},
+		{name: "POST with a key after a 503", method: http.MethodPost, key: "k", status: 503, wantCalls: 3},
+		{name: "POST without a key after a 429", method: http.MethodPost, status: 429, wantCalls: 3},
+		{name: "PUT after a 503", method: http.MethodPut, status: 503, wantCalls: 3},
+		{name: "DELETE after a 500", method: http.MethodDelete, status: 500, wantCalls: 3},
+		{name: "GET after a 501", method: http.MethodGet, status: 501, wantCalls: 1},
+		{name: "GET after a 409", method: http.MethodGet, status: 409, wantCalls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var calls atomic.Int32
+			var keys atomic.Value
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				keys.Store(r.Header.Get(IdempotencyKeyHeader))
+				w.WriteHeader(tt.status)
+			}))
+			t.Cleanup(srv.Close)
+
+			err := newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{
+				Operation: "op", Method: tt.method, Path: []string{"x"}, Body: map[string]string{"a": "b"}, IdempotencyKey: tt.key,
+			}, nil)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(calls.Load()).To(Equal(tt.wantCalls))
+			g.Expect(keys.Load()).To(Equal(tt.key))
+		})
+	}
+}
+
+func TestPOSTWithoutAKeyIsNotRetriedAfterAReset(t *testing.T) {
+	g := NewWithT(t)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+
+	err := newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{Operation: "create", Method: http.MethodPost, Body: struct{}{}}, nil)
+	g.Expect(err).To(MatchError(external.ErrTransient))
+	g.Expect(err.Error()).To(ContainSubstring("not safe to retry"))
+	g.Expect(calls.Load()).To(Equal(int32(1)))
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		value  string
+		want   time.Duration
+		wantOK bool
+	}{
+		{value: "", wantOK: false},
+		{value: "0", want: 0, wantOK: true},
+		{value: "30", want: 30 * time.Second, wantOK: true},
+		{value: " 7 ", want: 7 * time.Second, wantOK: true},
+		{value: "-5", wantOK: false},
+		{value: "1.5", wantOK: false},
+		{value: "soon", wantOK: false},
+		{value: "99999999999999999", want: time.Duration(1<<63 - 1).Truncate(time.Second), wantOK: true},
+		{value: "Sun, 01 Mar 2026 12:00:45 GMT", want: 45 * time.Second, wantOK: true},
+		{value: "Sunday, 01-Mar-26 12:01:00 GMT", want: time.Minute, wantOK: true},
+		{value: "Sun, 01 Mar 2026 11:00:00 GMT", want: 0, wantOK: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			g := NewWithT(t)
+			got, ok := parseRetryAfter(tt.value, now)
+			g.Expect(ok).To(Equal(tt.wantOK))
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestBackoffIsJitteredAndCapped(t *testing.T) {
+	g := NewWithT(t)
+	p := retryPolicy{maxWait: time.Second, now: time.Now}
+	seen := map[time.Duration]bool{}
+	for attempt := range 10 {
+		ceiling := min(100*time.Millisecond<<attempt, time.Second)
+		for range 50 {
+			wait := p.backoff(100*time.Millisecond, time.Second, attempt, nil)
+			g.Expect(wait).To(BeNumerically(">=", ceiling/2))
+			g.Expect(wait).To(BeNumerically("<=", ceiling))
+			seen[wait] = true
+		}
+	}
+	g.Expect(len(seen)).To(BeNumerically(">", 100), "waits are spread, not fixed")
+
+	throttled := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"3600"}}}
+	g.Expect(p.backoff(100*time.Millisecond, time.Second, 0, throttled)).To(Equal(time.Second), "Retry-After is capped")
+	throttled.Header.Set("Retry-After", "0")
+	g.Expect(p.backoff(100*time.Millisecond, time.Second, 0, throttled)).To(BeZero(), "a short Retry-After is honoured as is")
+}
+
+func TestMetricsPerLogicalCall(t *testing.T) {
+	g := NewWithT(t)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Fail the first attempt of every call; a logical call that
+		// succeeds after a retry still counts once, as ok.
+		if calls.Add(1)%2 == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/missing") {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	// A service name of its own keeps counts from other runs (-count=N) out.
+	service := fmt.Sprintf("metrics-test-%d", time.Now().UnixNano())
+	c := newTestClient(t, service, srv.URL)
+	// A second client for the same service must not register twice.
+	_ = newTestClient(t, service, srv.URL)
+
+	var out map[string]any
+	g.Expect(c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet, Path: []string{"found"}}, &out)).To(Succeed())
+	err := c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet, Path: []string{"missing"}}, &out)
+	g.Expect(err).To(MatchError(external.ErrNotFound))
+	g.Expect(c.Do(context.Background(), Call{Operation: "delete", Method: http.MethodDelete, Path: []string{"missing"}, NotFoundOK: true}, nil)).To(Succeed())
+	g.Expect(c.Invalid("get", "no name")).To(MatchError(external.ErrInvalid))
+
+	g.Expect(testutil.ToFloat64(requestsTotal.WithLabelValues(service, "get", "ok"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(requestsTotal.WithLabelValues(service, "get", "not_found"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(requestsTotal.WithLabelValues(service, "get", "invalid"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(requestsTotal.WithLabelValues(service, "delete", "ok"))).To(Equal(1.0), "a delete of what is gone is ok")
+	g.Expect(testutil.CollectAndCount(requestDuration, "myapp_external_request_duration_seconds")).To(BeNumerically(">=", 2))
+	g.Expect(calls.Load()).To(Equal(int32(6)), "each call was retried once")
+}
+
+func TestURLEscapesEachSegment(t *testing.T) {
+	g := NewWithT(t)
+	c := newTestClient(t, "svc", "https://api.example.com/base/")
+	u := c.url(Call{Path: []string{"backups", "a/b c?d"}, Query: map[string][]string{"owner": {"ns/name"}}})
+	g.Expect(u.String()).To(Equal("https://api.example.com/base/backups/a%2Fb%20c%3Fd?owner=ns%2Fname"))
+}
+
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	g := NewWithT(t)
+	var elsewhere atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { elsewhere.Add(1) }))
+	t.Cleanup(target.Close)
+	srv := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	t.Cleanup(srv.Close)
+
+	err := newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)
+	g.Expect(err).To(MatchError(ContainSubstring("HTTP 307")))
+	g.Expect(elsewhere.Load()).To(BeZero(), "the token never followed the redirect")
+}

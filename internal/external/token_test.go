@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package external_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+)
+
+func TestFileTokenSourceFollowsRotation(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "token")
+	write := func(content string, mtime time.Time) {
+		g.Expect(os.WriteFile(path, []byte(content), 0o600)).To(Succeed())
+		// Set the time explicitly: two writes within the file system's
+		// timestamp granularity would otherwise look unchanged.
+		g.Expect(os.Chtimes(path, mtime, mtime)).To(Succeed())
+	}
+	src := external.NewFileTokenSource(path)
+
+	write("first-token\n", time.Unix(1000, 0))
+	g.Expect(src.Token(ctx)).To(Equal("first-token"))
+
+	write("  second-token \n", time.Unix(2000, 0))
+	g.Expect(src.Token(ctx)).To(Equal("second-token"))
+
+	// A projected Secret is rotated by swapping a symlink to a new file.
+	dir := t.TempDir()
+	target := filepath.Join(dir, "v3")
+	g.Expect(os.WriteFile(target, []byte("third-token"), 0o600)).To(Succeed())
+	link := filepath.Join(dir, "token")
+	g.Expect(os.Symlink(target, link)).To(Succeed())
+	linked := external.NewFileTokenSource(link)
+	g.Expect(linked.Token(ctx)).To(Equal("third-token"))
+	next := filepath.Join(dir, "v4")
+	g.Expect(os.WriteFile(next, []byte("fourth-token-longer"), 0o600)).To(Succeed())
+	g.Expect(os.Rename(filepath.Join(dir, "v4"), target)).To(Succeed())
+	g.Expect(linked.Token(ctx)).To(Equal("fourth-token-longer"))
+}
+
+func TestTokenSourceErrorsNeverContainTheToken(t *testing.T) {
+	const secret = "very secret\tvalue"
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad")
+	if err := os.WriteFile(bad, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		src  external.TokenSource
+		want string
+	}{
+		{name: "missing file", src: external.NewFileTokenSource(filepath.Join(dir, "absent")), want: "no such file"},
+		{name: "empty file", src: external.NewFileTokenSource(empty), want: "is empty"},
+		{name: "token with control characters", src: external.NewFileTokenSource(bad), want: "whitespace or control characters"},
+		{name: "empty static token", src: external.StaticTokenSource(""), want: "static token is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := tt.src.Token(context.Background())
+			g.Expect(err).To(MatchError(ContainSubstring(tt.want)))
+			g.Expect(err.Error()).NotTo(ContainSubstring("secret"))
+		})
+	}
+}
+
+func TestSecretTokenSource(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ops", Name: "dns-credentials"}
+	secret := func(data map[string][]byte) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Data: data}
+	}
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		objects  []client.Object
+		getErr   error
+		want     string
+		wantErr  string
+		wantKind external.Kind
+	}{
+		{name: "token under the key", objects: []client.Object{secret(map[string][]byte{"token": []byte("abc123\n")})}, want: "abc123"},
+		{name: "missing Secret", wantErr: "not found"},
+		{name: "missing key", objects: []client.Object{secret(map[string][]byte{"other": []byte("x")})}, wantErr: `has no key "token"`},
+		{name: "empty value", objects: []client.Object{secret(map[string][]byte{"token": {}})}, wantErr: "is empty"},
+		{name: "API server unreachable", getErr: errors.New("connection refused"), wantErr: "connection refused", wantKind: external.KindTransient},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			builder := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.objects...)
+			if tt.getErr != nil {
+				builder = builder.WithInterceptorFuncs(interceptor.Funcs{
+					Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+						return tt.getErr
+					},
+				})
+			}
+			src := external.NewSecretTokenSource(builder.Build(), key, "token")
+			got, err := src.Token(context.Background())
+			if tt.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+				g.Expect(external.KindOf(err)).To(Equal(tt.wantKind))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}

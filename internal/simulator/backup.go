@@ -1,0 +1,187 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package simulator
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"sort"
+)
+
+// startRequest is the body of POST /backup/v1/backups.
+type startRequest struct {
+	App    string            `json:"app"`
+	Owner  string            `json:"owner"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+func (s *Server) startBackup(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	if err := validateIdempotencyKey(key); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", err.Error(), "")
+		return
+	}
+	var req startRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if err := validateAppName(req.App); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "app: "+err.Error(), "")
+		return
+	}
+	if err := validateOwner(req.Owner); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "owner: "+err.Error(), "")
+		return
+	}
+	if err := validateLabels(req.Labels); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "labels: "+err.Error(), "")
+		return
+	}
+
+	s.mu.Lock()
+	now := s.now()
+	if id, ok := s.backupKeys[key]; ok {
+		// A repeated start is answered with the backup the key already names,
+		// so a client that lost the first answer never starts a second one.
+		b := s.backups[id]
+		switch {
+		case b.Owner != req.Owner:
+			owner := b.Owner
+			s.mu.Unlock()
+			writeError(w, http.StatusConflict, "conflict",
+				fmt.Sprintf("idempotency key %q belongs to backup %s of another owner", key, id), owner)
+		case b.App != req.App:
+			app := b.App
+			s.mu.Unlock()
+			writeError(w, http.StatusUnprocessableEntity, "invalid",
+				fmt.Sprintf("idempotency key %q was used to back up app %q, not %q", key, app, req.App), "")
+		default:
+			view := b.view(now)
+			s.mu.Unlock()
+			writeJSON(w, http.StatusOK, view)
+		}
+		return
+	}
+
+	b := &storedBackup{
+		ID:             fmt.Sprintf("bk-%06d", s.nextBackupID),
+		App:            req.App,
+		Owner:          req.Owner,
+		IdempotencyKey: key,
+		Labels:         maps.Clone(req.Labels),
+		StartedAt:      now,
+		CompletesAt:    now.Add(s.backupDuration),
+	}
+	s.nextBackupID++
+	if s.backupFailReason != "" {
+		b.FailReason = s.backupFailReason
+		if s.backupFailRemaining > 0 {
+			s.backupFailRemaining--
+			if s.backupFailRemaining == 0 {
+				s.backupFailReason = ""
+			}
+		}
+	}
+	s.backups[b.ID] = b
+	s.backupKeys[key] = b.ID
+	// A start always answers RUNNING: completion is only ever observed by
+	// polling, even when the duration is zero.
+	view := b.view(b.StartedAt.Add(-1))
+	snapshot := s.snapshotLocked()
+	s.mu.Unlock()
+
+	s.save(snapshot)
+	writeJSON(w, http.StatusCreated, view)
+}
+
+func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	now := s.now()
+	b, ok := s.backups[id]
+	if !ok || !s.visibleLocked(ServiceBackup, b.StartedAt, now) {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("backup %q does not exist", id), "")
+		return
+	}
+	view := b.view(now)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, view)
+}
+
+func (s *Server) deleteBackup(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	owner := r.URL.Query().Get("owner")
+	if err := validateOwner(owner); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "owner query parameter: "+err.Error(), "")
+		return
+	}
+	s.mu.Lock()
+	b, ok := s.backups[id]
+	switch {
+	case !ok:
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("backup %q does not exist", id), "")
+		return
+	case b.Owner != owner:
+		current := b.Owner
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, "conflict", fmt.Sprintf("backup %q is owned by %q", id, current), current)
+		return
+	}
+	// Deleting frees the idempotency key: the backup it named is gone, so a
+	// later start with the key begins a new one.
+	delete(s.backups, id)
+	delete(s.backupKeys, b.IdempotencyKey)
+	snapshot := s.snapshotLocked()
+	s.mu.Unlock()
+
+	s.save(snapshot)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listBackups(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	backups := s.listBackupsLocked(q.Get("owner"), q.Get("app"), true)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string][]Backup{"backups": backups})
+}
+
+// listBackupsLocked returns the backups of owner and app (all when empty),
+// oldest first; consistent hides backups still inside the consistency delay.
+func (s *Server) listBackupsLocked(owner, app string, consistent bool) []Backup {
+	now := s.now()
+	out := make([]Backup, 0, len(s.backups))
+	for _, b := range s.backups {
+		if owner != "" && b.Owner != owner || app != "" && b.App != app {
+			continue
+		}
+		if consistent && !s.visibleLocked(ServiceBackup, b.StartedAt, now) {
+			continue
+		}
+		out = append(out, b.view(now))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartedAt.Equal(out[j].StartedAt) {
+			return out[i].StartedAt.Before(out[j].StartedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}

@@ -1,0 +1,170 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package simulator
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+)
+
+// upsertRequest is the body of PUT /dns/v1/records/{name}.
+type upsertRequest struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+	TTL   int32  `json:"ttl"`
+	Owner string `json:"owner"`
+}
+
+func (s *Server) upsertRecord(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := validateDNSName(name); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
+		return
+	}
+	var req upsertRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if err := validateRecord(req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", err.Error(), "")
+		return
+	}
+
+	s.mu.Lock()
+	now := s.now()
+	rec, exists := s.records[name]
+	switch {
+	case exists && rec.Owner != req.Owner:
+		owner := rec.Owner
+		s.mu.Unlock()
+		// The service never lets one owner overwrite another's record; the
+		// owner is returned so the caller can tell its user who holds it.
+		writeError(w, http.StatusConflict, "conflict", fmt.Sprintf("record %q is owned by %q", name, owner), owner)
+		return
+	case exists && rec.Type == req.Type && rec.Value == req.Value && rec.TTL == req.TTL:
+		// Nothing changes, so nothing propagates: an ACTIVE record stays
+		// ACTIVE, which is what lets a reconciler repeat its upsert freely.
+		view := rec.view(now)
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, view)
+		return
+	}
+	status := http.StatusOK
+	if !exists {
+		rec = &storedRecord{Name: name, Owner: req.Owner, CreatedAt: now}
+		s.records[name] = rec
+		status = http.StatusCreated
+	}
+	rec.Type, rec.Value, rec.TTL = req.Type, req.Value, req.TTL
+	rec.UpdatedAt = now
+	rec.ActiveAt = now.Add(s.propagationDelay)
+	view := rec.view(now)
+	// A write always answers PENDING: propagation is only ever observed by
+	// polling, even when the delay is zero.
+	view.State = StatePending
+	snapshot := s.snapshotLocked()
+	s.mu.Unlock()
+
+	s.save(snapshot)
+	writeJSON(w, status, view)
+}
+
+func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := validateDNSName(name); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
+		return
+	}
+	s.mu.Lock()
+	now := s.now()
+	rec, ok := s.records[name]
+	if !ok || !s.visibleLocked(ServiceDNS, rec.CreatedAt, now) {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("record %q does not exist", name), "")
+		return
+	}
+	view := rec.view(now)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, view)
+}
+
+func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := validateDNSName(name); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
+		return
+	}
+	owner := r.URL.Query().Get("owner")
+	if err := validateOwner(owner); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "owner query parameter: "+err.Error(), "")
+		return
+	}
+	s.mu.Lock()
+	rec, ok := s.records[name]
+	switch {
+	case !ok:
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("record %q does not exist", name), "")
+		return
+	case rec.Owner != owner:
+		current := rec.Owner
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, "conflict", fmt.Sprintf("record %q is owned by %q", name, current), current)
+		return
+	}
+	delete(s.records, name)
+	snapshot := s.snapshotLocked()
+	s.mu.Unlock()
+
+	s.save(snapshot)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
+	owner := r.URL.Query().Get("owner")
+	s.mu.Lock()
+	records := s.listRecordsLocked(owner, true)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string][]Record{"records": records})
+}
+
+// listRecordsLocked returns the records of owner (all when empty) sorted by
+// name; consistent hides records still inside the consistency delay.
+func (s *Server) listRecordsLocked(owner string, consistent bool) []Record {
+	now := s.now()
+	out := make([]Record, 0, len(s.records))
+	for _, rec := range s.records {
+		if owner != "" && rec.Owner != owner {
+			continue
+		}
+		if consistent && !s.visibleLocked(ServiceDNS, rec.CreatedAt, now) {
+			continue
+		}
+		out = append(out, rec.view(now))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// visibleLocked reports whether an object created at created can be read
+// yet, given the service's consistency delay.
+func (s *Server) visibleLocked(service Service, created, now time.Time) bool {
+	delay := s.consistencyDelay[service]
+	return delay == 0 || !now.Before(created.Add(delay))
+}

@@ -1,0 +1,50 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package simtest starts the simulator for a test. It is a separate package
+// so the simulator command does not link the testing package.
+package simtest
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+)
+
+// Start serves a new simulator on a loopback port for the rest of the test
+// and returns it with its base URL. Cleanup closes the simulator before the
+// HTTP server, so requests a fault left hanging end instead of blocking the
+// server's shutdown.
+func Start(tb testing.TB, opts simulator.Options) (*simulator.Server, string) {
+	tb.Helper()
+	sim := simulator.New(opts)
+	srv := httptest.NewServer(sim)
+	tb.Cleanup(srv.Close)
+	tb.Cleanup(sim.Close)
+	return sim, srv.URL
+}
+
+// StartTLS is Start over HTTPS. The returned server's Certificate is the CA
+// a client must trust.
+func StartTLS(tb testing.TB, opts simulator.Options) (*simulator.Server, *httptest.Server) {
+	tb.Helper()
+	sim := simulator.New(opts)
+	srv := httptest.NewTLSServer(sim)
+	tb.Cleanup(srv.Close)
+	tb.Cleanup(sim.Close)
+	return sim, srv
+}
