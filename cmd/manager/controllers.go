@@ -2,11 +2,66 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
-// setupControllers registers the controllers with the manager.
-func setupControllers(_ context.Context, _ ctrl.Manager, _ *options) error {
+// Reconcilers hold a worker while a client retries, so their clients retry
+// little and briefly; a longer wait the service asks for comes back as an
+// error the reconciler turns into RequeueAfter.
+const (
+	externalMaxRetries   = 2
+	externalMaxRetryWait = 2 * time.Second
+)
+
+// setupControllers builds the external clients and registers the
+// controllers with the manager.
+func setupControllers(_ context.Context, mgr ctrl.Manager, opts *options) error {
+	dnsClient, err := dns.New(externalConfig(mgr, opts.dns, opts.externalCAFile, "dns"))
+	if err != nil {
+		return fmt.Errorf("configuring the DNS client: %w", err)
+	}
+	if err := (&myapp.Reconciler{
+		Client:              mgr.GetClient(),
+		DNS:                 dnsClient,
+		Recorder:            mgr.GetEventRecorder("myapp-controller"),
+		DefaultTarget:       opts.myApp.defaultTarget,
+		IngressClassName:    opts.myApp.ingressClassName,
+		PendingPollInterval: opts.myApp.pendingPollInterval,
+		DriftCheckInterval:  opts.myApp.driftCheckInterval,
+		RecordTTL:           int32(opts.myApp.recordTTL), //nolint:gosec // validated to 1..86400
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the MyApp controller: %w", err)
+	}
 	return nil
+}
+
+// externalConfig is the client configuration of one external service.
+func externalConfig(mgr ctrl.Manager, svc serviceOptions, caFile, name string) external.Config {
+	return external.Config{
+		BaseURL:      svc.url,
+		Token:        tokenSource(mgr.GetAPIReader(), svc),
+		CAFile:       caFile,
+		MaxRetries:   externalMaxRetries,
+		MaxRetryWait: externalMaxRetryWait,
+		Logger:       ctrl.Log.WithName("external").WithName(name),
+	}
+}
+
+// tokenSource reads a token Secret through the API reader, not the cache:
+// caching Secrets would need list and watch on every Secret in the cluster,
+// where a single get on one named Secret is all the manager is granted.
+func tokenSource(r client.Reader, svc serviceOptions) external.TokenSource {
+	if svc.tokenSecret != "" {
+		key, _ := parseNamespacedName(svc.tokenSecret) // validated with the flags
+		return external.NewSecretTokenSource(r, key, tokenSecretKey)
+	}
+	return external.NewFileTokenSource(svc.tokenFile)
 }

@@ -84,6 +84,9 @@ func run(ctx context.Context, args []string) error {
 		LeaderElectionID:              opts.leaderElectionID,
 		LeaderElectionNamespace:       opts.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.leaseDuration,
+		RenewDeadline:                 &opts.renewDeadline,
+		RetryPeriod:                   &opts.retryPeriod,
 		GracefulShutdownTimeout:       &opts.gracefulShutdownTimeout,
 	})
 	if err != nil {

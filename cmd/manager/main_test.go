@@ -15,6 +15,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/harness"
 )
 
@@ -51,12 +53,18 @@ func TestManagerServesProbesAndStopsOnSIGTERM(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(cp.WriteKubeconfig(kubeconfig)).To(Succeed())
 
+	_, simURL := simtest.Start(t, simulator.Options{Token: "manager-test-token"})
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	g.Expect(os.WriteFile(tokenFile, []byte("manager-test-token\n"), 0o600)).To(Succeed())
+
 	probeAddr, metricsAddr := freeAddr(t), freeAddr(t)
 	var logs bytes.Buffer
 	cmd := exec.Command(bin,
 		"--kubeconfig="+kubeconfig,
 		"--health-probe-bind-address="+probeAddr,
 		"--metrics-bind-address="+metricsAddr,
+		"--dns-url="+simURL,
+		"--dns-token-file="+tokenFile,
 	)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	g.Expect(cmd.Start()).To(Succeed())
@@ -103,7 +111,9 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		args []string
 		want string
 	}{
+		{nil, "--dns-url is required"},
 		{[]string{"--dns-url=ftp://dns.example.com", "--dns-token-file=/t"}, "--dns-url must be an http or https URL"},
+		{[]string{"--dns-url=https://dns.example.com", "--dns-token-file=/t", "--dns-record-ttl=0"}, "--dns-record-ttl must be between 1 and 86400"},
 		{[]string{"--backup-url=https://backup.example.com"}, "--backup-url needs --backup-token-file or --backup-token-secret"},
 		{[]string{"--dns-token-file=/t", "--dns-token-secret=ns/name"}, "--dns-token-file and --dns-token-secret are exclusive"},
 		{[]string{"--backup-token-secret=name-only"}, "want namespace/name"},

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
 // options are the manager's flags.
@@ -21,6 +23,9 @@ type options struct {
 	leaderElect             bool
 	leaderElectionID        string
 	leaderElectionNamespace string
+	leaseDuration           time.Duration
+	renewDeadline           time.Duration
+	retryPeriod             time.Duration
 	gracefulShutdownTimeout time.Duration
 
 	dns    serviceOptions
@@ -28,6 +33,17 @@ type options struct {
 	// externalCAFile is a PEM bundle trusted, in addition to the system
 	// roots, for both external services.
 	externalCAFile string
+
+	myApp myAppOptions
+}
+
+// myAppOptions tune the MyApp controller.
+type myAppOptions struct {
+	defaultTarget       string
+	ingressClassName    string
+	pendingPollInterval time.Duration
+	driftCheckInterval  time.Duration
+	recordTTL           int
 }
 
 // serviceOptions say where an external service is and where its token comes
@@ -57,6 +73,12 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"The name of the Lease used for leader election.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
 		"The namespace of the leader-election Lease; defaults to the manager's own namespace in a cluster.")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second,
+		"How long a standby waits after the last renewal before it takes over from a leader that died.")
+	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second,
+		"How long the leader keeps retrying to renew before it gives up leading (and exits).")
+	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second,
+		"How often leader-election clients retry acquiring or renewing the lease.")
 	fs.DurationVar(&o.gracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second,
 		"How long in-flight reconciles may run after SIGTERM before the manager exits.")
 
@@ -64,6 +86,17 @@ func bindOptions(fs *flag.FlagSet) *options {
 	o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
 	fs.StringVar(&o.externalCAFile, "external-ca-file", "",
 		"A PEM bundle of CA certificates to trust for the external services, besides the system roots.")
+
+	fs.StringVar(&o.myApp.defaultTarget, "dns-default-target", "",
+		"What a MyApp's record points at while its Ingress has no load-balancer address: an IP (A record) or a host name "+
+			"(CNAME). Empty waits for the address.")
+	fs.StringVar(&o.myApp.ingressClassName, "ingress-class-name", "",
+		"The IngressClass of every MyApp's Ingress; empty uses the cluster's default class.")
+	fs.DurationVar(&o.myApp.pendingPollInterval, "dns-pending-poll-interval", myapp.DefaultPendingPollInterval,
+		"How often a PENDING DNS record is polled until it is ACTIVE (jittered by up to 20%).")
+	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
+		"How often an ACTIVE DNS record is checked for changes made outside the operator (jittered by up to 20%).")
+	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
 	return o
 }
 
@@ -79,7 +112,21 @@ func (s *serviceOptions) bind(fs *flag.FlagSet, prefix, name, example string) {
 const tokenSecretKey = "token"
 
 func (o *options) validate() error {
-	return errors.Join(o.dns.validate("dns"), o.backup.validate("backup"))
+	errs := []error{o.dns.validate("dns"), o.backup.validate("backup")}
+	if o.dns.url == "" {
+		errs = append(errs, errors.New("--dns-url is required: the MyApp controller registers every MyApp's host there"))
+	}
+	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
+		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
+	}
+	if o.leaderElect && !(o.retryPeriod > 0 && o.retryPeriod < o.renewDeadline && o.renewDeadline < o.leaseDuration) {
+		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+
+			"--leader-election-renew-deadline < --leader-election-lease-duration"))
+	}
+	if o.myApp.recordTTL < 1 || o.myApp.recordTTL > 86400 {
+		errs = append(errs, fmt.Errorf("--dns-record-ttl must be between 1 and 86400, got %d", o.myApp.recordTTL))
+	}
+	return errors.Join(errs...)
 }
 
 func (s *serviceOptions) validate(prefix string) error {

@@ -1,0 +1,54 @@
+package myapp
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+)
+
+var (
+	cleanupDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "myapp_dns_cleanup_duration_seconds",
+		Help:    "Time from a MyApp's deletion to the removal of its DNS cleanup finalizer.",
+		Buckets: prometheus.ExponentialBuckets(0.1, 2, 14), // 0.1s to about 27 minutes
+	})
+	cleanupWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "myapp_dns_cleanup_waiting",
+		Help: "MyApps being deleted whose DNS cleanup has not finished.",
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(cleanupDuration, cleanupWaiting)
+}
+
+// cleanupTracker counts the MyApps waiting on DNS cleanup, for the gauge.
+type cleanupTracker struct {
+	mu      sync.Mutex
+	pending map[types.UID]struct{}
+}
+
+func (t *cleanupTracker) waiting(app *appsv1alpha1.MyApp) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pending == nil {
+		t.pending = map[types.UID]struct{}{}
+	}
+	t.pending[app.UID] = struct{}{}
+	cleanupWaiting.Set(float64(len(t.pending)))
+}
+
+func (t *cleanupTracker) done(app *appsv1alpha1.MyApp) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.pending, app.UID)
+	cleanupWaiting.Set(float64(len(t.pending)))
+	if app.DeletionTimestamp != nil {
+		cleanupDuration.Observe(time.Since(app.DeletionTimestamp.Time).Seconds())
+	}
+}

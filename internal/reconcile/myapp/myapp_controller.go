@@ -1,0 +1,183 @@
+// Package myapp reconciles MyApps: it owns each MyApp's Deployment, Service
+// and Ingress, and registers a DNS record for spec.host in the external DNS
+// service, which a finalizer removes before the MyApp is gone.
+package myapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+)
+
+// Default intervals. Each is jittered by up to dnsJitterFactor, so many
+// MyApps created together do not poll the DNS service in lockstep.
+const (
+	// DefaultPendingPollInterval is how often a PENDING record is polled
+	// until the service reports it ACTIVE.
+	DefaultPendingPollInterval = 5 * time.Second
+	// DefaultDriftCheckInterval is how often an ACTIVE record is checked for
+	// changes made outside the operator.
+	DefaultDriftCheckInterval = 5 * time.Minute
+	// DefaultRecordTTL is the TTL of the records the operator writes.
+	DefaultRecordTTL int32 = 300
+
+	dnsJitterFactor = 0.2
+)
+
+// Reconciler reconciles a MyApp.
+type Reconciler struct {
+	// Client reads and writes Kubernetes objects.
+	Client client.Client
+	// DNS is the external DNS service.
+	DNS dns.Client
+	// Recorder emits events on MyApps.
+	Recorder recorder.EventRecorder
+
+	// DefaultTarget is what a record points at while the Ingress has no
+	// load-balancer address: an IP address (an A record) or a host name (a
+	// CNAME). Empty means wait for the address.
+	DefaultTarget string
+	// IngressClassName, when set, is the class of every Ingress.
+	IngressClassName string
+	// PendingPollInterval and DriftCheckInterval default to
+	// DefaultPendingPollInterval and DefaultDriftCheckInterval.
+	PendingPollInterval time.Duration
+	DriftCheckInterval  time.Duration
+	// RecordTTL defaults to DefaultRecordTTL.
+	RecordTTL int32
+
+	cleanup cleanupTracker
+}
+
+// scope is what one reconcile of one MyApp works on.
+type scope struct {
+	app        *appsv1alpha1.MyApp
+	deployment *appsv1.Deployment
+	ingress    *networkingv1.Ingress
+}
+
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller: MyApps are the root, and an
+// edit to or deletion of an owned child brings its MyApp back at once.
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	if r.PendingPollInterval == 0 {
+		r.PendingPollInterval = DefaultPendingPollInterval
+	}
+	if r.DriftCheckInterval == 0 {
+		r.DriftCheckInterval = DefaultDriftCheckInterval
+	}
+	if r.RecordTTL == 0 {
+		r.RecordTTL = DefaultRecordTTL
+	}
+	return ctrl.ControllerManagedBy(mgr).
+		For(&appsv1alpha1.MyApp{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&networkingv1.Ingress{}).
+		Named("myapp").
+		Complete(r)
+}
+
+// Reconcile brings one MyApp's children and DNS record to its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+	app := &appsv1alpha1.MyApp{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("myapp", klog.KObj(app)))
+
+	// The finalizer goes on before anything is written outside the cluster,
+	// so no record can exist that the operator would not clean up.
+	if app.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(app, appsv1alpha1.DNSCleanupFinalizer) {
+		return reconcile.Result{}, r.patchFinalizers(ctx, app, func() {
+			controllerutil.AddFinalizer(app, appsv1alpha1.DNSCleanupFinalizer)
+		})
+	}
+
+	original := app.DeepCopy()
+	s := &scope{app: app}
+	defer func() {
+		if retErr == nil {
+			app.Status.ObservedGeneration = app.Generation
+		}
+		if err := r.patchStatus(ctx, original, app); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+
+	if !app.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	return r.reconcileNormal(ctx, s)
+}
+
+// reconcileNormal runs the phases of a live MyApp in order. Children come
+// first: the DNS record points at the Ingress's address.
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.Result, error) {
+	if err := r.reconcileChildren(ctx, s); err != nil {
+		var conflict *childConflictError
+		if !errors.As(err, &conflict) {
+			return reconcile.Result{}, err
+		}
+		// Deleting the object in the way sends no event this controller
+		// watches (it is not owned), so look again on the drift interval.
+		if !isReadyConditionReason(s.app, ReasonChildConflict) {
+			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile"+conflict.kind, "%s", err)
+		}
+		setChildConflictCondition(s.app, conflict)
+		return reconcile.Result{RequeueAfter: wait.Jitter(r.DriftCheckInterval, dnsJitterFactor)}, nil
+	}
+	result, err := r.reconcileDNSRecord(ctx, s)
+	setReadyCondition(s.app, s.deployment)
+	return result, err
+}
+
+// patchStatus writes the status only when it changed, so a reconcile at
+// steady state makes no write.
+func (r *Reconciler) patchStatus(ctx context.Context, original, app *appsv1alpha1.MyApp) error {
+	if equality.Semantic.DeepEqual(original.Status, app.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, app, client.MergeFrom(original)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil // the MyApp is gone: its finalizer was the last thing holding it
+		}
+		return fmt.Errorf("patching status: %w", err)
+	}
+	return nil
+}
+
+// patchFinalizers changes the finalizers with an optimistic lock: other
+// controllers (BackupConfig's final-backup finalizer) edit the same list,
+// and a merge patch without one would overwrite their change.
+func (r *Reconciler) patchFinalizers(ctx context.Context, app *appsv1alpha1.MyApp, mutate func()) error {
+	original := app.DeepCopy()
+	mutate()
+	return r.Client.Patch(ctx, app, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{}))
+}

@@ -1,0 +1,343 @@
+package myapp
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+)
+
+func TestCreateMyApp(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+
+	g.Expect(app.Finalizers).To(ContainElement(appsv1alpha1.DNSCleanupFinalizer))
+	g.Expect(app.Status.ReadyReplicas).To(Equal(int32(2)))
+	g.Expect(app.Status.DNS).To(Equal(&appsv1alpha1.DNSRecordStatus{
+		Name: app.Spec.Host, Type: "A", Value: defaultTarget, Owner: recordOwner(app), State: appsv1alpha1.DNSRecordActive,
+	}))
+	g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition)).To(HaveField("Reason", ReasonRecordActive))
+
+	// Each child exists, is controlled by the MyApp and carries its labels.
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.Ingress{}} {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), obj)).To(Succeed())
+		g.Expect(metav1.IsControlledBy(obj, app)).To(BeTrue(), "%T is controlled by the MyApp", obj)
+		g.Expect(obj.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/instance", "web"))
+	}
+	ing := &networkingv1.Ingress{}
+	g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), ing)).To(Succeed())
+	g.Expect(ing.Spec.Rules).To(ConsistOf(HaveField("Host", app.Spec.Host)))
+
+	// The record is in the DNS service, owned by this MyApp's UID.
+	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(
+		HaveField("Owner", recordOwner(app)),
+		HaveField("Value", defaultTarget),
+		HaveField("State", simulator.StateActive),
+	)))
+	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
+		Should(ContainElements(ReasonChildCreated, ReasonDNSRecordCreated))
+}
+
+func TestChildDriftIsRevertedByTheWatch(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	key := client.ObjectKeyFromObject(app)
+
+	// Someone scales the Deployment by hand; the spec says 2. The drift
+	// interval is an hour, so only the watch can bring it back this fast.
+	dep := &appsv1.Deployment{}
+	g.Expect(k8sClient.Get(t.Context(), key, dep)).To(Succeed())
+	dep.Spec.Replicas = ptr.To[int32](3)
+	g.Expect(k8sClient.Update(t.Context(), dep)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), key, dep)).To(Succeed())
+		g.Expect(dep.Spec.Replicas).To(HaveValue(Equal(int32(2))))
+	}, 10*time.Second, interval).Should(Succeed())
+
+	// Someone deletes the Service; it comes back as a new object.
+	svc := &corev1.Service{}
+	g.Expect(k8sClient.Get(t.Context(), key, svc)).To(Succeed())
+	oldUID := svc.UID
+	g.Expect(k8sClient.Delete(t.Context(), svc)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), key, svc)).To(Succeed())
+		g.Expect(svc.UID).NotTo(Equal(oldUID))
+		g.Expect(metav1.IsControlledBy(svc, app)).To(BeTrue())
+	}, 10*time.Second, interval).Should(Succeed())
+}
+
+func TestSpecChangesPropagate(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	oldHost := app.Spec.Host
+	newHost := "www." + ns + ".example.com"
+
+	app.Spec.Image = "nginx:1.28"
+	app.Spec.Replicas = ptr.To[int32](3)
+	app.Spec.Host = newHost
+	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), dep)).To(Succeed())
+		g.Expect(dep.Spec.Replicas).To(HaveValue(Equal(int32(3))))
+		g.Expect(dep.Spec.Template.Spec.Containers).To(ContainElement(HaveField("Image", "nginx:1.28")))
+		ing := &networkingv1.Ingress{}
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), ing)).To(Succeed())
+		g.Expect(ing.Spec.Rules).To(ConsistOf(HaveField("Host", newHost)))
+	}, timeout, interval).Should(Succeed())
+
+	// The record moved: the new host is registered, the old one is gone.
+	eventuallyReady(t, g, app)
+	g.Expect(app.Status.DNS).To(HaveField("Name", newHost))
+	g.Expect(app.Status.ReadyReplicas).To(Equal(int32(3)))
+	g.Expect(recordsNamed(newHost)).To(ConsistOf(HaveField("Owner", recordOwner(app))))
+	g.Eventually(func() []simulator.Record { return recordsNamed(oldHost) }, timeout, interval).Should(BeEmpty())
+}
+
+func TestHostConflictAcrossNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	first, second := newNamespace(t), newNamespace(t)
+	host := "shared." + first + ".example.com"
+	holder := newMyApp(first, "holder", withHost(host))
+	createReadyMyApp(t, g, holder)
+
+	intruder := newMyApp(second, "intruder", withHost(host))
+	g.Expect(k8sClient.Create(t.Context(), intruder)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(intruder), intruder)).To(Succeed())
+		cond := conditionOf(intruder, appsv1alpha1.DNSReadyCondition)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(cond.Reason).To(Equal(ReasonHostConflict))
+		g.Expect(cond.Message).To(ContainSubstring("MyApp " + first + "/holder"))
+		g.Expect(conditionOf(intruder, appsv1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionFalse))
+	}, timeout, interval).Should(Succeed())
+
+	// The holder's record is untouched, and deleting the intruder does not
+	// remove it.
+	g.Expect(recordsNamed(host)).To(ConsistOf(HaveField("Owner", recordOwner(holder))))
+	g.Expect(k8sClient.Delete(t.Context(), intruder)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(intruder), intruder))
+	}, timeout, interval).Should(BeTrue())
+	g.Expect(recordsNamed(host)).To(ConsistOf(And(
+		HaveField("Owner", recordOwner(holder)), HaveField("State", simulator.StateActive))))
+}
+
+func TestDeleteRemovesRecordThenMyAppAndChildren(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	key := client.ObjectKeyFromObject(app)
+
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), key, &appsv1alpha1.MyApp{}))
+	}, timeout, interval).Should(BeTrue(), "the MyApp is gone")
+	g.Expect(recordsNamed(app.Spec.Host)).To(BeEmpty(), "the record went before the MyApp did")
+
+	// The children go through garbage collection, not the finalizer.
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.Ingress{}} {
+		g.Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(t.Context(), key, obj))
+		}, timeout, interval).Should(BeTrue(), "%T is garbage-collected", obj)
+	}
+}
+
+func TestDNSOutageDuringDeleteHoldsTheFinalizer(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	key := client.ObjectKeyFromObject(app)
+
+	sim.SetOutage(simulator.ServiceDNS, true)
+	t.Cleanup(func() { sim.SetOutage(simulator.ServiceDNS, false) })
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), key, app)).To(Succeed())
+		cond := conditionOf(app, appsv1alpha1.DNSReadyCondition)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Reason).To(Equal(ReasonDNSServiceUnavailable))
+		g.Expect(cond.Message).To(ContainSubstring("retries with backoff"))
+		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", ReasonDeleting))
+	}, timeout, interval).Should(Succeed())
+	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
+		Should(ContainElement(ReasonDNSServiceUnavailable))
+
+	// While the service is down the finalizer holds and the record stays.
+	g.Consistently(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), key, app)).To(Succeed())
+		g.Expect(app.Finalizers).To(ContainElement(appsv1alpha1.DNSCleanupFinalizer))
+	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(recordsNamed(app.Spec.Host)).To(HaveLen(1))
+
+	sim.SetOutage(simulator.ServiceDNS, false)
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), key, &appsv1alpha1.MyApp{}))
+	}, 60*time.Second, interval).Should(BeTrue(), "the MyApp goes once the service is back")
+	g.Expect(recordsNamed(app.Spec.Host)).To(BeEmpty())
+}
+
+func TestOrphanPolicyLeavesTheRecord(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web", withDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	createReadyMyApp(t, g, app)
+	owner := recordOwner(app)
+
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), &appsv1alpha1.MyApp{}))
+	}, timeout, interval).Should(BeTrue())
+	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Owner", owner)))
+}
+
+func TestSameNameRecreateKeepsTheNewRecord(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	old := newMyApp(ns, "web")
+	createReadyMyApp(t, g, old)
+	g.Expect(k8sClient.Delete(t.Context(), old)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(old), &appsv1alpha1.MyApp{}))
+	}, timeout, interval).Should(BeTrue())
+
+	recreated := newMyApp(ns, "web")
+	createReadyMyApp(t, g, recreated)
+	g.Expect(recreated.UID).NotTo(Equal(old.UID))
+	g.Expect(recordsNamed(recreated.Spec.Host)).To(ConsistOf(HaveField("Owner", recordOwner(recreated))))
+
+	// A cleanup of the old incarnation that arrives late (a stale work item,
+	// a second operator replica) acts on the old UID and must leave the new
+	// record alone.
+	stale := old.DeepCopy()
+	stale.DeletionTimestamp = ptr.To(metav1.Now())
+	g.Expect(reconciler.deleteRecordsExcept(t.Context(), stale, "")).To(Succeed())
+	g.Expect(recordsNamed(recreated.Spec.Host)).To(ConsistOf(And(
+		HaveField("Owner", recordOwner(recreated)), HaveField("State", simulator.StateActive))))
+}
+
+func TestCrashBeforeStatusWriteLeaksNoRecord(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	first := app.Spec.Host
+
+	// A reconcile registered a second host and crashed before its status
+	// write recorded it; then the user moved the host a third time.
+	lost := "lost." + ns + ".example.com"
+	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: lost, Type: "A", Value: defaultTarget, TTL: 300, Owner: recordOwner(app)})
+	g.Expect(err).NotTo(HaveOccurred())
+	third := "third." + ns + ".example.com"
+	app.Spec.Host = third
+	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+
+	eventuallyReady(t, g, app)
+	g.Expect(app.Status.DNS).To(HaveField("Name", third))
+	g.Eventually(func() []string {
+		var names []string
+		for _, r := range sim.Records() {
+			if r.Owner == recordOwner(app) {
+				names = append(names, r.Name)
+			}
+		}
+		return names
+	}, timeout, interval).Should(ConsistOf(third), "only the current host's record is left; %s and %s are gone", first, lost)
+}
+
+func TestDNSDriftIsRepairedOnTheDriftCheck(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)}
+
+	// At steady state a reconcile asks to come back on the jittered drift
+	// interval, not sooner.
+	result, err := reconciler.Reconcile(t.Context(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result.RequeueAfter).To(BeNumerically(">=", driftCheckInterval))
+	g.Expect(result.RequeueAfter).To(BeNumerically("<=", time.Duration(float64(driftCheckInterval)*(1+dnsJitterFactor))))
+
+	// The record is changed outside the operator, then deleted; each drift
+	// check (a reconcile the timer would start) puts it back.
+	_, err = dnsClient.Upsert(t.Context(), dns.Record{Name: app.Spec.Host, Type: "A", Value: "198.51.100.7", TTL: 60, Owner: recordOwner(app)})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = reconciler.Reconcile(t.Context(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(HaveField("Value", defaultTarget), HaveField("TTL", int32(300)))))
+
+	g.Expect(dnsClient.Delete(t.Context(), app.Spec.Host, recordOwner(app))).To(Succeed())
+	_, err = reconciler.Reconcile(t.Context(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Owner", recordOwner(app))))
+	eventuallyReady(t, g, app)
+}
+
+func TestSteadyStateMakesNoWrites(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	// Resources and a field-reference env var exercise the defaults the API
+	// server adds to a pod template, which must not look like drift.
+	app := newMyApp(ns, "web", withEnv(
+		corev1.EnvVar{Name: "GREETING", Value: "hello"},
+		corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+	))
+	app.Spec.Resources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+	}
+	createReadyMyApp(t, g, app)
+
+	// Let the last status and child updates settle.
+	g.Eventually(func() int {
+		before := writes.count(ns)
+		time.Sleep(time.Second)
+		return writes.count(ns) - before
+	}, timeout, 0).Should(BeZero())
+
+	writesBefore := writes.count(ns)
+	upsertsBefore := sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)
+	readsBefore := sim.RequestCount(simulator.ServiceDNS, simulator.OpGet)
+
+	// Each annotation change makes the controller reconcile the MyApp.
+	for i := range 5 {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		if app.Annotations == nil {
+			app.Annotations = map[string]string{}
+		}
+		app.Annotations["test/poke"] = time.Now().Format(time.RFC3339Nano) + string(rune('a'+i))
+		g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+		time.Sleep(200 * time.Millisecond)
+	}
+	g.Eventually(func() int {
+		return sim.RequestCount(simulator.ServiceDNS, simulator.OpGet) - readsBefore
+	}, timeout, interval).Should(BeNumerically(">=", 5), "the controller reconciled after each change")
+
+	g.Expect(writes.count(ns)-writesBefore).To(BeZero(), "no write to the API server at steady state")
+	g.Expect(sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)-upsertsBefore).To(BeZero(), "no write to the DNS service")
+}

@@ -1,0 +1,59 @@
+package myapp
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+)
+
+// reconcileDelete removes the MyApp's DNS records and then its finalizer.
+// The children are not touched: their owner references hand them to the
+// garbage collector once the MyApp is gone.
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.Result, error) {
+	app := s.app
+	if !controllerutil.ContainsFinalizer(app, appsv1alpha1.DNSCleanupFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	r.cleanup.waiting(app)
+	setReadyConditionFalse(app, ReasonDeleting, "The MyApp is being deleted")
+
+	if app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan {
+		log.FromContext(ctx).Info("Leaving DNS records in place", "deletionPolicy", app.Spec.DeletionPolicy)
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordOrphaned, "DeleteDNSRecord",
+			"Left the DNS record for %s in the DNS service: deletionPolicy is Orphan", app.Spec.Host)
+	} else {
+		setDNSCondition(app, false, ReasonDeletingRecord,
+			fmt.Sprintf("Deleting the DNS record for %s before the MyApp goes", app.Spec.Host))
+		if err := r.deleteRecordsExcept(ctx, app, ""); err != nil {
+			return r.handleDNSError(ctx, app, "delete", err)
+		}
+		// The deletes succeeded; confirm with the service that nothing it
+		// holds still names this owner before letting the MyApp go.
+		left, err := r.DNS.List(ctx, recordOwner(app))
+		if err != nil {
+			return r.handleDNSError(ctx, app, "confirm the deletion of", err)
+		}
+		if len(left) > 0 {
+			log.FromContext(ctx).Info("DNS service still lists records of this MyApp; checking again", "count", len(left))
+			return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
+		}
+		app.Status.DNS = nil
+	}
+
+	if err := r.patchFinalizers(ctx, app, func() {
+		controllerutil.RemoveFinalizer(app, appsv1alpha1.DNSCleanupFinalizer)
+	}); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	r.cleanup.done(app)
+	log.FromContext(ctx).Info("Removed the DNS cleanup finalizer")
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,139 @@
+package myapp
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+)
+
+// Reasons of the Ready condition.
+const (
+	// ReasonAvailable: the Deployment is available and the record active.
+	ReasonAvailable = "Available"
+	// ReasonDeploymentUnavailable: the Deployment has not become available.
+	ReasonDeploymentUnavailable = "DeploymentUnavailable"
+	// ReasonDNSNotReady: the app runs but its DNS record is not active.
+	ReasonDNSNotReady = "DNSNotReady"
+	// ReasonChildConflict: an object in the way of a child is not the MyApp's.
+	ReasonChildConflict = "ChildConflict"
+	// ReasonDeleting: the MyApp is being deleted.
+	ReasonDeleting = "Deleting"
+)
+
+// Reasons of the DNSReady condition.
+const (
+	ReasonRecordActive          = "RecordActive"
+	ReasonRecordPending         = "RecordPending"
+	ReasonWaitingForAddress     = "WaitingForAddress"
+	ReasonHostConflict          = "HostConflict"
+	ReasonDNSServiceUnavailable = "DNSServiceUnavailable"
+	ReasonDNSUnauthorized       = "DNSUnauthorized"
+	ReasonDNSThrottled          = "DNSThrottled"
+	ReasonDNSRequestRejected    = "DNSRequestRejected"
+	ReasonDeletingRecord        = "DeletingRecord"
+)
+
+// Reasons of events that have no condition of their own.
+const (
+	ReasonChildCreated      = "ChildCreated"
+	ReasonChildUpdated      = "ChildUpdated"
+	ReasonChildWriteFailed  = "ChildWriteFailed"
+	ReasonDNSRecordCreated  = "DNSRecordCreated"
+	ReasonDNSRecordUpdated  = "DNSRecordUpdated"
+	ReasonDNSRecordDeleted  = "DNSRecordDeleted"
+	ReasonDNSRecordOrphaned = "DNSRecordOrphaned"
+)
+
+func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string) {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&app.Status.Conditions, metav1.Condition{
+		Type:               condType,
+		Status:             s,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: app.Generation,
+	})
+}
+
+func setDNSCondition(app *appsv1alpha1.MyApp, ready bool, reason, message string) {
+	setCondition(app, appsv1alpha1.DNSReadyCondition, ready, reason, message)
+}
+
+func setReadyConditionFalse(app *appsv1alpha1.MyApp, reason, message string) {
+	setCondition(app, appsv1alpha1.ReadyCondition, false, reason, message)
+}
+
+func isDNSConditionReason(app *appsv1alpha1.MyApp, reason string) bool {
+	return hasConditionReason(app, appsv1alpha1.DNSReadyCondition, reason)
+}
+
+func isReadyConditionReason(app *appsv1alpha1.MyApp, reason string) bool {
+	return hasConditionReason(app, appsv1alpha1.ReadyCondition, reason)
+}
+
+func hasConditionReason(app *appsv1alpha1.MyApp, condType, reason string) bool {
+	c := meta.FindStatusCondition(app.Status.Conditions, condType)
+	return c != nil && c.Reason == reason
+}
+
+// setReadyCondition derives Ready from the Deployment and DNSReady: true only
+// when the Deployment is available at the current spec and the record is
+// active.
+func setReadyCondition(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {
+	if !deploymentRolledOut(dep) {
+		var updated, available, want int32
+		if dep != nil {
+			updated, available, want = dep.Status.UpdatedReplicas, dep.Status.AvailableReplicas, ptr.Deref(dep.Spec.Replicas, 1)
+		}
+		setReadyConditionFalse(app, ReasonDeploymentUnavailable, fmt.Sprintf(
+			"Deployment %s is rolling out (%d/%d replicas updated, %d available); check its pods' events if this persists",
+			app.Name, updated, want, available))
+		return
+	}
+	dnsCond := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
+	if dnsCond == nil || dnsCond.Status != metav1.ConditionTrue {
+		msg := "The DNS record is not active yet"
+		if dnsCond != nil {
+			msg = "The app runs, but its DNS record is not active: " + dnsCond.Message
+		}
+		setReadyConditionFalse(app, ReasonDNSNotReady, msg)
+		return
+	}
+	setCondition(app, appsv1alpha1.ReadyCondition, true, ReasonAvailable,
+		fmt.Sprintf("The app is available at %s", app.Spec.Host))
+}
+
+// deploymentRolledOut is true when the Deployment runs the current template
+// on exactly the wanted number of available pods and reports Available:
+// Available alone holds during a rolling update too, while old pods serve.
+func deploymentRolledOut(dep *appsv1.Deployment) bool {
+	if dep == nil || dep.Status.ObservedGeneration < dep.Generation {
+		return false
+	}
+	want := ptr.Deref(dep.Spec.Replicas, 1)
+	if dep.Status.UpdatedReplicas != want || dep.Status.Replicas != want || dep.Status.AvailableReplicas != want {
+		return false
+	}
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// setChildConflictCondition reports an object in the way of a child.
+func setChildConflictCondition(app *appsv1alpha1.MyApp, err *childConflictError) {
+	setReadyConditionFalse(app, ReasonChildConflict, fmt.Sprintf(
+		"%s %s already exists and is not controlled by this MyApp; the operator never adopts it: "+
+			"delete or rename it, or rename the MyApp", err.kind, err.name))
+}

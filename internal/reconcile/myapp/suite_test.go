@@ -1,0 +1,282 @@
+package myapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+const (
+	simToken = "test-token"
+	// defaultTarget is where records point: kwok's Ingresses never get a
+	// load-balancer address.
+	defaultTarget = "192.0.2.10"
+	// driftCheckInterval is long on purpose: every repair a test sees within
+	// its timeout came from a watch, not from this timer.
+	driftCheckInterval = time.Hour
+	timeout            = 30 * time.Second
+	interval           = 100 * time.Millisecond
+)
+
+var (
+	cp         *harness.ControlPlane
+	k8sClient  client.Client // uncached, for the tests' own reads and writes
+	sim        *simulator.Server
+	dnsClient  dns.Client
+	reconciler *Reconciler
+	writes     = &writeCounter{byNamespace: map[string]int{}}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite))
+}
+
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = appsv1alpha1.AddToScheme(s)
+	return s
+}
+
+// setupSuite starts the simulator and a manager running the MyApp
+// controller, whose client counts the writes it makes.
+func setupSuite(cp *harness.ControlPlane) (func(), error) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	scheme := testScheme()
+	var err error
+	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+
+	sim = simulator.New(simulator.Options{Token: simToken, PropagationDelay: 300 * time.Millisecond})
+	srv := httptest.NewServer(sim)
+	dnsClient, err = dns.New(external.Config{
+		BaseURL:      srv.URL,
+		Token:        external.StaticTokenSource(simToken),
+		MaxRetries:   1,
+		MaxRetryWait: 100 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return nil, err
+	}
+	reconciler = &Reconciler{
+		Client:              interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
+		DNS:                 dnsClient,
+		Recorder:            mgr.GetEventRecorder("myapp-controller"),
+		DefaultTarget:       defaultTarget,
+		PendingPollInterval: 200 * time.Millisecond,
+		DriftCheckInterval:  driftCheckInterval,
+	}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		sim.Close()
+		srv.Close()
+	}, nil
+}
+
+// zapLevel keeps the controller's log quiet unless MYAPP_TEST_LOG is set:
+// the outage tests log an error per retry by design.
+func zapLevel() zapcore.Level {
+	if os.Getenv("MYAPP_TEST_LOG") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.DPanicLevel
+}
+
+// noWatch adapts the manager's cached client to the interceptor, which wraps
+// a client.WithWatch; the reconciler never watches through its client.
+type noWatch struct{ client.Client }
+
+func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errors.New("watch is not supported by the reconciler's client")
+}
+
+// writeCounter counts the write requests the reconciler's client makes, by
+// namespace, so a test can prove a steady state writes nothing.
+type writeCounter struct {
+	mu          sync.Mutex
+	byNamespace map[string]int
+}
+
+func (w *writeCounter) add(obj client.Object) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.byNamespace[obj.GetNamespace()]++
+}
+
+func (w *writeCounter) count(namespace string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.byNamespace[namespace]
+}
+
+func (w *writeCounter) funcs() interceptor.Funcs {
+	return interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			w.add(obj)
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			w.add(obj)
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			w.add(obj)
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			w.add(obj)
+			return c.Delete(ctx, obj, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			w.add(obj)
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch,
+			opts ...client.SubResourcePatchOption) error {
+			w.add(obj)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+}
+
+// newNamespace creates a namespace of its own for a test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t-" + strings.ToLower(utilrand.String(6))}}
+	if err := k8sClient.Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// myAppOption changes a test MyApp before it is created.
+type myAppOption func(*appsv1alpha1.MyApp)
+
+func withHost(host string) myAppOption {
+	return func(a *appsv1alpha1.MyApp) { a.Spec.Host = host }
+}
+
+func withDeletionPolicy(p appsv1alpha1.DeletionPolicy) myAppOption {
+	return func(a *appsv1alpha1.MyApp) { a.Spec.DeletionPolicy = p }
+}
+
+func withEnv(env ...corev1.EnvVar) myAppOption {
+	return func(a *appsv1alpha1.MyApp) { a.Spec.Env = env }
+}
+
+// newMyApp builds a MyApp with two replicas, served on <name>.<ns>.example.com.
+func newMyApp(namespace, name string, opts ...myAppOption) *appsv1alpha1.MyApp {
+	app := &appsv1alpha1.MyApp{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1alpha1.MyAppSpec{
+			Replicas: ptr.To[int32](2),
+			Image:    "nginx:1.27",
+			Host:     name + "." + namespace + ".example.com",
+		},
+	}
+	for _, o := range opts {
+		o(app)
+	}
+	return app
+}
+
+// createReadyMyApp creates app and waits until it is Ready.
+func createReadyMyApp(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) {
+	t.Helper()
+	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
+	eventuallyReady(t, g, app)
+}
+
+func eventuallyReady(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) {
+	t.Helper()
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
+		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
+	}, timeout, interval).Should(Succeed(), "MyApp %s becomes Ready", app.Name)
+}
+
+func conditionOf(app *appsv1alpha1.MyApp, condType string) *metav1.Condition {
+	for i := range app.Status.Conditions {
+		if app.Status.Conditions[i].Type == condType {
+			return &app.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// recordsNamed returns the simulator's records with the given name.
+func recordsNamed(name string) []simulator.Record {
+	var out []simulator.Record
+	for _, r := range sim.Records() {
+		if r.Name == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// eventReasons lists the reasons of the events about the named object.
+func eventReasons(t *testing.T, namespace, name string) []string {
+	var events eventsv1.EventList
+	if err := k8sClient.List(t.Context(), &events, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == name {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}
