@@ -9,7 +9,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
@@ -23,7 +25,7 @@ const (
 
 // setupControllers builds the external clients and registers the
 // controllers with the manager.
-func setupControllers(_ context.Context, mgr ctrl.Manager, opts *options) error {
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) error {
 	dnsClient, err := dns.New(externalConfig(mgr, opts.dns, opts.externalCAFile, "dns"))
 	if err != nil {
 		return fmt.Errorf("configuring the DNS client: %w", err)
@@ -39,6 +41,19 @@ func setupControllers(_ context.Context, mgr ctrl.Manager, opts *options) error 
 		RecordTTL:           int32(opts.myApp.recordTTL), //nolint:gosec // validated to 1..86400
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
+	}
+
+	backupClient, err := backup.New(externalConfig(mgr, opts.backup, opts.externalCAFile, "backup"))
+	if err != nil {
+		return fmt.Errorf("configuring the backup client: %w", err)
+	}
+	if err := (&backupconfig.Reconciler{
+		Client:             mgr.GetClient(),
+		Backups:            backupClient,
+		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
+		BackupPollInterval: opts.backupPollInterval,
+	}).SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the BackupConfig controller: %w", err)
 	}
 	return nil
 }

@@ -65,6 +65,8 @@ func TestManagerServesProbesAndStopsOnSIGTERM(t *testing.T) {
 		"--metrics-bind-address="+metricsAddr,
 		"--dns-url="+simURL,
 		"--dns-token-file="+tokenFile,
+		"--backup-url="+simURL,
+		"--backup-token-file="+tokenFile,
 	)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	g.Expect(cmd.Start()).To(Succeed())
@@ -112,6 +114,7 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		want string
 	}{
 		{nil, "--dns-url is required"},
+		{nil, "--backup-url is required"},
 		{[]string{"--dns-url=ftp://dns.example.com", "--dns-token-file=/t"}, "--dns-url must be an http or https URL"},
 		{[]string{"--dns-url=https://dns.example.com", "--dns-token-file=/t", "--dns-record-ttl=0"}, "--dns-record-ttl must be between 1 and 86400"},
 		{[]string{"--backup-url=https://backup.example.com"}, "--backup-url needs --backup-token-file or --backup-token-secret"},

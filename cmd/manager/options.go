@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
@@ -35,6 +36,8 @@ type options struct {
 	externalCAFile string
 
 	myApp myAppOptions
+	// backupPollInterval is how often a RUNNING backup is polled.
+	backupPollInterval time.Duration
 }
 
 // myAppOptions tune the MyApp controller.
@@ -97,6 +100,8 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
 		"How often an ACTIVE DNS record is checked for changes made outside the operator (jittered by up to 20%).")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
+	fs.DurationVar(&o.backupPollInterval, "backup-poll-interval", backupconfig.DefaultBackupPollInterval,
+		"How often a RUNNING backup is polled until it finishes (jittered).")
 	return o
 }
 
@@ -115,6 +120,12 @@ func (o *options) validate() error {
 	errs := []error{o.dns.validate("dns"), o.backup.validate("backup")}
 	if o.dns.url == "" {
 		errs = append(errs, errors.New("--dns-url is required: the MyApp controller registers every MyApp's host there"))
+	}
+	if o.backup.url == "" {
+		errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
+	}
+	if o.backupPollInterval <= 0 {
+		errs = append(errs, errors.New("--backup-poll-interval must be positive"))
 	}
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))

@@ -1,0 +1,254 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// reconcileApp fetches the referenced MyApp and, with backupBeforeAppDeletion,
+// puts the final-backup finalizer on it.
+func (r *Reconciler) reconcileApp(ctx context.Context, s *scope) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	app := &appsv1alpha1.MyApp{}
+	key := types.NamespacedName{Namespace: s.bc.Namespace, Name: s.bc.Spec.AppRef.Name}
+	if err := r.Client.Get(ctx, key, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Not an error: the MyApp watch brings this BackupConfig back
+			// when the MyApp is created, so there is nothing to retry.
+			log.Info("MyApp not found, waiting for it to be created", "myapp", klog.KRef(key.Namespace, key.Name))
+			s.readiness.appMissing = true
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading MyApp %s: %w", key.Name, err)
+	}
+	s.app = app
+
+	// A finalizer cannot be added to an object being deleted; a MyApp whose
+	// deletion began before the option was set goes without a final backup.
+	if !s.bc.Spec.BackupBeforeAppDeletion || !app.DeletionTimestamp.IsZero() ||
+		controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	log.Info("Adding finalizer to MyApp", "myapp", klog.KObj(app), "finalizer", backupv1alpha1.FinalBackupFinalizer)
+	return r.patchAppFinalizer(ctx, app, controllerutil.AddFinalizer)
+}
+
+// patchAppFinalizer adds or removes the final-backup finalizer on a MyApp.
+// The patch carries the resource version, so it changes nothing but
+// metadata.finalizers and never overwrites a finalizer another controller
+// wrote meanwhile (a conflict retries instead).
+func (r *Reconciler) patchAppFinalizer(ctx context.Context, app *appsv1alpha1.MyApp,
+	change func(client.Object, string) bool) (ctrl.Result, error) {
+	base := app.DeepCopy()
+	change(app, backupv1alpha1.FinalBackupFinalizer)
+	err := r.Client.Patch(ctx, app, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	return conflictResult(err)
+}
+
+// reconcileAppHolds releases every MyApp in the namespace that carries the
+// final-backup finalizer but that no BackupConfig needs any more: the option
+// was turned off, spec.appRef moved, the holder is being deleted, or the
+// final backups of all holders succeeded. The finalizer is shared by all
+// BackupConfigs of a MyApp, so none releases it while another still needs
+// it.
+func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Result, error) {
+	var apps appsv1alpha1.MyAppList
+	if err := r.Client.List(ctx, &apps, client.InNamespace(s.bc.Namespace)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing MyApps: %w", err)
+	}
+	for i := range apps.Items {
+		app := &apps.Items[i]
+		if !controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
+			continue
+		}
+		wanted, err := r.appHoldWanted(ctx, s, app)
+		if external.KindOf(err) != "" {
+			return r.serviceError(ctx, s, "checking the final backups of MyApp "+app.Name, err)
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if wanted {
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp", "myapp", klog.KObj(app),
+			"finalizer", backupv1alpha1.FinalBackupFinalizer)
+		result, err := r.patchAppFinalizer(ctx, app, controllerutil.RemoveFinalizer)
+		if err != nil || !result.IsZero() {
+			return result, err
+		}
+		r.eventFor(s.bc, app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
+			"Removed finalizer %s from MyApp %s: no BackupConfig needs a final backup of it any more",
+			backupv1alpha1.FinalBackupFinalizer, app.Name)
+		if s.app != nil && s.app.UID == app.UID {
+			s.app = app
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// appHoldWanted reports whether some BackupConfig still needs the final-backup
+// finalizer on app: one that is not being deleted, has the option on and
+// references app, and, when the app is being deleted, has no successful final
+// backup of it yet.
+func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) (bool, error) {
+	var list backupv1alpha1.BackupConfigList
+	err := r.Client.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingFields{AppRefIndexKey: app.Name})
+	if err != nil {
+		return true, fmt.Errorf("listing the BackupConfigs of MyApp %s: %w", app.Name, err)
+	}
+	// The cache may not show this BackupConfig's latest spec yet, so the one
+	// in hand stands in for it, whether the cache lists it or not.
+	holders := []*backupv1alpha1.BackupConfig{s.bc}
+	for i := range list.Items {
+		if list.Items[i].UID != s.bc.UID {
+			holders = append(holders, &list.Items[i])
+		}
+	}
+	for _, holder := range holders {
+		if !holder.DeletionTimestamp.IsZero() || !holder.Spec.BackupBeforeAppDeletion ||
+			holder.Spec.AppRef.Name != app.Name {
+			continue
+		}
+		if app.DeletionTimestamp.IsZero() {
+			return true, nil
+		}
+		attempts, err := r.listFinalAttempts(ctx, ownerFor(holder), app.UID)
+		if err != nil {
+			return true, err
+		}
+		if attempts.succeeded == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// finalAttempts is what the backup service holds of one BackupConfig's final
+// backups of one MyApp.
+type finalAttempts struct {
+	succeeded   *backup.Backup
+	running     *backup.Backup
+	failed      int
+	lastFailure string
+}
+
+// listFinalAttempts reads the final backup attempts from the backup service
+// rather than from status, because the service is the one record a crash
+// cannot leave behind.
+func (r *Reconciler) listFinalAttempts(ctx context.Context, owner string, appUID types.UID) (finalAttempts, error) {
+	backups, err := r.Backups.List(ctx, owner)
+	if err != nil {
+		return finalAttempts{}, err
+	}
+	prefix := finalKeyPrefix(owner, appUID)
+	var attempts finalAttempts
+	for i := range backups {
+		b := &backups[i]
+		if b.Owner != owner || !strings.HasPrefix(b.IdempotencyKey, prefix) {
+			continue
+		}
+		switch b.Phase {
+		case backup.PhaseSucceeded:
+			attempts.succeeded = b
+		case backup.PhaseRunning:
+			attempts.running = b
+		case backup.PhaseFailed:
+			attempts.failed++
+			attempts.lastFailure = b.Reason
+		}
+	}
+	return attempts, nil
+}
+
+// reconcileFinalBackup takes the last backup of a MyApp being deleted that
+// this BackupConfig holds with its finalizer. reconcileAppHolds releases the
+// MyApp once the service reports the backup SUCCEEDED.
+func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
+	app := s.app
+	if app == nil || app.DeletionTimestamp.IsZero() || !s.bc.Spec.BackupBeforeAppDeletion ||
+		!controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	if last := s.bc.Status.LastBackup; last != nil && last.Phase == backupv1alpha1.BackupRunning &&
+		last.Trigger != backupv1alpha1.TriggerAppDeletion {
+		// One backup at a time: the one running was started just before the
+		// deletion and covers nearly the same state; the final one follows.
+		s.readiness.finalBackupPending = true
+		return ctrl.Result{}, nil
+	}
+	attempts, err := r.listFinalAttempts(ctx, s.owner, app.UID)
+	if err != nil {
+		s.readiness.finalBackupPending = true
+		return r.serviceError(ctx, s, "listing final backups", err)
+	}
+	switch {
+	case attempts.succeeded != nil:
+		if last := s.bc.Status.LastBackup; last == nil || last.ID != attempts.succeeded.ID {
+			r.recordBackup(ctx, s, *attempts.succeeded, backupv1alpha1.TriggerAppDeletion)
+		}
+		// This BackupConfig's part is done; the MyApp goes once no other
+		// BackupConfig needs it.
+		return r.reconcileAppHolds(ctx, s)
+	case attempts.running != nil:
+		s.readiness.finalBackupPending = true
+		if last := s.bc.Status.LastBackup; last == nil || last.ID != attempts.running.ID {
+			// Started by a pass that died before recording it.
+			r.recordBackup(ctx, s, *attempts.running, backupv1alpha1.TriggerAppDeletion)
+		}
+		return requeueAfter(r.pollInterval()), nil
+	case attempts.failed >= r.finalBackupAttempts():
+		// Out of attempts: a person decides between fixing the service and
+		// releasing the MyApp without a final backup. Nothing to requeue for;
+		// the spec change or deletion that decides brings the object back.
+		s.readiness.finalBackupFailures = attempts.failed
+		s.readiness.finalBackupFailure = attempts.lastFailure
+		if readyReason(s.base) != FinalBackupFailedReason {
+			ctrl.LoggerFrom(ctx).Info("Final backup failed for good, holding the MyApp", "myapp", klog.KObj(app),
+				"attempts", attempts.failed)
+			r.event(s, corev1.EventTypeWarning, eventFinalBackupFailed, actionStartBackup,
+				"The final backup of MyApp %s failed %d times (last reason: %s); the MyApp is held until "+
+					"spec.backupBeforeAppDeletion is set to false or this BackupConfig is deleted",
+				app.Name, attempts.failed, normalizeReason(attempts.lastFailure))
+		}
+		return ctrl.Result{}, nil
+	case s.bc.Spec.Suspend:
+		s.readiness.finalBackupPending = true
+		return ctrl.Result{}, nil
+	}
+	s.readiness.finalBackupPending = true
+	return r.startBackup(ctx, s, backupv1alpha1.TriggerAppDeletion, finalKey(s.owner, app.UID, attempts.failed+1))
+}

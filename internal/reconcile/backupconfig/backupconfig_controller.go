@@ -1,0 +1,386 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// The controller writes BackupConfigs, their status and their finalizer.
+// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs/finalizers,verbs=update
+
+// MyApps belong to another controller; this one only reads them, except for
+// adding and removing its own finalizer (backup.myapp.dev/final-backup).
+// RBAC cannot narrow a permission to one finalizer, so update and patch are
+// granted on the whole object; the code only ever sends a patch that changes
+// metadata.finalizers, guarded by the resource version.
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;update;patch
+
+// Events go through the events.k8s.io API.
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// AppRefIndexKey indexes BackupConfigs by spec.appRef.name, so a MyApp event
+// finds the BackupConfigs that reference it without listing them all.
+const AppRefIndexKey = "spec.appRef.name"
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "backupconfig"
+
+// Defaults of the Reconciler's tunables.
+const (
+	// DefaultBackupPollInterval is how often a RUNNING backup is polled, and
+	// how soon a cleanup waiting for the service to finish deleting looks
+	// again. The backup service emits no events, so polling is the only way
+	// to learn that a backup finished.
+	DefaultBackupPollInterval = 10 * time.Second
+	// DefaultFinalBackupAttempts is how many final backups are tried before
+	// the controller gives up and asks a person to decide.
+	DefaultFinalBackupAttempts = 3
+)
+
+const (
+	// pollJitterFactor spreads polls of backups started together.
+	pollJitterFactor = 0.2
+	// scheduleWakeSlack is how long after a slot the controller wakes up, at
+	// most twice this with jitter, so it never wakes a moment too early and
+	// many BackupConfigs on the same schedule do not wake at once.
+	scheduleWakeSlack = time.Second
+	// conflictRetryDelay is how soon a pass that lost a write race to another
+	// writer runs again. The other write may be one the predicates filter
+	// out, so the controller cannot count on its event.
+	conflictRetryDelay = time.Second
+	// backupVisibilityGrace is how long a backup the service just started may
+	// be missing from reads: the service is eventually consistent.
+	backupVisibilityGrace = time.Minute
+)
+
+// Reconciler reconciles BackupConfigs. The manager sets the exported fields;
+// zero values of the tunables mean their defaults.
+type Reconciler struct {
+	// Client reads and writes Kubernetes objects. SetupWithManager defaults it
+	// to the manager's client.
+	Client client.Client
+	// Backups is the backup service. Required.
+	Backups backup.Client
+	// Recorder records events. SetupWithManager defaults it to the manager's
+	// recorder named "backupconfig-controller"; nil turns events off.
+	Recorder recorder.EventRecorder
+	// Clock decides when scheduled backups are due. Defaults to the real
+	// clock; tests use a fake one to move through schedules.
+	Clock clock.PassiveClock
+	// BackupPollInterval is how often a running backup is polled. Defaults to
+	// DefaultBackupPollInterval.
+	BackupPollInterval time.Duration
+	// FinalBackupAttempts is how many final backups are tried for a MyApp
+	// being deleted. Defaults to DefaultFinalBackupAttempts.
+	FinalBackupAttempts int
+}
+
+// currentTime reads the injected clock, in UTC like the schedules.
+func (r *Reconciler) currentTime() time.Time {
+	if r.Clock == nil {
+		return time.Now().UTC()
+	}
+	return r.Clock.Now().UTC()
+}
+
+func (r *Reconciler) pollInterval() time.Duration {
+	if r.BackupPollInterval <= 0 {
+		return DefaultBackupPollInterval
+	}
+	return r.BackupPollInterval
+}
+
+func (r *Reconciler) finalBackupAttempts() int {
+	if r.FinalBackupAttempts <= 0 {
+		return DefaultFinalBackupAttempts
+	}
+	return r.FinalBackupAttempts
+}
+
+// SetupWithManager registers the spec.appRef.name index and the controller.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if r.Backups == nil {
+		return errors.New("backupconfig: the Reconciler needs a backup service client")
+	}
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("backupconfig-controller")
+	}
+	registerMetrics()
+
+	err := mgr.GetFieldIndexer().IndexField(ctx, &backupv1alpha1.BackupConfig{}, AppRefIndexKey,
+		func(obj client.Object) []string {
+			bc, ok := obj.(*backupv1alpha1.BackupConfig)
+			if !ok || bc.Spec.AppRef.Name == "" {
+				return nil
+			}
+			return []string{bc.Spec.AppRef.Name}
+		})
+	if err != nil {
+		return fmt.Errorf("indexing BackupConfigs by %s: %w", AppRefIndexKey, err)
+	}
+
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&backupv1alpha1.BackupConfig{}, builder.WithPredicates(backupConfigChanged())).
+		Watches(&appsv1alpha1.MyApp{}, handler.EnqueueRequestsFromMapFunc(r.backupConfigsForApp),
+			builder.WithPredicates(appChanged())).
+		Complete(r)
+}
+
+// backupConfigChanged lets through the BackupConfig changes that need work:
+// spec (generation), deletion, annotations (a way to ask for a reconcile),
+// and the cleanup finalizer. The controller's own status writes do not
+// trigger it; it schedules its next pass itself.
+func backupConfigChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+				deletionStarted(e.ObjectOld, e.ObjectNew) ||
+				finalizerChanged(e.ObjectOld, e.ObjectNew, backupv1alpha1.BackupCleanupFinalizer) ||
+				!equality.Semantic.DeepEqual(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations())
+		},
+	}
+}
+
+// appChanged lets through the MyApp changes a BackupConfig acts on: a new
+// generation, the start of a deletion, the final-backup finalizer coming or
+// going, and the MyApp appearing or disappearing. Status updates, which the
+// MyApp's own controller writes often, are filtered out.
+func appChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+				deletionStarted(e.ObjectOld, e.ObjectNew) ||
+				finalizerChanged(e.ObjectOld, e.ObjectNew, backupv1alpha1.FinalBackupFinalizer)
+		},
+	}
+}
+
+func deletionStarted(old, updated client.Object) bool {
+	return old.GetDeletionTimestamp().IsZero() != updated.GetDeletionTimestamp().IsZero()
+}
+
+func finalizerChanged(old, updated client.Object, finalizer string) bool {
+	return controllerutil.ContainsFinalizer(old, finalizer) != controllerutil.ContainsFinalizer(updated, finalizer)
+}
+
+// backupConfigsForApp maps a MyApp onto the BackupConfigs in its namespace
+// that reference it, through the index.
+func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object) []reconcile.Request {
+	var list backupv1alpha1.BackupConfigList
+	err := r.Client.List(ctx, &list, client.InNamespace(app.GetNamespace()),
+		client.MatchingFields{AppRefIndexKey: app.GetName()})
+	if err != nil {
+		// A cache list fails only while the manager shuts down; the next event
+		// or the periodic resync maps the MyApp again.
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the BackupConfigs of a MyApp", "myapp", klog.KObj(app))
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
+}
+
+// scope is what one reconcile pass knows about a BackupConfig. Phases read
+// and fill it in; the deferred status write turns it into status.
+type scope struct {
+	bc *backupv1alpha1.BackupConfig
+	// base is the BackupConfig as fetched, the base of the status patch.
+	base *backupv1alpha1.BackupConfig
+	// app is the referenced MyApp, nil when it does not exist.
+	app *appsv1alpha1.MyApp
+	// owner is this BackupConfig's identity in the backup service.
+	owner string
+	now   time.Time
+	// schedule is spec.schedule parsed, nil without one.
+	schedule cron.Schedule
+	// slotDue is set when status.nextScheduleTime has come.
+	slotDue bool
+	// readiness collects what decides the Ready condition.
+	readiness readiness
+}
+
+// related is the MyApp as the related object of an event, or nil.
+func (s *scope) related() runtime.Object {
+	if s.app == nil {
+		return nil
+	}
+	return s.app
+}
+
+// Reconcile brings one BackupConfig's backups in line with its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+
+	bc := &backupv1alpha1.BackupConfig{}
+	if err := r.Client.Get(ctx, req.NamespacedName, bc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	if bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
+		// The finalizer goes on before the first backup is started, so no
+		// backup can exist that a deletion would not clean up. The update
+		// event of this patch starts the next pass.
+		log.Info("Adding finalizer", "finalizer", backupv1alpha1.BackupCleanupFinalizer)
+		base := bc.DeepCopy()
+		controllerutil.AddFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer)
+		err := r.Client.Patch(ctx, bc, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		return conflictResult(err)
+	}
+	if !bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
+		// Cleanup is done; the object waits for other finalizers only.
+		return ctrl.Result{}, nil
+	}
+
+	s := &scope{
+		bc:        bc,
+		base:      bc.DeepCopy(),
+		owner:     ownerFor(bc),
+		now:       r.currentTime(),
+		readiness: readiness{appName: bc.Spec.AppRef.Name},
+	}
+	defer func() {
+		// A pass that waits out a throttling service returns no error but
+		// did not get its work done either.
+		succeeded := retErr == nil && s.readiness.serviceErr == nil
+		if err := r.patchStatus(ctx, s, succeeded); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+		if retErr != nil {
+			// controller-runtime ignores a result returned with an error.
+			result = ctrl.Result{}
+		}
+	}()
+
+	if !bc.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	return r.reconcileNormal(ctx, s)
+}
+
+// reconcileNormal runs the phases of a BackupConfig that is not being
+// deleted. The first phase that fails ends the pass; the next pass starts
+// again from the top, which every phase tolerates.
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
+	phases := []func(context.Context, *scope) (ctrl.Result, error){
+		r.reconcileSchedule,
+		r.reconcileApp,
+		r.reconcileAppHolds,
+		r.reconcileRunningBackup,
+		r.reconcileFinalBackup,
+		r.reconcileNewBackup,
+		r.reconcileRetention,
+	}
+	var result ctrl.Result
+	for _, phase := range phases {
+		phaseResult, err := phase(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		result = soonest(result, phaseResult)
+	}
+	return result, nil
+}
+
+// patchStatus writes the status the pass computed, in one patch. It sets
+// observedGeneration only after a successful pass, so a spec the controller
+// failed to act on never looks handled.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope, succeeded bool) error {
+	if succeeded {
+		s.bc.Status.ObservedGeneration = s.bc.Generation
+	}
+	s.readiness.deleting = !s.bc.DeletionTimestamp.IsZero()
+	s.readiness.suspended = s.bc.Spec.Suspend
+	setReadyCondition(s.bc, s.readiness, s.now)
+	setBackupSucceededCondition(s.bc, s.now)
+	if equality.Semantic.DeepEqual(s.base.Status, s.bc.Status) {
+		return nil
+	}
+	// A plain merge patch, as cluster-api's patch helper sends: it carries
+	// only the fields this pass changed, every one of them derived from the
+	// backup service or the spec, so a pass that read a stale object writes
+	// the same values again rather than older ones.
+	err := r.Client.Status().Patch(ctx, s.bc, client.MergeFrom(s.base))
+	if apierrors.IsNotFound(err) {
+		// The finalizer was the last one and the object is gone.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("writing the status: %w", err)
+	}
+	return nil
+}
+
+// soonest combines the results of two phases: the earliest requeue wins.
+func soonest(a, b ctrl.Result) ctrl.Result {
+	switch {
+	case a.RequeueAfter == 0:
+		return b
+	case b.RequeueAfter == 0 || a.RequeueAfter <= b.RequeueAfter:
+		return a
+	default:
+		return b
+	}
+}
+
+// requeueAfter waits d with jitter, so objects that started together do not
+// stay in lockstep.
+func requeueAfter(d time.Duration) ctrl.Result {
+	return ctrl.Result{RequeueAfter: wait.Jitter(d, pollJitterFactor)}
+}
+
+// conflictResult turns a lost write race into a quick retry instead of an
+// error: a conflict is expected when two writers meet and says nothing about
+// the health of anything.
+func conflictResult(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return requeueAfter(conflictRetryDelay), nil
+	}
+	return ctrl.Result{}, err
+}

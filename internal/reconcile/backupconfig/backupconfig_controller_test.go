@@ -1,0 +1,690 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+func TestOnChangeBackupAfterImageChange(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("shop")
+	bc := e.newBackupConfig("shop-backup", "shop")
+	e.create(app, bc)
+
+	// A new BackupConfig backs up the MyApp as it is, as a baseline.
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(current.Status.ObservedAppGeneration).To(Equal(int64(1)))
+	g.Expect(e.ownBackups(current)).To(HaveLen(1))
+
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "nginx:1.28" })
+	current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(current.Status.ObservedAppGeneration).To(Equal(int64(2)))
+	backups := e.ownBackups(current)
+	g.Expect(backups).To(HaveLen(2))
+	g.Expect(backups[1].Labels).To(HaveKeyWithValue(labelTrigger, string(backupv1alpha1.TriggerAppChange)))
+	g.Expect(backups[1].App).To(Equal(serviceAppName(e.ns, "shop")))
+
+	// Changes that leave the generation alone start nothing.
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Labels = map[string]string{"team": "web"} })
+	g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(2))
+
+	// The BackupConfig watches the MyApp but never owns it.
+	g.Expect(e.get(app)()).To(Succeed())
+	g.Expect(app.OwnerReferences).To(BeEmpty())
+}
+
+func TestScheduleWithFakeClockAndCatchUpAfterDowntime(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	start := time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC)
+	clock := clocktesting.NewFakeClock(start)
+	withClock := func(r *Reconciler) { r.Clock = clock }
+	e.startManager(withClock)
+
+	app := e.newApp("billing")
+	bc := e.newBackupConfig("hourly", "billing", withSchedule("0 * * * *"), withoutBackupOnChange())
+	e.create(app, bc)
+
+	at := func(hour int) time.Time { return time.Date(2026, 3, 1, hour, 0, 0, 0, time.UTC) }
+	nextScheduleTime := func(g Gomega) time.Time {
+		current := e.fetchBackupConfig(bc)(g)
+		g.Expect(current.Status.NextScheduleTime).NotTo(BeNil())
+		return current.Status.NextScheduleTime.UTC()
+	}
+	g.Eventually(nextScheduleTime, eventually, tick).Should(Equal(at(11)))
+
+	// The controller sleeps until the slot: no reconciles while it waits.
+	reconciles := settledReconcileCount(g)
+	g.Consistently(reconcileCount, consistently, tick).Should(Equal(reconciles))
+
+	// Nothing happens a second early.
+	clock.SetTime(at(11).Add(-time.Second))
+	e.poke(bc)
+	g.Consistently(func() int { return len(e.sim.Backups()) }, consistently, tick).Should(BeZero())
+
+	clock.SetTime(at(11).Add(30 * time.Second))
+	e.poke(bc)
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
+	g.Expect(current.Status.NextScheduleTime.UTC()).To(Equal(at(12)))
+	g.Expect(e.ownBackups(current)).To(HaveLen(1))
+
+	// Downtime: the controller misses the slots of 12, 13, 14 and 15 o'clock
+	// and takes one catch-up backup when it is back, keyed by the first
+	// missed slot.
+	e.stopManager()
+	clock.SetTime(time.Date(2026, 3, 1, 15, 30, 0, 0, time.UTC))
+	e.startManager(withClock)
+	g.Eventually(nextScheduleTime, eventually, tick).Should(Equal(at(16)))
+	current = e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
+	g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(2))
+	g.Expect(e.ownBackups(current)[1].IdempotencyKey).To(HaveSuffix("/schedule/20260301T1200Z"))
+}
+
+func TestBackupIsPolledUntilItFinishes(t *testing.T) {
+	tests := []struct {
+		name          string
+		failBackups   string
+		wantPhase     backupv1alpha1.BackupPhase
+		wantCondition metav1.ConditionStatus
+		wantReason    string
+		wantEvent     string
+	}{
+		{
+			name:          "succeeded",
+			wantPhase:     backupv1alpha1.BackupSucceeded,
+			wantCondition: metav1.ConditionTrue,
+			wantReason:    BackupSucceededReason,
+			wantEvent:     eventBackupSucceeded,
+		},
+		{
+			name:          "failed",
+			failBackups:   "disk full",
+			wantPhase:     backupv1alpha1.BackupFailed,
+			wantCondition: metav1.ConditionFalse,
+			wantReason:    BackupFailedReason,
+			wantEvent:     eventBackupFailed,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			// Long enough to see the backup RUNNING in between.
+			e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Second })
+			if tt.failBackups != "" {
+				e.sim.FailBackups(tt.failBackups, 1)
+			}
+			trigger := string(backupv1alpha1.TriggerAppChange)
+			finishedBefore := testutil.ToFloat64(backupsSucceeded.WithLabelValues(trigger)) +
+				testutil.ToFloat64(backupsFailed.WithLabelValues(trigger))
+			e.startManager()
+			app := e.newApp("web")
+			bc := e.newBackupConfig("web", "web")
+			e.create(app, bc)
+
+			running := e.waitForLastBackup(bc, backupv1alpha1.BackupRunning, backupv1alpha1.TriggerAppChange)
+			g.Expect(condition(running, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(BackupRunningReason))
+
+			current := e.waitForLastBackup(bc, tt.wantPhase, backupv1alpha1.TriggerAppChange)
+			last := current.Status.LastBackup
+			g.Expect(last.ID).To(Equal(running.Status.LastBackup.ID))
+			g.Expect(last.StartTime).NotTo(BeNil())
+			g.Expect(last.CompletionTime).NotTo(BeNil())
+			cond := condition(current, backupv1alpha1.BackupSucceededCondition)
+			g.Expect(cond.Status).To(Equal(tt.wantCondition))
+			g.Expect(cond.Reason).To(Equal(tt.wantReason))
+			g.Expect(current.Status.ObservedGeneration).To(Equal(current.Generation))
+			g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
+			g.Expect(testutil.ToFloat64(backupsSucceeded.WithLabelValues(trigger)) +
+				testutil.ToFloat64(backupsFailed.WithLabelValues(trigger))).To(Equal(finishedBefore + 1))
+
+			if tt.wantPhase == backupv1alpha1.BackupSucceeded {
+				g.Expect(last.Location).NotTo(BeEmpty())
+				g.Expect(last.SizeBytes).To(BeNumerically(">", 0))
+				g.Expect(current.Status.LastSuccessfulBackupTime).To(Equal(last.CompletionTime))
+				return
+			}
+			g.Expect(last.Reason).To(Equal(tt.failBackups))
+			g.Expect(cond.Message).To(ContainSubstring(tt.failBackups))
+			g.Expect(current.Status.LastSuccessfulBackupTime).To(BeNil())
+
+			// The failure is not retried by itself; the next trigger tries
+			// again, and succeeds now that the service does.
+			g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(1))
+			update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "nginx:1.28" })
+			current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+			g.Expect(condition(current, backupv1alpha1.BackupSucceededCondition).Status).To(Equal(metav1.ConditionTrue))
+		})
+	}
+}
+
+func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("crm")
+	e.create(app)
+
+	// Backups of the same MyApp by someone else, and by an earlier
+	// BackupConfig of the same name, are not this BackupConfig's to prune.
+	var foreign []string
+	for _, owner := range []string{"team-dba", "backupconfig/00000000-0000-0000-0000-000000000000"} {
+		b, err := e.backups.Start(ctx, backup.StartRequest{
+			App: serviceAppName(e.ns, "crm"), Owner: owner, IdempotencyKey: owner + "/manual",
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+		foreign = append(foreign, b.ID)
+	}
+
+	bc := e.newBackupConfig("crm", "crm", withKeepLast(2))
+	e.create(bc)
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	ids := []string{current.Status.LastBackup.ID}
+	for _, image := range []string{"crm:2", "crm:3", "crm:4"} {
+		update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = image })
+		current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+		g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
+		ids = append(ids, current.Status.LastBackup.ID)
+	}
+
+	// Four backups were taken; the newest two stay.
+	g.Eventually(func() []string {
+		var own []string
+		for _, b := range e.ownBackups(current) {
+			own = append(own, b.ID)
+		}
+		return own
+	}, eventually, tick).Should(Equal(ids[2:]))
+	var remaining []string
+	for _, b := range e.sim.Backups() {
+		remaining = append(remaining, b.ID)
+	}
+	g.Expect(remaining).To(ContainElements(foreign))
+	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
+}
+
+func TestDeletionPolicy(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy backupv1alpha1.DeletionPolicy
+		// outage makes the backup service fail while the BackupConfig is
+		// deleted, and recover later.
+		outage      bool
+		wantBackups int
+		wantEvent   string
+	}{
+		{name: "delete", policy: backupv1alpha1.DeletionPolicyDelete, wantBackups: 0, wantEvent: eventBackupsDeleted},
+		{name: "delete while the service is down", policy: backupv1alpha1.DeletionPolicyDelete, outage: true,
+			wantBackups: 0, wantEvent: eventBackupsDeleted},
+		{name: "retain", policy: backupv1alpha1.DeletionPolicyRetain, wantBackups: 2, wantEvent: eventBackupsRetained},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			e := newTestEnv(t)
+			e.startManager()
+			app := e.newApp("erp")
+			bc := e.newBackupConfig("erp", "erp", withDeletionPolicy(tt.policy))
+			e.create(app, bc)
+			current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+			update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "erp:2" })
+			current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+			g.Expect(current.Finalizers).To(ContainElement(backupv1alpha1.BackupCleanupFinalizer))
+			g.Expect(e.ownBackups(current)).To(HaveLen(2))
+			foreign, err := e.backups.Start(context.Background(), backup.StartRequest{
+				App: serviceAppName(e.ns, "erp"), Owner: "team-dba", IdempotencyKey: "team-dba/erp",
+			})
+			g.Expect(err).NotTo(HaveOccurred())
+
+			if tt.outage {
+				e.sim.SetOutage(simulator.ServiceBackup, true)
+			}
+			g.Expect(e.c.Delete(context.Background(), current)).To(Succeed())
+			if tt.outage {
+				g.Eventually(func(g Gomega) string {
+					return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+				}, eventually, tick).Should(Equal(CleanupBlockedReason))
+				g.Expect(e.ownBackups(current)).To(HaveLen(2))
+				e.sim.SetOutage(simulator.ServiceBackup, false)
+			}
+
+			g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, eventually, tick).Should(BeTrue())
+			g.Expect(e.ownBackups(current)).To(HaveLen(tt.wantBackups))
+			g.Expect(e.sim.Backups()).To(ContainElement(HaveField("ID", foreign.ID)))
+			g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
+		})
+	}
+}
+
+func TestFinalBackupBeforeAppDeletion(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Second })
+	e.startManager()
+	// The MyApp's own controller would hold it for its DNS cleanup; the
+	// test plays that part.
+	app := e.newApp("blog", dnsCleanupFinalizer)
+	bc := e.newBackupConfig("blog", "blog", withFinalBackup())
+	e.create(app, bc)
+
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ConsistOf(dnsCleanupFinalizer, backupv1alpha1.FinalBackupFinalizer))
+	g.Expect(app.OwnerReferences).To(BeEmpty())
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+
+	// The backup service is down when the MyApp is deleted: the MyApp waits.
+	e.sim.SetOutage(simulator.ServiceBackup, true)
+	g.Expect(e.c.Delete(ctx, app)).To(Succeed())
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(BackupServiceUnavailableReason))
+	g.Expect(e.get(app)()).To(Succeed())
+	g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+
+	// Once it recovers, the final backup is taken, and the finalizer goes
+	// only once the service reports the backup SUCCEEDED.
+	e.sim.SetOutage(simulator.ServiceBackup, false)
+	finalBackup := func() *simulator.Backup {
+		for _, b := range e.sim.Backups() {
+			if b.Labels[labelTrigger] == string(backupv1alpha1.TriggerAppDeletion) {
+				return &b
+			}
+		}
+		return nil
+	}
+	// The app is read before the backup, so a release seen together with a
+	// backup that has not succeeded yet means it was released too early.
+	var releasedEarly []string
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		if !slices.Contains(app.Finalizers, backupv1alpha1.FinalBackupFinalizer) {
+			switch b := finalBackup(); {
+			case b == nil:
+				releasedEarly = append(releasedEarly, "released without a final backup")
+			case b.Phase != simulator.PhaseSucceeded:
+				releasedEarly = append(releasedEarly, "released while the final backup was "+string(b.Phase))
+			}
+		}
+		return app.Finalizers
+	}, eventually, tick).ShouldNot(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+	g.Expect(releasedEarly).To(BeEmpty())
+	// The MyApp's own finalizer is left to its own controller.
+	g.Expect(app.Finalizers).To(ConsistOf(dnsCleanupFinalizer))
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppDeletion)
+	g.Expect(current.Status.LastBackup.ID).To(Equal(finalBackup().ID))
+
+	// The DNS cleanup finishes, the MyApp goes, and the BackupConfig says so.
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Finalizers = nil })
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(AppNotFoundReason))
+}
+
+func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("wiki", dnsCleanupFinalizer)
+	bc := e.newBackupConfig("wiki", "wiki", withFinalBackup())
+	e.create(app, bc)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+
+	e.sim.FailBackups("snapshot volume unavailable", 0)
+	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Eventually(func(g Gomega) metav1.Condition {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
+	}, eventually, tick).Should(And(
+		HaveField("Reason", FinalBackupFailedReason),
+		HaveField("Message", ContainSubstring("snapshot volume unavailable")),
+	))
+	failedFinals := 0
+	for _, b := range e.ownBackups(bc) {
+		if b.Labels[labelTrigger] == string(backupv1alpha1.TriggerAppDeletion) {
+			g.Expect(b.Phase).To(Equal(simulator.PhaseFailed))
+			failedFinals++
+		}
+	}
+	g.Expect(failedFinals).To(Equal(DefaultFinalBackupAttempts))
+	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventFinalBackupFailed))
+	g.Consistently(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, consistently, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+
+	// Turning the option off is the documented way to let the MyApp go.
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.BackupBeforeAppDeletion = false })
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ConsistOf(dnsCleanupFinalizer))
+}
+
+func TestAppHoldFollowsTheSpec(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	e := newTestEnv(t)
+	e.startManager()
+	first, second := e.newApp("first"), e.newApp("second")
+	bc := e.newBackupConfig("mover", "first", withFinalBackup())
+	other := e.newBackupConfig("other", "second", withFinalBackup())
+	e.create(first, second, bc)
+
+	finalizersOf := func(app *appsv1alpha1.MyApp) func(Gomega) []string {
+		return func(g Gomega) []string {
+			g.Expect(e.get(app)()).To(Succeed())
+			return app.Finalizers
+		}
+	}
+	g.Eventually(finalizersOf(first), eventually, tick).Should(ConsistOf(backupv1alpha1.FinalBackupFinalizer))
+
+	// Pointing spec.appRef elsewhere releases the MyApp held before.
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.AppRef.Name = "second" })
+	g.Eventually(finalizersOf(first), eventually, tick).Should(BeEmpty())
+	g.Eventually(finalizersOf(second), eventually, tick).Should(ConsistOf(backupv1alpha1.FinalBackupFinalizer))
+
+	// A MyApp held by two BackupConfigs stays held while one of them
+	// still wants it.
+	e.create(other)
+	g.Eventually(func(g Gomega) []string {
+		return e.fetchBackupConfig(other)(g).Finalizers
+	}, eventually, tick).Should(ContainElement(backupv1alpha1.BackupCleanupFinalizer))
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.BackupBeforeAppDeletion = false })
+	g.Consistently(finalizersOf(second), consistently, tick).Should(ConsistOf(backupv1alpha1.FinalBackupFinalizer))
+
+	// Deleting the last holder releases it.
+	g.Expect(e.c.Delete(ctx, other)).To(Succeed())
+	g.Eventually(finalizersOf(second), eventually, tick).Should(BeEmpty())
+}
+
+func TestMissingAppThatAppearsLater(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	bc := e.newBackupConfig("later", "later", withSchedule("@daily"))
+	e.create(bc)
+
+	g.Eventually(func(g Gomega) metav1.Condition {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
+	}, eventually, tick).Should(And(
+		HaveField("Status", metav1.ConditionFalse),
+		HaveField("Reason", AppNotFoundReason),
+		HaveField("Message", ContainSubstring(`"later"`)),
+	))
+	// No error loop and no polling for the MyApp: the controller waits for
+	// the watch.
+	reconcilesBefore := settledReconcileCount(g)
+	errorsBefore := reconcileErrorCount()
+	g.Consistently(reconcileCount, consistently, tick).Should(Equal(reconcilesBefore))
+	g.Expect(reconcileErrorCount()).To(Equal(errorsBefore))
+	g.Expect(e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)).To(BeZero())
+
+	e.create(e.newApp("later"))
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(condition(current, backupv1alpha1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+}
+
+func TestRestartBetweenStartAndStatusWriteStartsNoSecondBackup(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	// The first controller starts backups but loses every status write,
+	// as if it crashed right after each start call.
+	var lostWrites atomic.Int64
+	e.startManager(func(r *Reconciler) { r.Client = statusWritesLost{Client: r.Client, lost: &lostWrites} })
+	app := e.newApp("ledger")
+	bc := e.newBackupConfig("ledger", "ledger")
+	e.create(app, bc)
+	g.Eventually(func() []simulator.Backup { return e.sim.Backups() }, eventually, tick).Should(HaveLen(1))
+	// The controller keeps retrying with the same idempotency key.
+	g.Consistently(func() []simulator.Backup { return e.sim.Backups() }, consistently, tick).Should(HaveLen(1))
+	e.stopManager()
+	g.Expect(lostWrites.Load()).To(BeNumerically(">", 1))
+	g.Expect(e.fetchBackupConfig(bc)(g).Status.LastBackup).To(BeNil())
+
+	e.startManager()
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(e.sim.Backups()).To(HaveLen(1))
+	g.Expect(current.Status.LastBackup.ID).To(Equal(e.sim.Backups()[0].ID))
+}
+
+func TestSuspendStopsNewBackupsOnly(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Second })
+	e.startManager()
+	app := e.newApp("queue")
+	bc := e.newBackupConfig("queue", "queue")
+	e.create(app, bc)
+
+	// A backup running when the BackupConfig is suspended is still followed.
+	e.waitForLastBackup(bc, backupv1alpha1.BackupRunning, backupv1alpha1.TriggerAppChange)
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(condition(current, backupv1alpha1.ReadyCondition).Reason).To(Equal(SuspendedReason))
+
+	// No new backup while suspended ...
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "queue:2" })
+	g.Consistently(func() []simulator.Backup { return e.sim.Backups() }, consistently, tick).Should(HaveLen(1))
+
+	// ... and the change is backed up once backups resume.
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = false })
+	g.Eventually(func() []simulator.Backup { return e.sim.Backups() }, eventually, tick).Should(HaveLen(2))
+}
+
+func TestInvalidScheduleIsReportedNotRetried(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	e.create(e.newApp("cron"))
+	// The API server accepts five fields; the cron parser refuses minute 99.
+	bc := e.newBackupConfig("cron", "cron", withSchedule("99 * * * *"))
+	e.create(bc)
+
+	g.Eventually(func(g Gomega) metav1.Condition {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
+	}, eventually, tick).Should(And(
+		HaveField("Reason", InvalidScheduleReason),
+		HaveField("Message", ContainSubstring("99 * * * *")),
+	))
+	reconciles := settledReconcileCount(g)
+	g.Consistently(reconcileCount, consistently, tick).Should(Equal(reconciles))
+	g.Expect(e.sim.Backups()).To(BeEmpty())
+
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Schedule = "0 3 * * *" })
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+}
+
+func TestWatchEnqueuesOnlyReferencingBackupConfigs(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	r := e.startManager()
+	e.create(
+		e.newBackupConfig("a1", "a"),
+		e.newBackupConfig("a2", "a"),
+		e.newBackupConfig("b1", "b"),
+	)
+	g.Eventually(func() []string {
+		var names []string
+		for _, req := range r.backupConfigsForApp(context.Background(), e.newApp("a")) {
+			names = append(names, req.Name)
+		}
+		return names
+	}, eventually, tick).Should(ConsistOf("a1", "a2"))
+	g.Expect(r.backupConfigsForApp(context.Background(), e.newApp("c"))).To(BeEmpty())
+}
+
+func TestPredicates(t *testing.T) {
+	now := metav1.Now()
+	base := func() *appsv1alpha1.MyApp {
+		return &appsv1alpha1.MyApp{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 1, ResourceVersion: "1"}}
+	}
+	tests := []struct {
+		name   string
+		change func(*appsv1alpha1.MyApp)
+		want   bool
+	}{
+		{name: "status only", change: func(a *appsv1alpha1.MyApp) { a.Status.ReadyReplicas = 2 }, want: false},
+		{name: "labels only", change: func(a *appsv1alpha1.MyApp) { a.Labels = map[string]string{"a": "b"} }, want: false},
+		{name: "another controller's finalizer", change: func(a *appsv1alpha1.MyApp) {
+			a.Finalizers = []string{appsv1alpha1.DNSCleanupFinalizer}
+		}, want: false},
+		{name: "new generation", change: func(a *appsv1alpha1.MyApp) { a.Generation = 2 }, want: true},
+		{name: "deletion starts", change: func(a *appsv1alpha1.MyApp) { a.DeletionTimestamp = &now }, want: true},
+		{name: "our finalizer", change: func(a *appsv1alpha1.MyApp) {
+			a.Finalizers = []string{backupv1alpha1.FinalBackupFinalizer}
+		}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old, updated := base(), base()
+			tt.change(updated)
+			NewWithT(t).Expect(appChanged().Update(event.UpdateEvent{ObjectOld: old, ObjectNew: updated})).To(Equal(tt.want))
+		})
+	}
+
+	g := NewWithT(t)
+	bcOld := &backupv1alpha1.BackupConfig{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	statusOnly := bcOld.DeepCopy()
+	statusOnly.Status.ObservedGeneration = 1
+	g.Expect(backupConfigChanged().Update(event.UpdateEvent{ObjectOld: bcOld, ObjectNew: statusOnly})).To(BeFalse())
+	poked := bcOld.DeepCopy()
+	poked.Annotations = map[string]string{"reconcile": "now"}
+	g.Expect(backupConfigChanged().Update(event.UpdateEvent{ObjectOld: bcOld, ObjectNew: poked})).To(BeTrue())
+	finalized := bcOld.DeepCopy()
+	finalized.Finalizers = []string{backupv1alpha1.BackupCleanupFinalizer}
+	g.Expect(backupConfigChanged().Update(event.UpdateEvent{ObjectOld: bcOld, ObjectNew: finalized})).To(BeTrue())
+}
+
+func TestSamplesProduceASucceededBackup(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	var bc *backupv1alpha1.BackupConfig
+	for _, obj := range harness.MustLoadObjects(t, filepath.Join(harness.RepoRoot(), "config", "samples")) {
+		obj.SetNamespace(e.ns)
+		g.Expect(e.c.Create(context.Background(), obj)).To(Succeed())
+		if obj.GetKind() == "BackupConfig" {
+			bc = &backupv1alpha1.BackupConfig{}
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, bc)).To(Succeed())
+		}
+	}
+	g.Expect(bc).NotTo(BeNil())
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(condition(current, backupv1alpha1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(current.Status.NextScheduleTime).NotTo(BeNil())
+	g.Expect(e.sim.Backups()).To(ConsistOf(HaveField("Phase", simulator.PhaseSucceeded)))
+}
+
+// statusWritesLost is a client whose status writes never arrive.
+type statusWritesLost struct {
+	client.Client
+	lost *atomic.Int64
+}
+
+func (c statusWritesLost) Status() client.SubResourceWriter {
+	return lostStatusWriter{SubResourceWriter: c.Client.Status(), lost: c.lost}
+}
+
+type lostStatusWriter struct {
+	client.SubResourceWriter
+	lost *atomic.Int64
+}
+
+func (w lostStatusWriter) Patch(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+	w.lost.Add(1)
+	return errors.New("the controller crashed before writing the status")
+}
+
+// settledReconcileCount waits until the pass that wrote what a test just
+// observed has been counted, and returns the count.
+func settledReconcileCount(g Gomega) float64 {
+	var count float64
+	g.Eventually(func() bool {
+		before := reconcileCount()
+		time.Sleep(200 * time.Millisecond)
+		count = reconcileCount()
+		return count == before
+	}, eventually).Should(BeTrue())
+	return count
+}
+
+// reconcileCount is how many times the controller reconciled, over every
+// manager this process ran; tests compare it before and after.
+func reconcileCount() float64 {
+	return sumCounter("controller_runtime_reconcile_total", "")
+}
+
+// reconcileErrorCount is how many reconciles failed.
+func reconcileErrorCount() float64 {
+	return sumCounter("controller_runtime_reconcile_total", "error")
+}
+
+func sumCounter(name, result string) float64 {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return -1
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			matches := true
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() != ControllerName ||
+					l.GetName() == "result" && result != "" && l.GetValue() != result {
+					matches = false
+				}
+			}
+			if matches && strings.HasPrefix(name, "controller_runtime") {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// deleteBackups deletes backups on behalf of this BackupConfig and returns
+// how many are gone. A backup the service says belongs to someone else is
+// left alone: it is not this BackupConfig's to delete.
+func (r *Reconciler) deleteBackups(ctx context.Context, s *scope, backups []backup.Backup) (int, error) {
+	log := ctrl.LoggerFrom(ctx)
+	deleted := 0
+	for _, b := range backups {
+		log.V(1).Info("Deleting backup", "backupID", b.ID)
+		err := r.Backups.Delete(ctx, b.ID, s.owner)
+		switch {
+		case errors.Is(err, external.ErrConflict):
+			log.Info("Not deleting a backup of another owner", "backupID", b.ID)
+		case err != nil:
+			return deleted, err
+		default:
+			deleted++
+		}
+	}
+	return deleted, nil
+}
+
+// reconcileDelete lets a BackupConfig go: it releases the MyApps it held,
+// deletes its backups with deletionPolicy Delete (and confirms they are
+// gone), and removes its finalizer.
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	// Deleting the BackupConfig is a documented way to release a MyApp held
+	// for a final backup that cannot succeed, so that comes first, before
+	// the backups, which may wait for the backup service.
+	if result, err := r.reconcileAppHolds(ctx, s); err != nil || !result.IsZero() {
+		return result, err
+	}
+
+	if s.bc.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete {
+		if result, err := r.deleteAllBackups(ctx, s); err != nil || !result.IsZero() {
+			return result, err
+		}
+	} else {
+		r.event(s, corev1.EventTypeNormal, eventBackupsRetained, actionDeleteBackups,
+			"Kept this BackupConfig's backups in the backup service (owner %s) because spec.deletionPolicy is Retain; "+
+				"delete them there when they are no longer needed", s.owner)
+	}
+
+	log.Info("Removing finalizer", "finalizer", backupv1alpha1.BackupCleanupFinalizer)
+	// The patch response replaces the object in hand, status included; the
+	// status this pass computed is put back for the deferred status write.
+	status := s.bc.Status.DeepCopy()
+	base := s.bc.DeepCopy()
+	controllerutil.RemoveFinalizer(s.bc, backupv1alpha1.BackupCleanupFinalizer)
+	err := r.Client.Patch(ctx, s.bc, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	s.bc.Status = *status
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	if err == nil {
+		backupsHeldForCleanup.DeleteLabelValues(s.bc.Namespace, s.bc.Name)
+	}
+	return conflictResult(err)
+}
+
+// deleteAllBackups deletes every backup this BackupConfig started and
+// returns a zero result only once the service lists none of them any more.
+func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Result, error) {
+	backups, err := r.Backups.List(ctx, s.owner)
+	if err != nil {
+		return r.serviceError(ctx, s, "listing backups to delete", err)
+	}
+	var own []backup.Backup
+	for _, b := range backups {
+		if b.Owner == s.owner {
+			own = append(own, b)
+		}
+	}
+	if last := s.bc.Status.LastBackup; last != nil && !containsBackup(own, last.ID) {
+		// An eventually consistent list may not show the newest backup yet;
+		// its ID is known, and deleting a missing backup is a success.
+		own = append(own, backup.Backup{ID: last.ID})
+	}
+	backupsHeldForCleanup.WithLabelValues(s.bc.Namespace, s.bc.Name).Set(float64(len(own)))
+	if len(own) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Deleting backups", "count", len(own), "owner", s.owner)
+	}
+	deleted, err := r.deleteBackups(ctx, s, own)
+	backupsDeleted.WithLabelValues(deleteCauseCleanup).Add(float64(deleted))
+	if err != nil {
+		return r.serviceError(ctx, s, "deleting backups", err)
+	}
+
+	// The finalizer goes only once the service confirms the backups are
+	// gone, not on the strength of the delete calls alone.
+	remaining, err := r.Backups.List(ctx, s.owner)
+	if err != nil {
+		return r.serviceError(ctx, s, "confirming backups are deleted", err)
+	}
+	if left := countOwned(remaining, s.owner); left > 0 {
+		backupsHeldForCleanup.WithLabelValues(s.bc.Namespace, s.bc.Name).Set(float64(left))
+		ctrl.LoggerFrom(ctx).Info("Waiting for the backup service to finish deleting backups", "remaining", left)
+		return requeueAfter(r.pollInterval()), nil
+	}
+	backupsHeldForCleanup.WithLabelValues(s.bc.Namespace, s.bc.Name).Set(0)
+	if deleted > 0 {
+		r.event(s, corev1.EventTypeNormal, eventBackupsDeleted, actionDeleteBackups,
+			"Deleted %d backups from the backup service because spec.deletionPolicy is Delete", deleted)
+	}
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+)
+
+// Labels stored with every backup, for people and tools reading the backup
+// service. The controller never decides anything from them: ownership is the
+// owner field, identity is the idempotency key.
+const (
+	labelBackupConfig = "backup.myapp.dev/backupconfig"
+	labelNamespace    = "backup.myapp.dev/namespace"
+	labelMyApp        = "backup.myapp.dev/myapp"
+	labelTrigger      = "backup.myapp.dev/trigger"
+)
+
+// ownerFor is the BackupConfig's identity in the backup service. It is built
+// from the UID, not the name, so a BackupConfig re-created under the same
+// name never lists, prunes or deletes the backups of the one before it.
+func ownerFor(bc *backupv1alpha1.BackupConfig) string {
+	return "backupconfig/" + string(bc.UID)
+}
+
+// The idempotency keys below are derived only from state that survives a
+// restart, so a pass that starts a backup and dies before recording it is
+// followed by a pass that derives the same key and adopts the same backup.
+// Every key begins with the owner, so keys of two BackupConfigs never meet.
+
+// changeKey names the backup of one generation of one MyApp. The MyApp's UID
+// keeps a re-created MyApp's generation 1 apart from the old one's.
+func changeKey(owner string, app *appsv1alpha1.MyApp) string {
+	return fmt.Sprintf("%s/change/%s/%d", owner, app.UID, app.Generation)
+}
+
+// scheduleKey names the backup of one schedule slot, the one stored in
+// status.nextScheduleTime before the backup was started.
+func scheduleKey(owner string, slot time.Time) string {
+	return fmt.Sprintf("%s/schedule/%s", owner, slot.UTC().Format("20060102T1504Z"))
+}
+
+// finalKeyPrefix is shared by every final backup attempt for one MyApp.
+func finalKeyPrefix(owner string, appUID types.UID) string {
+	return fmt.Sprintf("%s/final/%s/", owner, appUID)
+}
+
+// finalKey names one attempt at the final backup of a MyApp. The attempt
+// number is one more than the failed attempts the service lists, so it too
+// can be derived again after a restart.
+func finalKey(owner string, appUID types.UID, attempt int) string {
+	return finalKeyPrefix(owner, appUID) + strconv.Itoa(attempt)
+}
+
+// maxServiceAppName is the longest app name the backup service accepts: one
+// DNS label.
+const maxServiceAppName = 63
+
+// serviceAppName names a MyApp in the backup service, which wants one DNS
+// label. "<namespace>-<name>" keeps apps of the same name in two namespaces
+// apart in the service's storage layout; names that do not fit are shortened
+// with a hash of the full name so they stay distinct.
+func serviceAppName(namespace, name string) string {
+	full := namespace + "-" + strings.ReplaceAll(name, ".", "-")
+	if len(full) <= maxServiceAppName {
+		return full
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(namespace + "/" + name))
+	suffix := fmt.Sprintf("-%08x", h.Sum32())
+	return strings.TrimRight(full[:maxServiceAppName-len(suffix)], "-") + suffix
+}
+
+// backupLabels are the labels a backup is started with.
+func backupLabels(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, trigger backupv1alpha1.BackupTrigger) map[string]string {
+	return map[string]string{
+		labelBackupConfig: bc.Name,
+		labelNamespace:    bc.Namespace,
+		labelMyApp:        app.Name,
+		labelTrigger:      string(trigger),
+	}
+}

@@ -1,0 +1,250 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+)
+
+// Reasons of the Ready condition.
+const (
+	// ReadyReason: the MyApp exists and backups are taken as configured.
+	ReadyReason = "Ready"
+	// AppNotFoundReason: spec.appRef names no MyApp in the namespace.
+	AppNotFoundReason = "AppNotFound"
+	// InvalidScheduleReason: spec.schedule cannot be parsed or never fires.
+	InvalidScheduleReason = "InvalidSchedule"
+	// SuspendedReason: spec.suspend is set, so no new backups are started.
+	SuspendedReason = "Suspended"
+	// BackupServiceUnavailableReason: the backup service is down or throttling.
+	BackupServiceUnavailableReason = "BackupServiceUnavailable"
+	// BackupServiceUnauthorizedReason: the backup service refused the token.
+	BackupServiceUnauthorizedReason = "BackupServiceUnauthorized"
+	// BackupServiceErrorReason: the backup service refused a request for
+	// another reason.
+	BackupServiceErrorReason = "BackupServiceError"
+	// FinalBackupInProgressReason: the MyApp is being deleted and its final
+	// backup is being taken.
+	FinalBackupInProgressReason = "FinalBackupInProgress"
+	// FinalBackupSuspendedReason: the MyApp is being deleted but spec.suspend
+	// holds its final backup back.
+	FinalBackupSuspendedReason = "FinalBackupSuspended"
+	// FinalBackupFailedReason: every attempt at the final backup failed and the
+	// MyApp is held until a person decides.
+	FinalBackupFailedReason = "FinalBackupFailed"
+	// CleanupInProgressReason: the BackupConfig is being deleted and its
+	// backups are being deleted.
+	CleanupInProgressReason = "CleanupInProgress"
+	// CleanupBlockedReason: the BackupConfig is being deleted but the backup
+	// service cannot delete its backups right now.
+	CleanupBlockedReason = "CleanupBlocked"
+)
+
+// Reasons of the BackupSucceeded condition.
+const (
+	// NoBackupYetReason: no backup has been started yet.
+	NoBackupYetReason = "NoBackupYet"
+	// BackupRunningReason: the first backup is still running.
+	BackupRunningReason = "BackupRunning"
+	// BackupSucceededReason: the last finished backup succeeded.
+	BackupSucceededReason = "BackupSucceeded"
+	// BackupFailedReason: the last finished backup failed.
+	BackupFailedReason = "BackupFailed"
+)
+
+// readiness is what a reconcile pass learned that decides the Ready
+// condition. Phases fill it in; setReadyCondition turns it into a condition.
+type readiness struct {
+	appName string
+	// deleting is set while the BackupConfig itself is being deleted.
+	deleting bool
+	// invalidSchedule holds the parser's complaint about spec.schedule.
+	invalidSchedule string
+	appMissing      bool
+	suspended       bool
+	// serviceErr is the last error the backup service returned in this pass.
+	serviceErr error
+	// finalBackupPending is set while the MyApp is being deleted and held for
+	// its final backup.
+	finalBackupPending bool
+	// finalBackupFailures counts the failed final backup attempts once they
+	// have run out; zero while attempts remain.
+	finalBackupFailures int
+	// finalBackupFailure is the service's reason for the last failed attempt.
+	finalBackupFailure string
+}
+
+// setReadyCondition sets the Ready condition from what the pass learned. The
+// first matching case wins, so the most pressing problem is the one shown.
+func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Time) {
+	status, reason, message := metav1.ConditionTrue, ReadyReason, readyMessage(bc, r.appName)
+	switch {
+	case r.deleting && r.serviceErr != nil:
+		status, reason = metav1.ConditionFalse, CleanupBlockedReason
+		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr) +
+			" The BackupConfig stays until its backups are gone; set spec.deletionPolicy to Retain to keep them and let it go now."
+	case r.deleting:
+		status, reason = metav1.ConditionFalse, CleanupInProgressReason
+		message = "This BackupConfig is being deleted; its backups are removed first when spec.deletionPolicy is Delete."
+	case r.invalidSchedule != "":
+		status, reason = metav1.ConditionFalse, InvalidScheduleReason
+		message = fmt.Sprintf("spec.schedule %q is not usable: %s. Use a 5-field cron expression such as \"0 3 * * *\"; "+
+			"no backups are taken until it is fixed.", bc.Spec.Schedule, r.invalidSchedule)
+	case r.appMissing:
+		status, reason = metav1.ConditionFalse, AppNotFoundReason
+		message = fmt.Sprintf("MyApp %q does not exist in namespace %q. Create it or correct spec.appRef.name; "+
+			"backups start on their own once it exists.", r.appName, bc.Namespace)
+	case r.finalBackupFailures > 0:
+		status, reason = metav1.ConditionFalse, FinalBackupFailedReason
+		message = fmt.Sprintf("The final backup of MyApp %q failed %d times (last reason: %s). The MyApp is held until a final "+
+			"backup succeeds; set spec.backupBeforeAppDeletion to false or delete this BackupConfig to release it without one.",
+			r.appName, r.finalBackupFailures, normalizeReason(r.finalBackupFailure))
+	case r.serviceErr != nil:
+		status, reason = metav1.ConditionFalse, serviceErrorReason(r.serviceErr)
+		message = capitalize(serviceProblem(r.serviceErr)) + " No backups can be started or followed until it is resolved."
+	case r.finalBackupPending && r.suspended:
+		status, reason = metav1.ConditionFalse, FinalBackupSuspendedReason
+		message = fmt.Sprintf("MyApp %q is being deleted, but backups are suspended. Set spec.suspend to false to take the "+
+			"final backup, or spec.backupBeforeAppDeletion to false to release the MyApp without one.", r.appName)
+	case r.finalBackupPending:
+		status, reason = metav1.ConditionFalse, FinalBackupInProgressReason
+		message = fmt.Sprintf("MyApp %q is being deleted; it is released once its final backup succeeded.", r.appName)
+	case r.suspended:
+		status, reason = metav1.ConditionFalse, SuspendedReason
+		message = "Backups are suspended: no new backup is started. Set spec.suspend to false to resume."
+	}
+	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, now)
+}
+
+// readyMessage describes what a healthy BackupConfig does, so the Ready
+// condition answers "when will my app be backed up?".
+func readyMessage(bc *backupv1alpha1.BackupConfig, appName string) string {
+	var triggers []string
+	if bc.Spec.BackupOnChange == nil || *bc.Spec.BackupOnChange {
+		triggers = append(triggers, "when its spec changes")
+	}
+	if bc.Spec.Schedule != "" {
+		triggers = append(triggers, fmt.Sprintf("on schedule %q (UTC)", bc.Spec.Schedule))
+	}
+	if len(triggers) == 0 {
+		return fmt.Sprintf("MyApp %q exists, but neither spec.schedule nor spec.backupOnChange is set, so no backups "+
+			"are taken.", appName)
+	}
+	return fmt.Sprintf("MyApp %q is backed up %s.", appName, strings.Join(triggers, " and "))
+}
+
+// setBackupSucceededCondition reflects the outcome of the last finished
+// backup. A running backup leaves the outcome of the previous one in place.
+func setBackupSucceededCondition(bc *backupv1alpha1.BackupConfig, now time.Time) {
+	last := bc.Status.LastBackup
+	existing := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.BackupSucceededCondition)
+	switch {
+	case last == nil && existing == nil:
+		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, NoBackupYetReason,
+			"No backup has been taken yet.", now)
+	case last == nil:
+		// A status without a last backup but with an outcome has been edited
+		// by hand; the outcome is still the best knowledge there is.
+	case last.Phase == backupv1alpha1.BackupSucceeded:
+		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionTrue, BackupSucceededReason,
+			"The last backup succeeded; status.lastBackup says where it is stored.", now)
+	case last.Phase == backupv1alpha1.BackupFailed:
+		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionFalse, BackupFailedReason,
+			fmt.Sprintf("The last backup failed: %s. The next trigger tries again; check the backup service if "+
+				"backups keep failing.", normalizeReason(last.Reason)), now)
+	case existing == nil || existing.Reason == NoBackupYetReason:
+		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, BackupRunningReason,
+			"The first backup is running.", now)
+	}
+}
+
+// setCondition sets a condition, keeping its transition time while its status
+// stays the same.
+func setCondition(bc *backupv1alpha1.BackupConfig, conditionType string, status metav1.ConditionStatus,
+	reason, message string, now time.Time) {
+	meta.SetStatusCondition(&bc.Status.Conditions, metav1.Condition{
+		Type:               conditionType,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: bc.Generation,
+		LastTransitionTime: metav1.NewTime(now),
+	})
+}
+
+// serviceErrorReason picks the Ready reason for a backup service failure.
+func serviceErrorReason(err error) string {
+	switch external.KindOf(err) {
+	case external.KindUnauthorized:
+		return BackupServiceUnauthorizedReason
+	case external.KindTransient, external.KindThrottled:
+		return BackupServiceUnavailableReason
+	default:
+		return BackupServiceErrorReason
+	}
+}
+
+// serviceProblem explains a backup service failure in words that stay the
+// same from one retry to the next: the raw error, with its attempt counts and
+// wait times, goes to the log and the events instead, so the condition does
+// not churn.
+func serviceProblem(err error) string {
+	switch external.KindOf(err) {
+	case external.KindUnauthorized:
+		return "the backup service rejected the operator's credentials; check the token the manager is given " +
+			"(--backup-token-file or --backup-token-secret). The operator retries with backoff."
+	case external.KindTransient, external.KindThrottled:
+		return "the backup service is unavailable or throttling requests; the operator retries with backoff."
+	default:
+		return "the backup service refused a request from the operator; its events and logs have the details, " +
+			"and the operator retries with backoff."
+	}
+}
+
+// capitalize makes a clause the start of a sentence.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// maxReasonLength bounds the service's failure reason inside a condition
+// message, so an unusually chatty service cannot bloat the object.
+const maxReasonLength = 200
+
+// normalizeReason makes a reason given by the backup service fit a condition
+// message: one line, bounded, never empty.
+func normalizeReason(reason string) string {
+	reason = strings.Join(strings.Fields(reason), " ")
+	reason = strings.TrimRight(reason, ".")
+	if reason == "" {
+		return "the backup service gave no reason"
+	}
+	if len(reason) > maxReasonLength {
+		reason = reason[:maxReasonLength] + "…"
+	}
+	return reason
+}

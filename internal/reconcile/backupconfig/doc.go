@@ -1,0 +1,81 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package backupconfig is the BackupConfig controller. It backs up a MyApp it
+// does not own in the external backup service, which emits no events, so the
+// controller learns everything it needs from watches and from polling the
+// backups it started.
+//
+// # Watching a MyApp it does not own
+//
+// A BackupConfig names its MyApp in spec.appRef. A field index on that name
+// (AppRefIndexKey) maps every MyApp event onto the BackupConfigs that
+// reference it, and only changes that matter get through: a new generation,
+// the start of a deletion, and the final-backup finalizer coming or going.
+// MyApps are never polled and a BackupConfig never becomes their owner.
+//
+// # Triggers
+//
+// A backup is started when spec.schedule comes due (a 5-field cron expression
+// evaluated in UTC, read from an injectable clock), and, with
+// spec.backupOnChange, when the MyApp has a generation no backup was started
+// for yet. Only one backup runs at a time: changes made while one runs are
+// covered by one backup of the newest generation once it finished, so a burst
+// of edits costs one backup, not one per edit. After downtime the controller
+// takes at most one catch-up backup for all the slots it missed.
+// spec.suspend stops new backups; running ones are still followed, retention
+// and cleanup still apply.
+//
+// # Crash safety
+//
+// Every start carries an idempotency key derived from the BackupConfig's UID
+// and from state that survives a restart: the MyApp's UID and generation for a
+// change, the due slot (status.nextScheduleTime) for a schedule, and the
+// MyApp's UID and attempt number for a final backup. A restart between the
+// start and the status write derives the same key again, and the backup
+// service answers with the backup it already started.
+//
+// # Ownership in the backup service
+//
+// Backups are started as owner "backupconfig/<uid>". Retention and cleanup
+// list backups by that owner only, so a BackupConfig never deletes a backup it
+// did not start, not even one of a deleted BackupConfig of the same name.
+//
+// # Final backup before the MyApp goes
+//
+// With spec.backupBeforeAppDeletion the controller puts the finalizer
+// backup.myapp.dev/final-backup on the MyApp. When the MyApp is deleted it
+// takes one last backup and releases the finalizer once the backup service
+// reports it SUCCEEDED; the MyApp's own finalizers are left alone. A final
+// backup that fails is tried again, up to Reconciler.FinalBackupAttempts
+// times; after that the BackupConfig reports FinalBackupFailed and keeps
+// holding the MyApp, because letting it go would lose data without anyone
+// having agreed to it. The documented ways out are to set
+// spec.backupBeforeAppDeletion to false or to delete the BackupConfig: both
+// release the MyApp without a final backup. Turning the option off or
+// pointing spec.appRef elsewhere also releases a MyApp that is not being
+// deleted. Several BackupConfigs may hold the same MyApp; it is released once
+// none of them needs it any more.
+//
+// # Deleting a BackupConfig
+//
+// The finalizer backup.myapp.dev/backup-cleanup stays until the backups are
+// dealt with: with deletionPolicy Delete every backup this BackupConfig
+// started is deleted and confirmed gone first; with Retain they stay and an
+// event says so. While the backup service is down the finalizer holds, the
+// Ready condition says why, and the controller retries with backoff;
+// switching deletionPolicy to Retain lets the BackupConfig go at once.
+package backupconfig

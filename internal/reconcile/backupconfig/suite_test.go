@@ -1,0 +1,323 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+var (
+	cp         *harness.ControlPlane
+	testScheme = runtime.NewScheme()
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(testScheme))
+	utilruntime.Must(backupv1alpha1.AddToScheme(testScheme))
+}
+
+func TestMain(m *testing.M) {
+	// The managers' logs are shown only for a failing run.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp))
+}
+
+// Timeouts are generous because the machine running the tests may be busy;
+// a passing run waits only as long as the controller needs.
+const (
+	eventually   = 30 * time.Second
+	tick         = 50 * time.Millisecond
+	consistently = time.Second
+
+	simToken          = "backupconfig-test-token"
+	simBackupDuration = 300 * time.Millisecond
+	pollInterval      = 100 * time.Millisecond
+
+	dnsCleanupFinalizer = appsv1alpha1.DNSCleanupFinalizer
+)
+
+// testEnv is one test's namespace, backup service and controller.
+type testEnv struct {
+	t       *testing.T
+	ns      string
+	c       client.Client
+	sim     *simulator.Server
+	backups backup.Client
+	// reconciler is the one the running manager uses, nil while none runs.
+	reconciler *Reconciler
+	stop       func()
+	pokes      atomic.Int64
+}
+
+// newTestEnv creates a namespace and a simulated backup service for one test.
+func newTestEnv(t *testing.T, simOpts ...func(*simulator.Options)) *testEnv {
+	t.Helper()
+	g := NewWithT(t)
+	c, err := cp.NewClient(client.Options{Scheme: testScheme})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
+	g.Expect(c.Create(context.Background(), ns)).To(Succeed())
+
+	opts := simulator.Options{Token: simToken, BackupDuration: simBackupDuration}
+	for _, o := range simOpts {
+		o(&opts)
+	}
+	sim, url := simtest.Start(t, opts)
+	backups, err := backup.New(external.Config{
+		BaseURL:        url,
+		Token:          external.StaticTokenSource(simToken),
+		AttemptTimeout: 2 * time.Second,
+		// No client-side retries: the controller's own retries are under
+		// test, and an outage should fail fast.
+		MaxRetries: -1,
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	return &testEnv{t: t, ns: ns.Name, c: c, sim: sim, backups: backups}
+}
+
+// namespacePrefix turns a test name into a namespace name prefix.
+func namespacePrefix(testName string) string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		default:
+			return '-'
+		}
+	}, strings.TrimPrefix(testName, "Test"))
+	return "bc-" + strings.Trim(name[:min(len(name), 40)], "-") + "-"
+}
+
+// startManager runs the controller in a manager that sees only this test's
+// namespace, until the test ends or stopManager is called.
+func (e *testEnv) startManager(mutate ...func(*Reconciler)) *Reconciler {
+	e.t.Helper()
+	g := NewWithT(e.t)
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:                 testScheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}},
+		// Each test starts its own manager with the same controller name.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	r := &Reconciler{Client: mgr.GetClient(), Backups: e.backups, BackupPollInterval: pollInterval}
+	for _, m := range mutate {
+		m(r)
+	}
+	g.Expect(r.SetupWithManager(context.Background(), mgr)).To(Succeed())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	g.Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
+	e.reconciler = r
+	stopped := false
+	e.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		g.Expect(<-done).To(Succeed())
+		e.reconciler = nil
+	}
+	e.t.Cleanup(e.stop)
+	return r
+}
+
+// stopManager stops the controller, as a crash or a rollout would.
+func (e *testEnv) stopManager() { e.stop() }
+
+// poke changes an annotation, which makes the controller reconcile the
+// BackupConfig now: the way a test wakes it after moving a fake clock.
+func (e *testEnv) poke(bc *backupv1alpha1.BackupConfig) {
+	e.t.Helper()
+	n := e.pokes.Add(1)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.myapp.dev/poke":"%d"}}}`, n)
+	NewWithT(e.t).Expect(e.c.Patch(context.Background(), bc, client.RawPatch("application/merge-patch+json", patch))).To(Succeed())
+}
+
+// newApp builds a MyApp in the test's namespace.
+func (e *testEnv) newApp(name string, finalizers ...string) *appsv1alpha1.MyApp {
+	return &appsv1alpha1.MyApp{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Finalizers: finalizers},
+		Spec:       appsv1alpha1.MyAppSpec{Image: "nginx:1.27", Host: name + ".example.com"},
+	}
+}
+
+// newBackupConfig builds a BackupConfig of app with functional options.
+func (e *testEnv) newBackupConfig(name, app string, opts ...func(*backupv1alpha1.BackupConfig)) *backupv1alpha1.BackupConfig {
+	bc := &backupv1alpha1.BackupConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec:       backupv1alpha1.BackupConfigSpec{AppRef: backupv1alpha1.AppReference{Name: app}},
+	}
+	for _, o := range opts {
+		o(bc)
+	}
+	return bc
+}
+
+func withSchedule(schedule string) func(*backupv1alpha1.BackupConfig) {
+	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.Schedule = schedule }
+}
+
+func withoutBackupOnChange() func(*backupv1alpha1.BackupConfig) {
+	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.BackupOnChange = ptr.To(false) }
+}
+
+func withKeepLast(n int32) func(*backupv1alpha1.BackupConfig) {
+	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.Retention.KeepLast = n }
+}
+
+func withDeletionPolicy(p backupv1alpha1.DeletionPolicy) func(*backupv1alpha1.BackupConfig) {
+	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.DeletionPolicy = p }
+}
+
+func withFinalBackup() func(*backupv1alpha1.BackupConfig) {
+	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.BackupBeforeAppDeletion = true }
+}
+
+// create creates objects and fails the test on error.
+func (e *testEnv) create(objs ...client.Object) {
+	e.t.Helper()
+	for _, o := range objs {
+		NewWithT(e.t).Expect(e.c.Create(context.Background(), o)).To(Succeed())
+	}
+}
+
+// update re-reads obj, applies change and writes it back, retrying on
+// conflicts with the controller's writes.
+func update[T client.Object](e *testEnv, obj T, change func(T)) {
+	e.t.Helper()
+	NewWithT(e.t).Eventually(func() error {
+		if err := e.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change(obj)
+		return e.c.Update(context.Background(), obj)
+	}, eventually, tick).Should(Succeed())
+}
+
+// get re-reads obj; a Gomega-friendly fetch for Eventually.
+func (e *testEnv) get(obj client.Object) func() error {
+	return func() error { return e.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj) }
+}
+
+// fetchBackupConfig returns a function Eventually can poll for the current
+// BackupConfig.
+func (e *testEnv) fetchBackupConfig(bc *backupv1alpha1.BackupConfig) func(Gomega) *backupv1alpha1.BackupConfig {
+	return func(g Gomega) *backupv1alpha1.BackupConfig {
+		current := &backupv1alpha1.BackupConfig{}
+		g.Expect(e.c.Get(context.Background(), client.ObjectKeyFromObject(bc), current)).To(Succeed())
+		return current
+	}
+}
+
+// waitForLastBackup waits until the BackupConfig's last backup has the
+// given phase and trigger and returns the BackupConfig.
+func (e *testEnv) waitForLastBackup(bc *backupv1alpha1.BackupConfig, phase backupv1alpha1.BackupPhase,
+	trigger backupv1alpha1.BackupTrigger) *backupv1alpha1.BackupConfig {
+	e.t.Helper()
+	return e.waitForBackupAfter(bc, nil, phase, trigger)
+}
+
+// waitForBackupAfter is waitForLastBackup for a backup other than the last
+// backup of previous.
+func (e *testEnv) waitForBackupAfter(bc, previous *backupv1alpha1.BackupConfig, phase backupv1alpha1.BackupPhase,
+	trigger backupv1alpha1.BackupTrigger) *backupv1alpha1.BackupConfig {
+	e.t.Helper()
+	var current *backupv1alpha1.BackupConfig
+	NewWithT(e.t).Eventually(func(g Gomega) {
+		current = e.fetchBackupConfig(bc)(g)
+		g.Expect(current.Status.LastBackup).NotTo(BeNil())
+		if previous != nil && previous.Status.LastBackup != nil {
+			g.Expect(current.Status.LastBackup.ID).NotTo(Equal(previous.Status.LastBackup.ID))
+		}
+		g.Expect(current.Status.LastBackup.Trigger).To(Equal(trigger))
+		g.Expect(current.Status.LastBackup.Phase).To(Equal(phase))
+	}, eventually, tick).Should(Succeed())
+	return current
+}
+
+// ownBackups lists the simulator's backups started by bc.
+func (e *testEnv) ownBackups(bc *backupv1alpha1.BackupConfig) []simulator.Backup {
+	owner := "backupconfig/" + string(bc.UID)
+	var out []simulator.Backup
+	for _, b := range e.sim.Backups() {
+		if b.Owner == owner {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// condition returns a condition of bc, or an empty one.
+func condition(bc *backupv1alpha1.BackupConfig, conditionType string) metav1.Condition {
+	if c := meta.FindStatusCondition(bc.Status.Conditions, conditionType); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+// eventReasons lists the reasons of the events recorded about bc.
+func (e *testEnv) eventReasons(g Gomega, bc *backupv1alpha1.BackupConfig) []string {
+	var events eventsv1.EventList
+	g.Expect(e.c.List(context.Background(), &events, client.InNamespace(e.ns))).To(Succeed())
+	var reasons []string
+	for _, ev := range events.Items {
+		if ev.Regarding.Kind == "BackupConfig" && ev.Regarding.Name == bc.Name {
+			reasons = append(reasons, ev.Reason)
+		}
+	}
+	return reasons
+}
