@@ -57,8 +57,12 @@ func startProcessWithDeathSignal(name, path string, args []string, logDir string
 
 // reaperScript waits, and kills the PIDs it was given when it is told to
 // stop. Its parent-death signal is SIGTERM, so it fires when the harness
-// process dies.
-const reaperScript = `trap 'kill -KILL "$@" 2>/dev/null; exit 0' TERM; while :; do sleep 1; done`
+// process dies. It writes reaperReadyFile into the run directory ($0) once
+// its trap is set: a SIGTERM before that would end it without the trap.
+const reaperScript = `trap 'kill -KILL "$@" 2>/dev/null; exit 0' TERM; : > "$0/` + reaperReadyFile +
+	`"; while :; do sleep 1; done`
+
+const reaperReadyFile = "reaper-ready"
 
 // startReaper covers the processes envtest starts (etcd, kube-apiserver):
 // envtest gives no way to set their parent-death signal, so a reaper that
@@ -69,7 +73,21 @@ func startReaper(runDir string, pids []int, logDir string) (*process, error) {
 	for _, pid := range pids {
 		args = append(args, strconv.Itoa(pid))
 	}
-	return startProcessWithDeathSignal("reaper", "/bin/sh", args, logDir, syscall.SIGTERM)
+	p, err := startProcessWithDeathSignal("reaper", "/bin/sh", args, logDir, syscall.SIGTERM)
+	if err != nil {
+		return nil, err
+	}
+	ready := filepath.Join(runDir, reaperReadyFile)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			return p, nil
+		}
+		if done, err := p.exited(); done {
+			return nil, fmt.Errorf("the reaper exited before it was ready: %v", err)
+		}
+	}
+	_ = p.stop(time.Second)
+	return nil, errors.New("the reaper did not become ready within 10s")
 }
 
 // exited reports whether the process has ended, and how.
