@@ -59,7 +59,7 @@ FUZZTIME ?= 10s
 GO_TEST_FLAGS ?=
 
 .PHONY: test
-test: manifests generate fmt vet controlplane ## Run all tests on the locally built control plane, then each fuzz target briefly.
+test: manifests generate fmt vet controlplane kustomize ## Run all tests on the locally built control plane, then each fuzz target briefly.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 	$(MAKE) --no-print-directory fuzz
 
@@ -88,12 +88,34 @@ verify: manifests generate ## Regenerate everything and fail if the tree is not 
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the manager binary.
+build: manifests generate fmt vet ## Build the manager, the simulator and devenv (behind `make run`) into bin/.
 	go build -o bin/manager ./cmd/manager
+	go build -o bin/simulator ./cmd/simulator
+	go build -o bin/devenv ./cmd/devenv
 
+# LOCAL_CLUSTER=true makes `make run` start a local cluster even when the
+# current kubeconfig context reaches one. ARGS are extra manager flags.
 .PHONY: run
-run: manifests generate fmt vet ## Run the operator against the cluster of the current kubeconfig context.
-	go run ./cmd/manager $(ARGS)
+run: build controlplane ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" bin/devenv --manager bin/manager -- $(ARGS)
+
+.PHONY: demo
+demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" KUBECTL="$(KUBECTL)" hack/demo.sh
+
+# Container tool used to build the image; there is none on the project's
+# build machines, so this target is for machines that have one.
+CONTAINER_TOOL ?= docker
+
+.PHONY: docker-build
+docker-build: ## Build the manager image IMG with CONTAINER_TOOL.
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: build-installer
+build-installer: manifests generate kustomize ## Write dist/install.yaml: the CRDs, RBAC and manager Deployment for IMG in one file.
+	mkdir -p dist
+	cd config/manager && "$(KUSTOMIZE)" edit set image controller=$(IMG)
+	"$(KUSTOMIZE)" build config/default > dist/install.yaml
 
 ##@ Deployment
 
@@ -126,9 +148,10 @@ ENVTEST_STORE ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/kubebuilder-envtest
 ENVTEST_ASSETS = $(ENVTEST_STORE)/k8s/$(ENVTEST_K8S_VERSION)-$(shell go env GOOS)-$(shell go env GOARCH)
 
 .PHONY: controlplane
-controlplane: setup-envtest ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok from source once per machine.
+controlplane: setup-envtest $(LOCALBIN) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok from source once per machine.
 	ENVTEST_STORE="$(ENVTEST_STORE)" CONTROLPLANE_VERSION=$(ENVTEST_K8S_VERSION) hack/controlplane/build.sh
 	@"$(SETUP_ENVTEST)" use $(ENVTEST_K8S_VERSION) --installed-only --bin-dir "$(ENVTEST_STORE)" -p path >/dev/null
+	@ln -sf "$(ENVTEST_ASSETS)/kubectl" "$(LOCALBIN)/kubectl"
 
 ##@ Dependencies
 
@@ -136,7 +159,8 @@ LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"
 
-# kubectl comes from the control plane build, so no system kubectl is needed.
+# kubectl comes from the control plane build (linked as bin/kubectl), so no
+# system kubectl is needed.
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen

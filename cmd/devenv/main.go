@@ -1,0 +1,279 @@
+// Command devenv runs the operator for a developer, in the foreground.
+//
+// With no reachable cluster in the current kubeconfig context (or with
+// --local), it first starts a local cluster from the test harness (etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler and kwok with a
+// fake node) with the CRDs installed. It always starts the DNS and backup
+// simulator unless --dns-url and --backup-url name real services, then runs
+// the manager binary against all of it. Ctrl-C stops everything it started;
+// a run that crashed is cleaned up by the next one.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+type options struct {
+	local         bool
+	stateDir      string
+	managerBinary string
+	simulatorAddr string
+	token         string
+	dnsURL        string
+	backupURL     string
+	managerArgs   []string
+}
+
+func main() {
+	opts := options{}
+	flag.BoolVar(&opts.local, "local", os.Getenv("LOCAL_CLUSTER") == "true",
+		"Start a local cluster even if the current kubeconfig context reaches one (default from LOCAL_CLUSTER=true).")
+	flag.StringVar(&opts.stateDir, "state-dir", ".local",
+		"Where the local cluster, its kubeconfig and the simulator's token live.")
+	flag.StringVar(&opts.managerBinary, "manager", "bin/manager", "The manager binary to run.")
+	flag.StringVar(&opts.simulatorAddr, "simulator-addr", "127.0.0.1:8090", "Where the simulator listens.")
+	flag.StringVar(&opts.token, "token", "devtoken", "The simulator's bearer token.")
+	flag.StringVar(&opts.dnsURL, "dns-url", "", "A real DNS service to use instead of the simulator (needs a token file in the manager args).")
+	flag.StringVar(&opts.backupURL, "backup-url", "", "A real backup service to use instead of the simulator.")
+	flag.Parse()
+	opts.managerArgs = flag.Args()
+
+	if err := run(opts); err != nil {
+		fmt.Fprintf(os.Stderr, "devenv: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(opts options) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	stateDir, err := filepath.Abs(opts.stateDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(stateDir, "kubeconfig")
+
+	// Pick the cluster: the current context when it answers, else a local one.
+	current, reason := reachableCurrentContext()
+	if opts.local || current == nil {
+		if !opts.local {
+			fmt.Printf("No cluster reachable (%s): starting a local one.\n", reason)
+		}
+		fmt.Println("Starting the local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok ...")
+		start := time.Now()
+		cp, err := harness.Start(ctx, harness.Options{
+			Tier:      harness.TierCluster,
+			StateRoot: filepath.Join(stateDir, "controlplane"),
+		})
+		if err != nil {
+			return fmt.Errorf("starting the local cluster: %w", err)
+		}
+		defer func() {
+			fmt.Println("Stopping the local cluster")
+			if err := cp.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "devenv: stopping the local cluster: %v\n", err)
+			}
+		}()
+		if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+			return err
+		}
+		fmt.Printf("Local cluster ready in %s (logs in %s/logs)\n", time.Since(start).Round(100*time.Millisecond), cp.Dir)
+	} else {
+		kubeconfig = current.path
+		fmt.Printf("Using the cluster of the current kubeconfig context (%s)\n", current.config.Host)
+		if err := checkCRDsInstalled(ctx, current.config); err != nil {
+			return err
+		}
+	}
+
+	// The simulator runs in this process unless real services are named.
+	dnsURL, backupURL := opts.dnsURL, opts.backupURL
+	var simURL string
+	if dnsURL == "" || backupURL == "" {
+		srv, url, err := startSimulator(opts.simulatorAddr, opts.token)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = srv.Close() }()
+		simURL = url
+		if dnsURL == "" {
+			dnsURL = url
+		}
+		if backupURL == "" {
+			backupURL = url
+		}
+	}
+	tokenFile := filepath.Join(stateDir, "token")
+	if err := os.WriteFile(tokenFile, []byte(opts.token+"\n"), 0o600); err != nil {
+		return err
+	}
+
+	printBanner(kubectlCommand(), kubeconfig, simURL, opts.token)
+
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--dns-url=" + dnsURL,
+		"--dns-token-file=" + tokenFile,
+		"--backup-url=" + backupURL,
+		"--backup-token-file=" + tokenFile,
+		// kwok gives Ingresses no load-balancer address; records point here.
+		"--dns-default-target=192.0.2.10",
+		"--dns-pending-poll-interval=2s",
+		"--backup-poll-interval=1s",
+		"--health-probe-bind-address=0",
+		"--metrics-bind-address=0",
+		"--zap-devel",
+	}, opts.managerArgs...)
+	return runManager(ctx, opts.managerBinary, args)
+}
+
+// currentContext is a kubeconfig whose current context answered.
+type currentContext struct {
+	path   string
+	config *rest.Config
+}
+
+// reachableCurrentContext loads the default kubeconfig ($KUBECONFIG or
+// ~/.kube/config) and asks its server for its version with a short timeout.
+func reachableCurrentContext() (*currentContext, string) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, "no current kubeconfig context"
+	}
+	cfg.Timeout = 3 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if _, err := dc.ServerVersion(); err != nil {
+		return nil, fmt.Sprintf("the current context's server %s does not answer", cfg.Host)
+	}
+	path := rules.GetDefaultFilename()
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		path = filepath.SplitList(env)[0]
+	}
+	return &currentContext{path: path, config: cfg}, ""
+}
+
+// checkCRDsInstalled fails with the command to run when the CRDs are not in
+// the cluster: the operator cannot start without them.
+func checkCRDsInstalled(ctx context.Context, cfg *rest.Config) error {
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"myapps.apps.myapp.dev", "backupconfigs.backup.myapp.dev"} {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+			return fmt.Errorf("CRD %s is not in the cluster (%w): run `make install` first", name, err)
+		}
+	}
+	return nil
+}
+
+// startSimulator serves a fresh simulator. Its state is not persisted: a new
+// local cluster has new UIDs, and records from an earlier run would hold
+// their hosts against the new MyApps.
+func startSimulator(addr, token string) (*http.Server, string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("the simulator cannot listen on %s (another `make run`?): %w", addr, err)
+	}
+	sim := simulator.New(simulator.Options{
+		Token:            token,
+		PropagationDelay: 3 * time.Second,
+		BackupDuration:   5 * time.Second,
+	})
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return srv, "http://" + l.Addr().String(), nil
+}
+
+// runManager runs the manager in the foreground until ctx is cancelled, then
+// stops it with SIGTERM, as a kubelet would.
+func runManager(ctx context.Context, binary string, args []string) error {
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the manager %s (run `make build`?): %w", binary, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return fmt.Errorf("the manager exited: %w", err)
+	case <-ctx.Done():
+	}
+	fmt.Println("\nStopping the manager")
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			return err
+		}
+	case <-time.After(40 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	return nil
+}
+
+// kubectlCommand is the kubectl `make controlplane` links into bin/, or the
+// one on PATH when there is none.
+func kubectlCommand() string {
+	if _, err := os.Stat("bin/kubectl"); err == nil {
+		return "bin/kubectl"
+	}
+	return "kubectl"
+}
+
+func printBanner(kubectl, kubeconfig, simURL, token string) {
+	fmt.Printf(`
+==> The operator is starting. In another terminal, in this directory:
+
+    export KUBECONFIG=%[2]s
+    %[1]s apply -f config/samples/
+    %[1]s get myapps,backupconfigs -w
+`, kubectl, kubeconfig)
+	if simURL != "" {
+		fmt.Printf(`
+  The DNS and backup simulator is at %[1]s (token %[2]s):
+
+    curl -s -H 'Authorization: Bearer %[2]s' %[1]s/dns/v1/records
+    curl -s -H 'Authorization: Bearer %[2]s' %[1]s/backup/v1/backups
+    curl -s -H 'Authorization: Bearer %[2]s' %[1]s/admin/v1/state   # everything it holds
+`, simURL, token)
+	}
+	fmt.Print("\n  Ctrl-C stops the operator, the simulator and the local cluster.\n\n")
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# A scripted walk through the operator's whole lifecycle on a local cluster,
+# readable as it runs and strict: it exits non-zero as soon as a step does not
+# happen, so it doubles as an end-to-end test. `make demo` runs it after
+# building bin/ and the control plane; it takes about two minutes.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+state=.local/demo
+sim_addr=127.0.0.1:18090
+sim="http://${sim_addr}"
+token=demotoken
+kubectl_bin="${KUBECTL:?KUBECTL must name a kubectl binary (make demo sets it)}"
+export KUBECONFIG="$PWD/${state}/kubeconfig"
+
+bold=$'\033[1m' green=$'\033[32m' red=$'\033[31m' reset=$'\033[0m'
+step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$reset"; }
+ok() { printf '%s    ok: %s%s\n' "$green" "$*" "$reset"; }
+fail() { printf '%s    FAILED: %s%s\n' "$red" "$*" "$reset" >&2; exit 1; }
+# show prints a command and runs it, so the reader sees what was done.
+show() { printf '    $ %s\n' "$*"; "$@" 2>&1 | sed 's/^/      /'; }
+kubectl() { "$kubectl_bin" "$@"; }
+curl_sim() { curl -fsS -H "Authorization: Bearer ${token}" "$@"; }
+# wait_for DESCRIPTION TIMEOUT_SECONDS COMMAND... retries COMMAND until it
+# succeeds, or fails the demo.
+wait_for() {
+  local what=$1 timeout=$2; shift 2
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "$what (waited ${timeout}s)"
+    sleep 0.5
+  done
+  ok "$what"
+}
+jsonpath() { kubectl get "$1" -o "jsonpath=$2" 2>/dev/null; }
+equals() { [[ "$(jsonpath "$1" "$2")" == "$3" ]]; }
+dns_record_state() { curl_sim "${sim}/dns/v1/records/web.example.com" | grep -q "\"state\": *\"$1\""; }
+no_dns_record() { ! curl -fsS -H "Authorization: Bearer ${token}" "${sim}/dns/v1/records/web.example.com" >/dev/null 2>&1; }
+gone() { ! kubectl get "$1" >/dev/null 2>&1; }
+children_gone() { gone deployment/web && gone service/web && gone ingress/web; }
+
+devenv_pid=""
+cleanup() {
+  if [[ -n "$devenv_pid" ]]; then
+    kill -INT "$devenv_pid" 2>/dev/null || true
+    wait "$devenv_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+start=$SECONDS
+step "Starting a local cluster, the simulator and the operator (log: ${state}/operator.log)"
+mkdir -p "$state"
+rm -f "${state}/kubeconfig"
+bin/devenv --local --state-dir "$state" --simulator-addr "$sim_addr" --token "$token" --manager bin/manager \
+  >"${state}/operator.log" 2>&1 &
+devenv_pid=$!
+wait_for "the operator is running" 60 grep -q '"worker count"\|worker count' "${state}/operator.log"
+
+step "1. A MyApp becomes Ready, with its children and an ACTIVE DNS record"
+show kubectl apply -f config/samples/apps_v1alpha1_myapp.yaml
+wait_for "MyApp web is Ready" 60 kubectl wait --for=condition=Ready myapp/web --timeout=1s
+show kubectl get myapps
+show kubectl get deployment,service,ingress -l app.kubernetes.io/instance=web
+wait_for "the record web.example.com is ACTIVE in the DNS service" 10 dns_record_state ACTIVE
+show curl_sim "${sim}/dns/v1/records/web.example.com"
+
+step "2. A replica edit is reverted"
+show kubectl scale deployment web --replicas=5
+wait_for "the Deployment is back to the MyApp's 2 replicas" 20 equals deployment/web '{.spec.replicas}' 2
+
+step "3. A BackupConfig backs the app up when its image changes"
+show kubectl apply -f config/samples/backup_v1alpha1_backupconfig.yaml
+wait_for "BackupConfig web-nightly is Ready" 30 kubectl wait --for=condition=Ready backupconfig/web-nightly --timeout=1s
+show kubectl patch myapp web --type=merge -p '{"spec":{"image":"nginx:1.28"}}'
+app_generation=$(jsonpath myapp/web '{.metadata.generation}')
+wait_for "a backup of generation ${app_generation} succeeded" 60 \
+  equals backupconfig/web-nightly '{.status.observedAppGeneration}/{.status.lastBackup.phase}' "${app_generation}/Succeeded"
+show kubectl get backupconfigs
+show curl_sim "${sim}/backup/v1/backups"
+
+step "4. The DNS service goes down, and the MyApp is deleted: the finalizer holds"
+show curl_sim -X PUT "${sim}/admin/v1/outages/dns" -d '{"down": true}'
+show kubectl delete myapp web --wait=false
+wait_for "DNSReady says the service is unavailable" 30 \
+  equals myapp/web '{.status.conditions[?(@.type=="DNSReady")].reason}' DNSServiceUnavailable
+show kubectl get myapp web -o 'jsonpath={range .status.conditions[*]}{.type}: {.reason}: {.message}{"\n"}{end}'
+sleep 3
+kubectl get myapp web >/dev/null 2>&1 || fail "the MyApp went while its record could not be deleted"
+ok "the MyApp is still there, held by its finalizers: $(jsonpath myapp/web '{.metadata.finalizers}')"
+
+step "5. The service returns: a final backup, the record removed, the children garbage-collected"
+show curl_sim -X PUT "${sim}/admin/v1/outages/dns" -d '{"down": false}'
+wait_for "the MyApp is gone" 60 gone myapp/web
+wait_for "the final backup succeeded" 5 \
+  equals backupconfig/web-nightly '{.status.lastBackup.trigger}/{.status.lastBackup.phase}' AppDeletion/Succeeded
+wait_for "the record web.example.com is gone from the DNS service" 5 no_dns_record
+wait_for "the Deployment, Service and Ingress are garbage-collected" 30 children_gone
+show kubectl get backupconfigs
+
+step "Demo passed in $((SECONDS - start))s"
