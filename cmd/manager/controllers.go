@@ -15,12 +15,14 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
-// Reconcilers hold a worker while a client retries, so their clients retry
-// little and briefly; a longer wait the service asks for comes back as an
-// error the reconciler turns into RequeueAfter.
+// Reconcilers hold a worker while a client waits, so their clients give an
+// attempt a few seconds and retry little and briefly; a longer wait the
+// service asks for comes back as an error the reconciler turns into
+// RequeueAfter.
 const (
-	externalMaxRetries   = 2
-	externalMaxRetryWait = 2 * time.Second
+	externalAttemptTimeout = 3 * time.Second
+	externalMaxRetries     = 2
+	externalMaxRetryWait   = 2 * time.Second
 )
 
 // setupControllers builds the external clients and registers the
@@ -31,14 +33,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("configuring the DNS client: %w", err)
 	}
 	if err := (&myapp.Reconciler{
-		Client:              mgr.GetClient(),
-		DNS:                 dnsClient,
-		Recorder:            mgr.GetEventRecorder("myapp-controller"),
-		DefaultTarget:       opts.myApp.defaultTarget,
-		IngressClassName:    opts.myApp.ingressClassName,
-		PendingPollInterval: opts.myApp.pendingPollInterval,
-		DriftCheckInterval:  opts.myApp.driftCheckInterval,
-		RecordTTL:           int32(opts.myApp.recordTTL), //nolint:gosec // validated to 1..86400
+		Client:                  mgr.GetClient(),
+		DNS:                     dnsClient,
+		Recorder:                mgr.GetEventRecorder("myapp-controller"),
+		DefaultTarget:           opts.myApp.defaultTarget,
+		IngressClassName:        opts.myApp.ingressClassName,
+		PendingPollInterval:     opts.myApp.pendingPollInterval,
+		DriftCheckInterval:      opts.myApp.driftCheckInterval,
+		RecordTTL:               int32(opts.myApp.recordTTL), //nolint:gosec // validated to the service's TTL range
+		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
@@ -61,12 +64,13 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 // externalConfig is the client configuration of one external service.
 func externalConfig(mgr ctrl.Manager, svc serviceOptions, caFile, name string) external.Config {
 	return external.Config{
-		BaseURL:      svc.url,
-		Token:        tokenSource(mgr.GetAPIReader(), svc),
-		CAFile:       caFile,
-		MaxRetries:   externalMaxRetries,
-		MaxRetryWait: externalMaxRetryWait,
-		Logger:       ctrl.Log.WithName("external").WithName(name),
+		BaseURL:        svc.url,
+		Token:          tokenSource(mgr.GetAPIReader(), svc),
+		CAFile:         caFile,
+		AttemptTimeout: externalAttemptTimeout,
+		MaxRetries:     externalMaxRetries,
+		MaxRetryWait:   externalMaxRetryWait,
+		Logger:         ctrl.Log.WithName("external").WithName(name),
 	}
 }
 

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
@@ -38,6 +40,8 @@ type options struct {
 	myApp myAppOptions
 	// backupPollInterval is how often a RUNNING backup is polled.
 	backupPollInterval time.Duration
+	// maxConcurrentReconciles is the number of workers of each controller.
+	maxConcurrentReconciles int
 }
 
 // myAppOptions tune the MyApp controller.
@@ -100,6 +104,8 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
 		"How often an ACTIVE DNS record is checked for changes made outside the operator (jittered by up to 20%).")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", myapp.DefaultMaxConcurrentReconciles,
+		"How many objects each controller reconciles at once.")
 	fs.DurationVar(&o.backupPollInterval, "backup-poll-interval", backupconfig.DefaultBackupPollInterval,
 		"How often a RUNNING backup is polled until it finishes (jittered).")
 	return o
@@ -134,8 +140,15 @@ func (o *options) validate() error {
 		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+
 			"--leader-election-renew-deadline < --leader-election-lease-duration"))
 	}
-	if o.myApp.recordTTL < 1 || o.myApp.recordTTL > 86400 {
-		errs = append(errs, fmt.Errorf("--dns-record-ttl must be between 1 and 86400, got %d", o.myApp.recordTTL))
+	if o.myApp.recordTTL < minRecordTTL || o.myApp.recordTTL > maxRecordTTL {
+		errs = append(errs, fmt.Errorf("--dns-record-ttl must be between %d and %d, the DNS service's range, got %d",
+			minRecordTTL, maxRecordTTL, o.myApp.recordTTL))
+	}
+	if err := validateDefaultTarget(o.myApp.defaultTarget); err != nil {
+		errs = append(errs, err)
+	}
+	if o.maxConcurrentReconciles < 1 {
+		errs = append(errs, errors.New("--max-concurrent-reconciles must be at least 1"))
 	}
 	return errors.Join(errs...)
 }
@@ -160,6 +173,30 @@ func (s *serviceOptions) validate(prefix string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// The DNS service's TTL range.
+const (
+	minRecordTTL = 30
+	maxRecordTTL = 86400
+)
+
+// validateDefaultTarget accepts what the DNS service can hold: an IPv4
+// address (an A record) or a host name (a CNAME). It has no AAAA records.
+func validateDefaultTarget(target string) error {
+	if target == "" {
+		return nil
+	}
+	if ip := net.ParseIP(target); ip != nil {
+		if ip.To4() == nil {
+			return fmt.Errorf("--dns-default-target %q is an IPv6 address; the DNS service holds A and CNAME records only", target)
+		}
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(target); len(errs) > 0 {
+		return fmt.Errorf("--dns-default-target %q is neither an IPv4 address nor a host name: %s", target, strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 func parseNamespacedName(s string) (types.NamespacedName, error) {

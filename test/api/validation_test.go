@@ -66,6 +66,21 @@ func TestMyAppValidation(t *testing.T) {
 	runValidationCases(t, myAppGVK, validMyAppSpec, cases)
 }
 
+func TestMyAppNameIsAServiceName(t *testing.T) {
+	c, err := cp.NewClient(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"web.v2", "1web", "a234567890123456789012345678901234567890123456789012345678901234"} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			err := c.Create(t.Context(), newObject(myAppGVK, name, validMyAppSpec()))
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "create is refused as invalid, got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring("a MyApp's name must be a DNS label"))
+		})
+	}
+}
+
 func TestBackupConfigValidation(t *testing.T) {
 	cases := []validationCase{
 		{"appRef is required", func(s map[string]any) { delete(s, "appRef") }, []string{"spec.appRef", "Required value"}},

@@ -164,6 +164,7 @@ type MyAppStatus struct {
 // +kubebuilder:printcolumn:name="DNS",type=string,JSONPath=`.status.dns.state`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 63",message="a MyApp's name must be a DNS label (lowercase letters, digits and '-', starting with a letter, at most 63 characters): it names the app's Service"
 type MyApp struct {
 	metav1.TypeMeta `json:",inline"`
 
@@ -183,8 +184,4 @@ type MyAppList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []MyApp `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&MyApp{}, &MyAppList{})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -27,28 +28,37 @@ func init() {
 	metrics.Registry.MustRegister(cleanupDuration, cleanupWaiting)
 }
 
-// cleanupTracker counts the MyApps waiting on DNS cleanup, for the gauge.
+// cleanupTracker counts the MyApps waiting on DNS cleanup, for the gauge. It
+// is keyed by name so that a MyApp that is gone when it is next reconciled,
+// however its finalizer went, is forgotten.
 type cleanupTracker struct {
 	mu      sync.Mutex
-	pending map[types.UID]struct{}
+	pending map[types.NamespacedName]struct{}
 }
 
+// waiting records that app's cleanup has started.
 func (t *cleanupTracker) waiting(app *appsv1alpha1.MyApp) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pending == nil {
-		t.pending = map[types.UID]struct{}{}
+		t.pending = map[types.NamespacedName]struct{}{}
 	}
-	t.pending[app.UID] = struct{}{}
+	t.pending[client.ObjectKeyFromObject(app)] = struct{}{}
 	cleanupWaiting.Set(float64(len(t.pending)))
 }
 
+// done records that app's cleanup finished, and how long it took.
 func (t *cleanupTracker) done(app *appsv1alpha1.MyApp) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.pending, app.UID)
-	cleanupWaiting.Set(float64(len(t.pending)))
+	t.forget(client.ObjectKeyFromObject(app))
 	if app.DeletionTimestamp != nil {
 		cleanupDuration.Observe(time.Since(app.DeletionTimestamp.Time).Seconds())
 	}
+}
+
+// forget drops a MyApp that no longer waits, without observing a duration.
+func (t *cleanupTracker) forget(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.pending, key)
+	cleanupWaiting.Set(float64(len(t.pending)))
 }

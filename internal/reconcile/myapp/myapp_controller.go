@@ -15,11 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -39,6 +38,11 @@ const (
 	DefaultDriftCheckInterval = 5 * time.Minute
 	// DefaultRecordTTL is the TTL of the records the operator writes.
 	DefaultRecordTTL int32 = 300
+	// DefaultReconcileTimeout bounds one reconcile.
+	DefaultReconcileTimeout = time.Minute
+	// DefaultMaxConcurrentReconciles lets a slow DNS answer for one MyApp
+	// not delay the others.
+	DefaultMaxConcurrentReconciles = 4
 
 	dnsJitterFactor = 0.2
 )
@@ -64,8 +68,16 @@ type Reconciler struct {
 	DriftCheckInterval  time.Duration
 	// RecordTTL defaults to DefaultRecordTTL.
 	RecordTTL int32
+	// ReconcileTimeout bounds one reconcile's calls to the API server and
+	// the DNS service, so a hung service cannot hold a worker; the status
+	// is still written after it. Defaults to DefaultReconcileTimeout.
+	ReconcileTimeout time.Duration
+	// MaxConcurrentReconciles is how many MyApps are reconciled at once.
+	// Defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
 
 	cleanup cleanupTracker
+	dnsGate serviceGate
 }
 
 // scope is what one reconcile of one MyApp works on.
@@ -73,6 +85,9 @@ type scope struct {
 	app        *appsv1alpha1.MyApp
 	deployment *appsv1.Deployment
 	ingress    *networkingv1.Ingress
+	// incomplete is set when the pass stopped early waiting on the DNS
+	// service (throttled, failing), so the generation is not yet observed.
+	incomplete bool
 }
 
 // +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;update;patch
@@ -86,6 +101,15 @@ type scope struct {
 // SetupWithManager registers the controller: MyApps are the root, and an
 // edit to or deletion of an owned child brings its MyApp back at once.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	if r.DNS == nil {
+		return errors.New("the MyApp controller needs a DNS client")
+	}
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("myapp-controller")
+	}
 	if r.PendingPollInterval == 0 {
 		r.PendingPollInterval = DefaultPendingPollInterval
 	}
@@ -95,11 +119,18 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if r.RecordTTL == 0 {
 		r.RecordTTL = DefaultRecordTTL
 	}
+	if r.ReconcileTimeout == 0 {
+		r.ReconcileTimeout = DefaultReconcileTimeout
+	}
+	if r.MaxConcurrentReconciles == 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
 	return ctrl.ControllerManagedBy(mgr).
 		For(&appsv1alpha1.MyApp{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("myapp").
 		Complete(r)
 }
@@ -108,14 +139,16 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	app := &appsv1alpha1.MyApp{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.cleanup.forget(req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("myapp", klog.KObj(app)))
 
 	// The finalizer goes on before anything is written outside the cluster,
 	// so no record can exist that the operator would not clean up.
 	if app.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(app, appsv1alpha1.DNSCleanupFinalizer) {
-		return reconcile.Result{}, r.patchFinalizers(ctx, app, func() {
+		return reconcile.Result{}, r.patchFinalizers(ctx, app, func(app *appsv1alpha1.MyApp) {
 			controllerutil.AddFinalizer(app, appsv1alpha1.DNSCleanupFinalizer)
 		})
 	}
@@ -123,18 +156,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	original := app.DeepCopy()
 	s := &scope{app: app}
 	defer func() {
-		if retErr == nil {
+		if retErr == nil && !s.incomplete {
 			app.Status.ObservedGeneration = app.Generation
 		}
+		// The status is written with the caller's context: it records what
+		// happened even when the phases ran out of time.
 		if err := r.patchStatus(ctx, original, app); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 	}()
 
+	phaseCtx, cancel := context.WithTimeout(ctx, r.ReconcileTimeout)
+	defer cancel()
 	if !app.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, s)
+		return r.reconcileDelete(phaseCtx, s)
 	}
-	return r.reconcileNormal(ctx, s)
+	return r.reconcileNormal(phaseCtx, s)
 }
 
 // reconcileNormal runs the phases of a live MyApp in order. Children come
@@ -146,12 +183,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 			return reconcile.Result{}, err
 		}
 		// Deleting the object in the way sends no event this controller
-		// watches (it is not owned), so look again on the drift interval.
+		// watches (it is not owned), so look again soon; the check reads
+		// the cache only and calls no external service.
 		if !isReadyConditionReason(s.app, ReasonChildConflict) {
 			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile"+conflict.kind, "%s", err)
 		}
 		setChildConflictCondition(s.app, conflict)
-		return reconcile.Result{RequeueAfter: wait.Jitter(r.DriftCheckInterval, dnsJitterFactor)}, nil
+		return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
 	}
 	result, err := r.reconcileDNSRecord(ctx, s)
 	setReadyCondition(s.app, s.deployment)
@@ -175,9 +213,17 @@ func (r *Reconciler) patchStatus(ctx context.Context, original, app *appsv1alpha
 
 // patchFinalizers changes the finalizers with an optimistic lock: other
 // controllers (BackupConfig's final-backup finalizer) edit the same list,
-// and a merge patch without one would overwrite their change.
-func (r *Reconciler) patchFinalizers(ctx context.Context, app *appsv1alpha1.MyApp, mutate func()) error {
-	original := app.DeepCopy()
-	mutate()
-	return r.Client.Patch(ctx, app, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{}))
+// and a merge patch without one would overwrite their change. It patches a
+// copy and takes back only the finalizers and resourceVersion: the server's
+// answer carries the stored status, which would otherwise overwrite the
+// status this pass computed before the deferred status patch writes it.
+func (r *Reconciler) patchFinalizers(ctx context.Context, app *appsv1alpha1.MyApp, mutate func(*appsv1alpha1.MyApp)) error {
+	patched := app.DeepCopy()
+	mutate(patched)
+	if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(app, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	app.Finalizers = patched.Finalizers
+	app.ResourceVersion = patched.ResourceVersion
+	return nil
 }

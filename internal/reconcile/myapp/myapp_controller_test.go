@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -322,7 +323,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 
 	writesBefore := writes.count(ns)
 	upsertsBefore := sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)
-	readsBefore := sim.RequestCount(simulator.ServiceDNS, simulator.OpGet)
+	readsBefore := dnsReads.getsOf(app.Spec.Host)
 
 	// Each annotation change makes the controller reconcile the MyApp.
 	for i := range 5 {
@@ -335,9 +336,143 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	g.Eventually(func() int {
-		return sim.RequestCount(simulator.ServiceDNS, simulator.OpGet) - readsBefore
-	}, timeout, interval).Should(BeNumerically(">=", 5), "the controller reconciled after each change")
+		return dnsReads.getsOf(app.Spec.Host) - readsBefore
+	}, timeout, interval).Should(BeNumerically(">=", 5), "the controller reconciled this MyApp after each change")
 
 	g.Expect(writes.count(ns)-writesBefore).To(BeZero(), "no write to the API server at steady state")
 	g.Expect(sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)-upsertsBefore).To(BeZero(), "no write to the DNS service")
+}
+
+func TestOrphanReleasesAMyAppStuckOnAnOutage(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	key := client.ObjectKeyFromObject(app)
+
+	// The DNS service is gone for good; the deletion is stuck on it.
+	sim.SetOutage(simulator.ServiceDNS, true)
+	t.Cleanup(func() { sim.SetOutage(simulator.ServiceDNS, false) })
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+	g.Eventually(func() string {
+		_ = k8sClient.Get(t.Context(), key, app)
+		return ptr.Deref(conditionOf(app, appsv1alpha1.DNSReadyCondition), metav1.Condition{}).Reason
+	}, timeout, interval).Should(Equal(ReasonDNSServiceUnavailable))
+
+	// The documented way out: set deletionPolicy Orphan on the stuck MyApp.
+	g.Expect(k8sClient.Patch(t.Context(), app, client.RawPatch(types.MergePatchType,
+		[]byte(`{"spec":{"deletionPolicy":"Orphan"}}`)))).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), key, &appsv1alpha1.MyApp{}))
+	}, timeout, interval).Should(BeTrue(), "the MyApp goes without the DNS service")
+	g.Expect(recordsNamed(app.Spec.Host)).To(HaveLen(1), "the record was left alone")
+	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
+		Should(ContainElement(ReasonDNSRecordOrphaned))
+}
+
+func TestThrottledDNSIsNotCalledBeforeRetryAfter(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	// Every write is refused with 429 and a Retry-After far above the
+	// client's retry cap, so the client hands the wait to the reconciler.
+	sim.SetFault(simulator.ServiceDNS, simulator.OpUpsert, simulator.Fault{Status: 429, RetryAfter: 4 * time.Second})
+	t.Cleanup(func() { sim.ClearFault(simulator.ServiceDNS, simulator.OpUpsert) })
+
+	app := newMyApp(ns, "web")
+	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
+	g.Eventually(func() string {
+		_ = k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)
+		return ptr.Deref(conditionOf(app, appsv1alpha1.DNSReadyCondition), metav1.Condition{}).Reason
+	}, timeout, interval).Should(Equal(ReasonDNSThrottled))
+	g.Expect(sim.RequestCountStatus(simulator.ServiceDNS, simulator.OpUpsert, 429)).To(BeNumerically(">=", 1))
+	upserts := sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)
+
+	// The Deployment becoming available meanwhile brings the MyApp back
+	// through the watch, but nothing calls the service before it allowed.
+	g.Consistently(func() int {
+		return sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)
+	}, 2500*time.Millisecond, 100*time.Millisecond).Should(Equal(upserts))
+	g.Expect(app.Status.ObservedGeneration).To(BeZero(), "a throttled pass has not observed the generation")
+
+	sim.ClearFault(simulator.ServiceDNS, simulator.OpUpsert)
+	eventuallyReady(t, g, app)
+}
+
+func TestChildInTheWayIsNeverAdopted(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	// Someone else's Service already has the MyApp's name.
+	theirs := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{"team": "other"}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 9999}}},
+	}
+	g.Expect(k8sClient.Create(t.Context(), theirs)).To(Succeed())
+
+	app := newMyApp(ns, "web")
+	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		cond := conditionOf(app, appsv1alpha1.ReadyCondition)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Reason).To(Equal(ReasonChildConflict))
+		g.Expect(cond.Message).To(ContainSubstring("Service web already exists and is not controlled by this MyApp"))
+	}, timeout, interval).Should(Succeed())
+	g.Expect(recordsNamed(app.Spec.Host)).To(BeEmpty(), "no record for an app that is not served")
+	g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(theirs), theirs)).To(Succeed())
+	g.Expect(theirs.OwnerReferences).To(BeEmpty(), "their Service was not adopted")
+	g.Expect(theirs.Spec.Ports).To(ConsistOf(HaveField("Port", int32(9999))), "nor changed")
+
+	// Once they remove it, the MyApp carries on by itself.
+	g.Expect(k8sClient.Delete(t.Context(), theirs)).To(Succeed())
+	eventuallyReady(t, g, app)
+}
+
+func TestRecordFollowsTheLoadBalancerAddress(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+
+	// An ingress controller publishes an address: the record follows it,
+	// A for an IPv4 address, CNAME for a host name.
+	for _, lb := range []struct {
+		status            networkingv1.IngressLoadBalancerIngress
+		wantType, wantVal string
+	}{
+		{networkingv1.IngressLoadBalancerIngress{IP: "203.0.113.5"}, "A", "203.0.113.5"},
+		{networkingv1.IngressLoadBalancerIngress{Hostname: "lb-1.example.net"}, "CNAME", "lb-1.example.net"},
+	} {
+		ing := &networkingv1.Ingress{}
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), ing)).To(Succeed())
+		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{lb.status}
+		g.Expect(k8sClient.Status().Update(t.Context(), ing)).To(Succeed())
+		g.Eventually(func() []simulator.Record { return recordsNamed(app.Spec.Host) }, timeout, interval).
+			Should(ConsistOf(And(HaveField("Type", lb.wantType), HaveField("Value", lb.wantVal))))
+		eventuallyReady(t, g, app)
+		g.Expect(app.Status.DNS).To(And(HaveField("Type", lb.wantType), HaveField("Value", lb.wantVal)))
+	}
+}
+
+func TestStatusIsKeptWhileAnotherFinalizerHoldsTheMyApp(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	app.Finalizers = []string{"test.myapp.dev/hold"}
+	createReadyMyApp(t, g, app)
+	key := client.ObjectKeyFromObject(app)
+
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), key, app)).To(Succeed())
+		g.Expect(app.Finalizers).To(ConsistOf("test.myapp.dev/hold"), "the DNS cleanup finalizer is gone")
+		g.Expect(app.Status.DNS).To(BeNil(), "the status no longer shows the deleted record")
+		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", ReasonDeleting))
+	}, timeout, interval).Should(Succeed())
+	g.Expect(recordsNamed(app.Spec.Host)).To(BeEmpty())
+
+	app.Finalizers = nil
+	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), key, &appsv1alpha1.MyApp{}))
+	}, timeout, interval).Should(BeTrue())
 }

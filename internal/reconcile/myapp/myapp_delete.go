@@ -20,6 +20,7 @@ import (
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.Result, error) {
 	app := s.app
 	if !controllerutil.ContainsFinalizer(app, appsv1alpha1.DNSCleanupFinalizer) {
+		r.cleanup.forget(client.ObjectKeyFromObject(app))
 		return reconcile.Result{}, nil
 	}
 	r.cleanup.waiting(app)
@@ -30,16 +31,19 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordOrphaned, "DeleteDNSRecord",
 			"Left the DNS record for %s in the DNS service: deletionPolicy is Orphan", app.Spec.Host)
 	} else {
+		if result, waiting := r.waitForDNSGate(s); waiting {
+			return result, nil
+		}
 		setDNSCondition(app, false, ReasonDeletingRecord,
 			fmt.Sprintf("Deleting the DNS record for %s before the MyApp goes", app.Spec.Host))
 		if err := r.deleteRecordsExcept(ctx, app, ""); err != nil {
-			return r.handleDNSError(ctx, app, "delete", err)
+			return r.handleDNSError(ctx, s, "delete", err)
 		}
 		// The deletes succeeded; confirm with the service that nothing it
 		// holds still names this owner before letting the MyApp go.
 		left, err := r.DNS.List(ctx, recordOwner(app))
 		if err != nil {
-			return r.handleDNSError(ctx, app, "confirm the deletion of", err)
+			return r.handleDNSError(ctx, s, "confirm the deletion of", err)
 		}
 		if len(left) > 0 {
 			log.FromContext(ctx).Info("DNS service still lists records of this MyApp; checking again", "count", len(left))
@@ -48,12 +52,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 		app.Status.DNS = nil
 	}
 
-	if err := r.patchFinalizers(ctx, app, func() {
+	log.FromContext(ctx).Info("Removing the DNS cleanup finalizer")
+	if err := r.patchFinalizers(ctx, app, func(app *appsv1alpha1.MyApp) {
 		controllerutil.RemoveFinalizer(app, appsv1alpha1.DNSCleanupFinalizer)
 	}); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	r.cleanup.done(app)
-	log.FromContext(ctx).Info("Removed the DNS cleanup finalizer")
 	return reconcile.Result{}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -41,26 +40,33 @@ func describeOwner(owner string) string {
 }
 
 // desiredTarget is what the record should point at: the Ingress's
-// load-balancer address when it has one, otherwise the configured default.
-// ok is false when there is neither.
+// load-balancer address when it has one the DNS service can hold (an IPv4
+// address for an A record, or a host name for a CNAME; it has no AAAA),
+// otherwise the configured default. ok is false when there is neither.
 func (r *Reconciler) desiredTarget(ing *networkingv1.Ingress) (recordType, value string, ok bool) {
 	if ing != nil {
 		for _, lb := range ing.Status.LoadBalancer.Ingress {
-			if lb.IP != "" {
-				return "A", lb.IP, true
+			if ip := net.ParseIP(lb.IP); ip != nil && ip.To4() != nil {
+				return dns.TypeA, lb.IP, true
 			}
 			if lb.Hostname != "" {
-				return "CNAME", lb.Hostname, true
+				return dns.TypeCNAME, lb.Hostname, true
 			}
 		}
 	}
 	if r.DefaultTarget == "" {
 		return "", "", false
 	}
-	if net.ParseIP(r.DefaultTarget) != nil {
-		return "A", r.DefaultTarget, true
+	return TargetType(r.DefaultTarget), r.DefaultTarget, true
+}
+
+// TargetType is the record type for a target: A for an IPv4 address, CNAME
+// for anything else (a host name).
+func TargetType(target string) string {
+	if ip := net.ParseIP(target); ip != nil && ip.To4() != nil {
+		return dns.TypeA
 	}
-	return "CNAME", r.DefaultTarget, true
+	return dns.TypeCNAME
 }
 
 // reconcileDNSRecord makes the DNS service hold a record for spec.host,
@@ -73,6 +79,9 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	host := app.Spec.Host
 	owner := recordOwner(app)
 
+	if result, waiting := r.waitForDNSGate(s); waiting {
+		return result, nil
+	}
 	recordType, value, ok := r.desiredTarget(s.ingress)
 	if !ok {
 		// The Ingress's status update will bring this MyApp back.
@@ -87,7 +96,7 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 		current, err = dns.Record{}, nil
 	}
 	if err != nil {
-		return r.handleDNSError(ctx, app, "read", err)
+		return r.handleDNSError(ctx, s, "read", err)
 	}
 	if current.Name != "" && current.Owner != owner {
 		return r.hostConflict(ctx, app, current.Owner)
@@ -105,7 +114,7 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 			return r.hostConflict(ctx, app, ext.Owner)
 		}
 		if err != nil {
-			return r.handleDNSError(ctx, app, "write", err)
+			return r.handleDNSError(ctx, s, "write", err)
 		}
 		if created {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordCreated, "CreateDNSRecord",
@@ -120,7 +129,7 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	// removed, so a host change never leaves the app without a name.
 	if app.Status.DNS == nil || app.Status.DNS.Name != host {
 		if err := r.deleteRecordsExcept(ctx, app, host); err != nil {
-			return r.handleDNSError(ctx, app, "delete the previous", err)
+			return r.handleDNSError(ctx, s, "delete the previous", err)
 		}
 	}
 
@@ -166,17 +175,18 @@ func (r *Reconciler) deleteRecordsExcept(ctx context.Context, app *appsv1alpha1.
 	if err != nil {
 		return err
 	}
-	names := sets.New[string]()
+	listed := sets.New[string]()
 	for _, rec := range owned {
-		names.Insert(rec.Name)
+		listed.Insert(rec.Name)
 	}
+	names := listed.Clone()
 	if app.Status.DNS != nil && app.Status.DNS.Owner == owner {
 		names.Insert(app.Status.DNS.Name)
 	}
 	if keep == "" {
 		// On deletion the current host is a candidate even if neither the
 		// list nor the status shows it yet (an eventually consistent list
-		// right after a create).
+		// right after a create). Deleting a missing record is a no-op.
 		names.Insert(app.Spec.Host)
 	}
 	names.Delete(keep)
@@ -189,33 +199,51 @@ func (r *Reconciler) deleteRecordsExcept(ctx context.Context, app *appsv1alpha1.
 		if err != nil {
 			return err
 		}
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordDeleted, "DeleteDNSRecord",
-			"Deleted DNS record %s", name)
+		// Candidates the service did not list were most likely never there;
+		// only a record known to exist is worth an event.
+		if listed.Has(name) {
+			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordDeleted, "DeleteDNSRecord",
+				"Deleted DNS record %s", name)
+		}
 	}
 	return nil
 }
 
 // handleDNSError turns a DNS service error into a condition, an event and
-// the right kind of retry: the service's own Retry-After when it throttles,
-// no retry for a request it rejects as invalid (the spec or the operator's
+// the right kind of retry: never sooner than a Retry-After the service sent
+// (with a 429, or a 503 asking for longer than the client waits), no retry
+// for a request the service rejects as invalid (the spec or the operator's
 // configuration must change), and the controller's exponential backoff for
-// the rest.
-func (r *Reconciler) handleDNSError(ctx context.Context, app *appsv1alpha1.MyApp, action string, err error) (reconcile.Result, error) {
+// the rest. The pass is marked incomplete, so observedGeneration stays.
+func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string, err error) (reconcile.Result, error) {
+	app := s.app
+	s.incomplete = true
 	reason, advice := dnsErrorReason(err)
 	msg := fmt.Sprintf("Could not %s the DNS record for %s: %s", action, app.Spec.Host, advice)
 	log.FromContext(ctx).Error(err, "DNS service call failed", "action", action, "reason", reason)
 	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, reason, "DNS", "%s", msg)
 	setDNSCondition(app, false, reason, msg)
 
-	switch reason {
-	case ReasonDNSThrottled:
-		wait, _ := external.RetryAfter(err)
-		return reconcile.Result{RequeueAfter: max(wait, time.Second)}, nil
-	case ReasonDNSRequestRejected:
-		return reconcile.Result{}, reconcile.TerminalError(err)
-	default:
-		return reconcile.Result{}, err
+	if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
+		r.dnsGate.closeFor(retryAfter)
+		return reconcile.Result{RequeueAfter: retryAfter}, nil
 	}
+	if reason == ReasonDNSRequestRejected {
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	return reconcile.Result{}, err
+}
+
+// waitForDNSGate reports whether the DNS service asked to be left alone for
+// a while yet, and if so the requeue that comes back once it may be called.
+// The conditions stay as the throttled call left them.
+func (r *Reconciler) waitForDNSGate(s *scope) (reconcile.Result, bool) {
+	wait := r.dnsGate.wait()
+	if wait == 0 {
+		return reconcile.Result{}, false
+	}
+	s.incomplete = true
+	return reconcile.Result{RequeueAfter: wait}, true
 }
 
 // dnsErrorReason maps an error to a condition reason and advice that does
@@ -223,7 +251,7 @@ func (r *Reconciler) handleDNSError(ctx context.Context, app *appsv1alpha1.MyApp
 func dnsErrorReason(err error) (reason, advice string) {
 	switch {
 	case errors.Is(err, external.ErrThrottled):
-		return ReasonDNSThrottled, "the DNS service is rate-limiting the operator; it retries after the wait the service asked for"
+		return ReasonDNSThrottled, "the DNS service is rate-limiting the operator; it retries no sooner than the service asks"
 	case errors.Is(err, external.ErrUnauthorized):
 		return ReasonDNSUnauthorized, "the DNS service refused the operator's token; check the token configured with " +
 			"--dns-token-file or --dns-token-secret"

@@ -53,6 +53,8 @@ var (
 	dnsClient  dns.Client
 	reconciler *Reconciler
 	writes     = &writeCounter{byNamespace: map[string]int{}}
+	// dnsReads is the reconciler's DNS client; it counts reads by name.
+	dnsReads *countingDNS
 )
 
 func TestMain(m *testing.M) {
@@ -87,6 +89,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	dnsReads = &countingDNS{Client: dnsClient, gets: map[string]int{}}
 
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:                 scheme,
@@ -98,7 +101,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	}
 	reconciler = &Reconciler{
 		Client:              interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
-		DNS:                 dnsClient,
+		DNS:                 dnsReads,
 		Recorder:            mgr.GetEventRecorder("myapp-controller"),
 		DefaultTarget:       defaultTarget,
 		PendingPollInterval: 200 * time.Millisecond,
@@ -187,6 +190,27 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	}
+}
+
+// countingDNS counts the reconciler's record reads by name, so a test sees
+// reconciles of its own MyApp, not of every MyApp in the suite.
+type countingDNS struct {
+	dns.Client
+	mu   sync.Mutex
+	gets map[string]int
+}
+
+func (c *countingDNS) Get(ctx context.Context, name string) (dns.Record, error) {
+	c.mu.Lock()
+	c.gets[name]++
+	c.mu.Unlock()
+	return c.Client.Get(ctx, name)
+}
+
+func (c *countingDNS) getsOf(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gets[name]
 }
 
 // newNamespace creates a namespace of its own for a test.

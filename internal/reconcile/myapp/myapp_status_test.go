@@ -1,0 +1,167 @@
+package myapp
+
+import (
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+)
+
+// rolledOut is a Deployment of two replicas that has rolled out, with
+// changes applied by each option.
+func rolledOut(opts ...func(*appsv1.Deployment)) *appsv1.Deployment {
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: 2},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)},
+		Status: appsv1.DeploymentStatus{
+			ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2, ReadyReplicas: 2,
+			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}},
+		},
+	}
+	for _, o := range opts {
+		o(dep)
+	}
+	return dep
+}
+
+func TestDeploymentRolledOut(t *testing.T) {
+	cases := []struct {
+		name string
+		dep  *appsv1.Deployment
+		want bool
+	}{
+		{"rolled out", rolledOut(), true},
+		{"no deployment", nil, false},
+		{"new generation not seen yet", rolledOut(func(d *appsv1.Deployment) { d.Generation = 3 }), false},
+		{"old pods still running during a rollout", rolledOut(func(d *appsv1.Deployment) { d.Status.Replicas = 3 }), false},
+		{"not all pods updated", rolledOut(func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }), false},
+		{"not all pods available", rolledOut(func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 1 }), false},
+		{"Available false", rolledOut(func(d *appsv1.Deployment) {
+			d.Status.Conditions[0].Status = corev1.ConditionFalse
+		}), false},
+		{"no Available condition", rolledOut(func(d *appsv1.Deployment) { d.Status.Conditions = nil }), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(deploymentRolledOut(tc.dep)).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestSetReadyCondition(t *testing.T) {
+	cases := []struct {
+		name       string
+		dep        *appsv1.Deployment
+		dnsReady   *bool
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantInMsg  string
+	}{
+		{"deployment rolling out", rolledOut(func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }), ptr.To(true),
+			metav1.ConditionFalse, ReasonDeploymentUnavailable, "1/2 replicas updated"},
+		{"deployment missing", nil, ptr.To(true), metav1.ConditionFalse, ReasonDeploymentUnavailable, "rolling out"},
+		{"record not reported yet", rolledOut(), nil, metav1.ConditionFalse, ReasonDNSNotReady, "not active yet"},
+		{"record pending", rolledOut(), ptr.To(false), metav1.ConditionFalse, ReasonDNSNotReady, "propagating"},
+		{"all good", rolledOut(), ptr.To(true), metav1.ConditionTrue, ReasonAvailable, "available at web.example.com"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			app := &appsv1alpha1.MyApp{
+				ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 4},
+				Spec:       appsv1alpha1.MyAppSpec{Host: "web.example.com"},
+			}
+			if tc.dnsReady != nil {
+				reason, msg := ReasonRecordActive, "active"
+				if !*tc.dnsReady {
+					reason, msg = ReasonRecordPending, "propagating"
+				}
+				setDNSCondition(app, *tc.dnsReady, reason, msg)
+			}
+			setReadyCondition(app, tc.dep)
+			cond := conditionOf(app, appsv1alpha1.ReadyCondition)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Status).To(Equal(tc.wantStatus))
+			g.Expect(cond.Reason).To(Equal(tc.wantReason))
+			g.Expect(cond.Message).To(ContainSubstring(tc.wantInMsg))
+			g.Expect(cond.ObservedGeneration).To(Equal(int64(4)))
+		})
+	}
+}
+
+func TestDNSErrorReason(t *testing.T) {
+	cases := []struct {
+		kind       error
+		wantReason string
+	}{
+		{external.ErrThrottled, ReasonDNSThrottled},
+		{external.ErrUnauthorized, ReasonDNSUnauthorized},
+		{external.ErrInvalid, ReasonDNSRequestRejected},
+		{external.ErrTransient, ReasonDNSServiceUnavailable},
+		{fmt.Errorf("dial tcp: connection refused"), ReasonDNSServiceUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.wantReason+"/"+tc.kind.Error(), func(t *testing.T) {
+			g := NewWithT(t)
+			reason, advice := dnsErrorReason(fmt.Errorf("calling the DNS service: %w", tc.kind))
+			g.Expect(reason).To(Equal(tc.wantReason))
+			// The advice is fixed text, so the condition does not churn with
+			// the details of each failure.
+			g.Expect(advice).NotTo(ContainSubstring(tc.kind.Error()))
+		})
+	}
+}
+
+func TestDescribeOwner(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(describeOwner("myapp-operator/shop/web/1234")).To(Equal("MyApp shop/web (uid 1234)"))
+	g.Expect(describeOwner("external-dns/cluster-a")).To(Equal(`owner "external-dns/cluster-a"`))
+	g.Expect(describeOwner("myapp-operator/too/many/parts/here")).To(Equal(`owner "myapp-operator/too/many/parts/here"`))
+}
+
+func TestDesiredTarget(t *testing.T) {
+	withLB := func(lbs ...networkingv1.IngressLoadBalancerIngress) *networkingv1.Ingress {
+		ing := &networkingv1.Ingress{}
+		ing.Status.LoadBalancer.Ingress = lbs
+		return ing
+	}
+	cases := []struct {
+		name          string
+		defaultTarget string
+		ing           *networkingv1.Ingress
+		wantType      string
+		wantValue     string
+		wantOK        bool
+	}{
+		{"no address and no default waits", "", withLB(), "", "", false},
+		{"default IPv4 target", "192.0.2.10", withLB(), "A", "192.0.2.10", true},
+		{"default host name target", "ingress.example.com", nil, "CNAME", "ingress.example.com", true},
+		{"load-balancer IP wins over the default", "192.0.2.10",
+			withLB(networkingv1.IngressLoadBalancerIngress{IP: "203.0.113.5"}), "A", "203.0.113.5", true},
+		{"load-balancer host name", "",
+			withLB(networkingv1.IngressLoadBalancerIngress{Hostname: "lb.example.net"}), "CNAME", "lb.example.net", true},
+		{"IPv6 load-balancer address is skipped for the next one", "",
+			withLB(networkingv1.IngressLoadBalancerIngress{IP: "2001:db8::1"},
+				networkingv1.IngressLoadBalancerIngress{IP: "203.0.113.9"}), "A", "203.0.113.9", true},
+		{"only IPv6 falls back to the default", "192.0.2.10",
+			withLB(networkingv1.IngressLoadBalancerIngress{IP: "2001:db8::1"}), "A", "192.0.2.10", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			r := &Reconciler{DefaultTarget: tc.defaultTarget}
+			recordType, value, ok := r.desiredTarget(tc.ing)
+			g.Expect(ok).To(Equal(tc.wantOK))
+			g.Expect(recordType).To(Equal(tc.wantType))
+			g.Expect(value).To(Equal(tc.wantValue))
+		})
+	}
+}
