@@ -76,7 +76,9 @@ func externalConfig(mgr ctrl.Manager, svc serviceOptions, caFile, name string) e
 
 // tokenSource reads a token Secret through the API reader, not the cache:
 // caching Secrets would need list and watch on every Secret in the cluster,
-// where a single get on one named Secret is all the manager is granted.
+// where a single get on one named Secret is all the manager is granted. The
+// token source keeps what it read for 30 seconds, so external calls do not
+// each cost a read from the API server.
 func tokenSource(r client.Reader, svc serviceOptions) external.TokenSource {
 	if svc.tokenSecret != "" {
 		key, _ := parseNamespacedName(svc.tokenSecret) // validated with the flags

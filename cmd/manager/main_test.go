@@ -116,7 +116,7 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{nil, "--dns-url is required"},
 		{nil, "--backup-url is required"},
 		{[]string{"--dns-url=ftp://dns.example.com", "--dns-token-file=/t"}, "--dns-url must be an http or https URL"},
-		{[]string{"--dns-url=https://dns.example.com", "--dns-token-file=/t", "--dns-record-ttl=10"}, "--dns-record-ttl must be between 30 and 86400"},
+		{[]string{"--dns-url=https://dns.example.com", "--dns-token-file=/t", "--dns-record-ttl=10"}, "--dns-record-ttl must be in the DNS service's range: 10 is outside 30-86400"},
 		{[]string{"--dns-default-target=2001:db8::1"}, "is an IPv6 address"},
 		{[]string{"--dns-default-target=not a host"}, "neither an IPv4 address nor a host name"},
 		{[]string{"--max-concurrent-reconciles=0"}, "--max-concurrent-reconciles must be at least 1"},

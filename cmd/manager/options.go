@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
@@ -140,9 +140,8 @@ func (o *options) validate() error {
 		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+
 			"--leader-election-renew-deadline < --leader-election-lease-duration"))
 	}
-	if o.myApp.recordTTL < minRecordTTL || o.myApp.recordTTL > maxRecordTTL {
-		errs = append(errs, fmt.Errorf("--dns-record-ttl must be between %d and %d, the DNS service's range, got %d",
-			minRecordTTL, maxRecordTTL, o.myApp.recordTTL))
+	if err := dns.ValidateTTL(int64(o.myApp.recordTTL)); err != nil {
+		errs = append(errs, fmt.Errorf("--dns-record-ttl must be in the DNS service's range: %w", err))
 	}
 	if err := validateDefaultTarget(o.myApp.defaultTarget); err != nil {
 		errs = append(errs, err)
@@ -175,26 +174,17 @@ func (s *serviceOptions) validate(prefix string) error {
 	return errors.Join(errs...)
 }
 
-// The DNS service's TTL range.
-const (
-	minRecordTTL = 30
-	maxRecordTTL = 86400
-)
-
 // validateDefaultTarget accepts what the DNS service can hold: an IPv4
 // address (an A record) or a host name (a CNAME). It has no AAAA records.
 func validateDefaultTarget(target string) error {
 	if target == "" {
 		return nil
 	}
-	if ip := net.ParseIP(target); ip != nil {
-		if ip.To4() == nil {
-			return fmt.Errorf("--dns-default-target %q is an IPv6 address; the DNS service holds A and CNAME records only", target)
-		}
-		return nil
+	if ip := net.ParseIP(target); ip != nil && ip.To4() == nil {
+		return fmt.Errorf("--dns-default-target %q is an IPv6 address; the DNS service holds A and CNAME records only", target)
 	}
-	if errs := validation.IsDNS1123Subdomain(target); len(errs) > 0 {
-		return fmt.Errorf("--dns-default-target %q is neither an IPv4 address nor a host name: %s", target, strings.Join(errs, "; "))
+	if err := dns.ValidateTarget(myapp.TargetType(target), target); err != nil {
+		return fmt.Errorf("--dns-default-target %q is neither an IPv4 address nor a host name: %w", target, err)
 	}
 	return nil
 }

@@ -28,13 +28,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TokenSource supplies the bearer token for a call.
 type TokenSource interface {
 	// Token returns the current token. It is called once per logical call, so
-	// a rotated credential is picked up without restarting anything. The
+	// a rotated credential is picked up without restarting anything (a source
+	// may cache a token for a short while, and says for how long). The
 	// returned error never contains the token; an *Error with KindTransient
 	// marks a failure worth retrying (the API server was unreachable), any
 	// other error is treated as KindUnauthorized.
@@ -94,26 +96,84 @@ func (s *fileTokenSource) Token(context.Context) (string, error) {
 	return token, nil
 }
 
+// DefaultSecretTokenCacheTTL is how long a Secret token source reuses a token
+// before it reads the Secret again.
+const DefaultSecretTokenCacheTTL = 30 * time.Second
+
+// SecretTokenOption configures NewSecretTokenSource.
+type SecretTokenOption func(*secretTokenSource)
+
+// WithSecretCacheTTL sets how long a token read from the Secret is reused;
+// zero or less reads the Secret on every call.
+func WithSecretCacheTTL(ttl time.Duration) SecretTokenOption {
+	return func(s *secretTokenSource) { s.ttl = ttl }
+}
+
 // NewSecretTokenSource reads the token from the dataKey entry of the Secret
-// named by key. The reader is usually the manager's cached client, so every
-// call sees the current Secret without a round trip to the API server.
-func NewSecretTokenSource(r client.Reader, key types.NamespacedName, dataKey string) TokenSource {
-	return &secretTokenSource{reader: r, key: key, dataKey: dataKey}
+// named by key. The manager passes its API reader, which is not cached:
+// caching Secrets in an informer would need permission to list and watch
+// every Secret in the cluster. So that each external call does not cost a
+// GET on the API server, a token that was read successfully is reused for
+// DefaultSecretTokenCacheTTL (see WithSecretCacheTTL), which is also the
+// longest a rotated token takes to be picked up. Failed reads are not
+// cached, so a Secret that was missing is found as soon as it exists.
+func NewSecretTokenSource(r client.Reader, key types.NamespacedName, dataKey string, opts ...SecretTokenOption) TokenSource {
+	s := &secretTokenSource{reader: r, key: key, dataKey: dataKey, ttl: DefaultSecretTokenCacheTTL, clock: clock.RealClock{}}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s
 }
 
 type secretTokenSource struct {
 	reader  client.Reader
 	key     types.NamespacedName
 	dataKey string
+	ttl     time.Duration
+	clock   clock.PassiveClock
+
+	mu      sync.Mutex
+	token   string
+	expires time.Time
 }
 
 func (s *secretTokenSource) Token(ctx context.Context) (string, error) {
+	if token, ok := s.cached(); ok {
+		return token, nil
+	}
+	// The lock is not held while reading, so a caller whose context ends is
+	// never stuck behind another's slow read. Callers that miss the cache at
+	// the same moment each read the Secret once, which is harmless.
+	token, err := s.read(ctx)
+	if err != nil {
+		return "", err
+	}
+	if s.ttl > 0 {
+		s.mu.Lock()
+		s.token, s.expires = token, s.clock.Now().Add(s.ttl)
+		s.mu.Unlock()
+	}
+	return token, nil
+}
+
+// cached returns the token from the last successful read while it is fresh.
+func (s *secretTokenSource) cached() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token == "" || !s.clock.Now().Before(s.expires) {
+		return "", false
+	}
+	return s.token, true
+}
+
+func (s *secretTokenSource) read(ctx context.Context) (string, error) {
 	var secret corev1.Secret
 	if err := s.reader.Get(ctx, s.key, &secret); err != nil {
 		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 			return "", fmt.Errorf("token secret %s: %w", s.key, err)
 		}
-		// Anything else (a timeout, a cache not yet synced) may pass by itself.
+		// Anything else (a timeout, an unreachable API server) may pass by
+		// itself.
 		return "", &Error{Kind: KindTransient, Message: "read token secret " + s.key.String(), Err: err}
 	}
 	data, ok := secret.Data[s.dataKey]

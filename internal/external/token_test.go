@@ -21,6 +21,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -144,4 +146,94 @@ func TestSecretTokenSource(t *testing.T) {
 			g.Expect(got).To(Equal(tt.want))
 		})
 	}
+}
+
+func TestSecretTokenSourceCachesTheToken(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ops", Name: "dns-credentials"}
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	// newReader returns a fake API server holding the Secret, which counts the
+	// reads and fails them while failing is set.
+	newReader := func(token string) (c client.Client, reads *atomic.Int32, failing *atomic.Bool) {
+		reads, failing = &atomic.Int32{}, &atomic.Bool{}
+		c = fake.NewClientBuilder().WithScheme(scheme).
+			WithObjects(&corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+				Data:       map[string][]byte{"token": []byte(token)},
+			}).
+			WithInterceptorFuncs(interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					reads.Add(1)
+					if failing.Load() {
+						return errors.New("connection refused")
+					}
+					return c.Get(ctx, k, obj, opts...)
+				},
+			}).
+			Build()
+		return c, reads, failing
+	}
+	rotate := func(g *WithT, c client.Client, token string) {
+		var secret corev1.Secret
+		g.Expect(c.Get(context.Background(), key, &secret)).To(Succeed())
+		secret.Data["token"] = []byte(token)
+		g.Expect(c.Update(context.Background(), &secret)).To(Succeed())
+	}
+
+	t.Run("a token is reused until the TTL has passed", func(t *testing.T) {
+		g := NewWithT(t)
+		ctx := context.Background()
+		clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		c, reads, _ := newReader("first")
+		src := external.NewSecretTokenSource(c, key, "token", external.WithSecretClock(clock))
+
+		for range 3 {
+			g.Expect(src.Token(ctx)).To(Equal("first"))
+		}
+		g.Expect(reads.Load()).To(BeEquivalentTo(1), "one read serves every call within the TTL")
+
+		rotate(g, c, "second")
+		reads.Store(0)
+		clock.SetTime(clock.Now().Add(external.DefaultSecretTokenCacheTTL - time.Second))
+		g.Expect(src.Token(ctx)).To(Equal("first"), "the cached token is still fresh")
+		g.Expect(reads.Load()).To(BeZero())
+
+		clock.SetTime(clock.Now().Add(time.Second))
+		g.Expect(src.Token(ctx)).To(Equal("second"), "the rotated token is read once the TTL has passed")
+		g.Expect(reads.Load()).To(BeEquivalentTo(1))
+	})
+
+	t.Run("a failed read is not cached", func(t *testing.T) {
+		g := NewWithT(t)
+		ctx := context.Background()
+		clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		c, reads, failing := newReader("first")
+		src := external.NewSecretTokenSource(c, key, "token", external.WithSecretClock(clock))
+
+		failing.Store(true)
+		_, err := src.Token(ctx)
+		g.Expect(external.KindOf(err)).To(Equal(external.KindTransient))
+		failing.Store(false)
+		g.Expect(src.Token(ctx)).To(Equal("first"), "the next call reads again at once")
+		g.Expect(reads.Load()).To(BeEquivalentTo(2))
+
+		// Once expired, a failing read is reported rather than answered
+		// with the stale token: the Secret may have been revoked.
+		clock.SetTime(clock.Now().Add(external.DefaultSecretTokenCacheTTL))
+		failing.Store(true)
+		_, err = src.Token(ctx)
+		g.Expect(err).To(MatchError(ContainSubstring("connection refused")))
+	})
+
+	t.Run("a TTL of zero reads the Secret on every call", func(t *testing.T) {
+		g := NewWithT(t)
+		c, reads, _ := newReader("first")
+		src := external.NewSecretTokenSource(c, key, "token", external.WithSecretCacheTTL(0))
+		for range 3 {
+			g.Expect(src.Token(context.Background())).To(Equal("first"))
+		}
+		g.Expect(reads.Load()).To(BeEquivalentTo(3))
+	})
 }

@@ -21,6 +21,8 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
 )
 
 // startRequest is the body of POST /backup/v1/backups.
@@ -44,7 +46,7 @@ func (s *Server) startBackup(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid", "app: "+err.Error(), "")
 		return
 	}
-	if err := validateOwner(req.Owner); err != nil {
+	if err := dnsrules.ValidateOwner(req.Owner); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "owner: "+err.Error(), "")
 		return
 	}
@@ -127,7 +129,7 @@ func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteBackup(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	owner := r.URL.Query().Get("owner")
-	if err := validateOwner(owner); err != nil {
+	if err := dnsrules.ValidateOwner(owner); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "owner query parameter: "+err.Error(), "")
 		return
 	}

@@ -21,6 +21,8 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
 )
 
 // upsertRequest is the body of PUT /dns/v1/records/{name}.
@@ -33,7 +35,7 @@ type upsertRequest struct {
 
 func (s *Server) upsertRecord(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := validateDNSName(name); err != nil {
+	if err := dnsrules.ValidateName(name); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
 		return
 	}
@@ -87,7 +89,7 @@ func (s *Server) upsertRecord(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := validateDNSName(name); err != nil {
+	if err := dnsrules.ValidateName(name); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
 		return
 	}
@@ -106,12 +108,12 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := validateDNSName(name); err != nil {
+	if err := dnsrules.ValidateName(name); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
 		return
 	}
 	owner := r.URL.Query().Get("owner")
-	if err := validateOwner(owner); err != nil {
+	if err := dnsrules.ValidateOwner(owner); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "owner query parameter: "+err.Error(), "")
 		return
 	}

@@ -30,6 +30,7 @@ import (
 	. "github.com/onsi/gomega"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 )
@@ -137,6 +138,23 @@ func TestDocumentedExamples(t *testing.T) {
 	}
 }
 
+// TestDocumentedLimits ties the DNS service's limits as the documentation
+// states them to the constants the simulator enforces and the operator
+// checks its values against.
+func TestDocumentedLimits(t *testing.T) {
+	g := NewWithT(t)
+	data, err := os.ReadFile(docsPath)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, want := range []string{
+		fmt.Sprintf("at least two labels, at most %d characters.", dnsrules.MaxNameLength),
+		fmt.Sprintf("| `ttl` | integer | Seconds, %d to %d. |", dnsrules.MinTTL, dnsrules.MaxTTL),
+		fmt.Sprintf("1 to %d of `A-Z a-z 0-9 - . _ : /`", dnsrules.MaxOwnerLength),
+		fmt.Sprintf("a DNS label (`a-z`, `0-9`, `-`, at most %d)", dnsrules.MaxLabelLength),
+	} {
+		g.Expect(string(data)).To(ContainSubstring(want))
+	}
+}
+
 // parseDocExamples finds every ```sh block that starts with curl. Each must be
 // followed by an ```http block with the response. A comment such as
 // <!-- doctest: advance 5s --> before a command moves the simulated clock.
@@ -207,77 +225,93 @@ func curlRequest(command, baseURL string) (*http.Request, error) {
 	if len(args) == 0 || args[0] != "curl" {
 		return nil, errors.New("not a curl command")
 	}
-	method, target, body := "", "", ""
-	header := http.Header{}
-	hasBody, showsHeaders := false, false
-	for i := 1; i < len(args); i++ {
-		arg := args[i]
-		next := func() (string, error) {
-			if i+1 >= len(args) {
-				return "", fmt.Errorf("%s needs a value", arg)
-			}
-			i++
-			return args[i], nil
-		}
-		switch arg {
-		case "-s", "-S", "-sS", "-Ss":
-		case "-i", "-sSi", "-isS":
-			showsHeaders = true
-		case "-X":
-			if method, err = next(); err != nil {
-				return nil, err
-			}
-		case "-H":
-			h, err := next()
-			if err != nil {
-				return nil, err
-			}
-			name, value, ok := strings.Cut(h, ":")
-			if !ok {
-				return nil, fmt.Errorf("header %q has no colon", h)
-			}
-			header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
-		case "-d", "--data":
-			if body, err = next(); err != nil {
-				return nil, err
-			}
-			hasBody = true
-		default:
-			if strings.HasPrefix(arg, "-") {
-				return nil, fmt.Errorf("curl flag %s is not understood by this test", arg)
-			}
-			if target != "" {
-				return nil, fmt.Errorf("two URLs: %s and %s", target, arg)
-			}
-			target = arg
-		}
+	cmd, err := parseCurlArgs(args[1:])
+	if err != nil {
+		return nil, err
 	}
-	if !showsHeaders {
+	if !cmd.showsHeaders {
 		return nil, errors.New("examples use curl -i, so the status is shown")
 	}
-	rest, ok := strings.CutPrefix(target, docsBaseURL)
+	rest, ok := strings.CutPrefix(cmd.target, docsBaseURL)
 	if !ok {
-		return nil, fmt.Errorf("URL %q does not start with %s", target, docsBaseURL)
+		return nil, fmt.Errorf("URL %q does not start with %s", cmd.target, docsBaseURL)
 	}
+	method := cmd.method
 	if method == "" {
 		method = http.MethodGet
-		if hasBody {
+		if cmd.hasBody {
 			method = http.MethodPost
 		}
 	}
 	var reader io.Reader
-	if hasBody {
-		reader = strings.NewReader(body)
-		if header.Get("Content-Type") == "" {
-			header.Set("Content-Type", "application/x-www-form-urlencoded") // what curl -d sends
+	if cmd.hasBody {
+		reader = strings.NewReader(cmd.body)
+		if cmd.header.Get("Content-Type") == "" {
+			cmd.header.Set("Content-Type", "application/x-www-form-urlencoded") // what curl -d sends
 		}
 	}
 	req, err := http.NewRequest(method, baseURL+rest, reader)
 	if err != nil {
 		return nil, err
 	}
-	req.Header = header
+	req.Header = cmd.header
 	return req, nil
+}
+
+// curlCommand is what the arguments of a documented curl command ask for.
+type curlCommand struct {
+	method, target, body  string
+	header                http.Header
+	hasBody, showsHeaders bool
+}
+
+// parseCurlArgs reads curl's arguments, after the command name.
+func parseCurlArgs(args []string) (curlCommand, error) {
+	cmd := curlCommand{header: http.Header{}}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch arg {
+		case "-s", "-S", "-sS", "-Ss":
+			continue
+		case "-i", "-sSi", "-isS":
+			cmd.showsHeaders = true
+			continue
+		case "-X", "-H", "-d", "--data":
+			if i+1 >= len(args) {
+				return cmd, fmt.Errorf("%s needs a value", arg)
+			}
+			i++
+			if err := cmd.setOption(arg, args[i]); err != nil {
+				return cmd, err
+			}
+			continue
+		}
+		if strings.HasPrefix(arg, "-") {
+			return cmd, fmt.Errorf("curl flag %s is not understood by this test", arg)
+		}
+		if cmd.target != "" {
+			return cmd, fmt.Errorf("two URLs: %s and %s", cmd.target, arg)
+		}
+		cmd.target = arg
+	}
+	return cmd, nil
+}
+
+// setOption applies one of the curl flags that take a value.
+func (c *curlCommand) setOption(option, value string) error {
+	switch option {
+	case "-X":
+		c.method = value
+	case "-H":
+		name, v, ok := strings.Cut(value, ":")
+		if !ok {
+			return fmt.Errorf("header %q has no colon", value)
+		}
+		c.header.Add(strings.TrimSpace(name), strings.TrimSpace(v))
+	default: // -d, --data
+		c.body, c.hasBody = value, true
+	}
+	return nil
 }
 
 // shellWords splits a command the way sh would for the quoting the
@@ -290,50 +324,63 @@ func shellWords(s string) ([]string, error) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '\\' && i+1 < len(s) && s[i+1] == '\n':
-			i++
-		case c == '\\' && i+1 < len(s):
-			cur.WriteByte(s[i+1])
-			inWord = true
-			i++
-		case c == '\'':
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				return nil, errors.New("unterminated single quote")
-			}
-			cur.WriteString(s[i+1 : i+1+end])
-			inWord = true
-			i += end + 1
-		case c == '"':
-			j := i + 1
-			for ; j < len(s) && s[j] != '"'; j++ {
-				if s[j] == '\\' && j+1 < len(s) && strings.IndexByte(`"\$`+"`", s[j+1]) >= 0 {
-					j++
-				}
-				cur.WriteByte(s[j])
-			}
-			if j == len(s) {
-				return nil, errors.New("unterminated double quote")
-			}
-			inWord = true
-			i = j
 		case c == ' ' || c == '\t' || c == '\n':
 			if inWord {
 				words = append(words, cur.String())
 				cur.Reset()
 				inWord = false
 			}
+			continue
+		case c == '\\' && i+1 < len(s) && s[i+1] == '\n':
+			i++
+			continue
 		case strings.IndexByte("|&;<>()$`*?[]{}~", c) >= 0:
 			return nil, fmt.Errorf("shell character %q outside quotes", c)
-		default:
-			cur.WriteByte(c)
-			inWord = true
 		}
+		n, err := wordPart(s[i:], &cur)
+		if err != nil {
+			return nil, err
+		}
+		i += n - 1
+		inWord = true
 	}
 	if inWord {
 		words = append(words, cur.String())
 	}
 	return words, nil
+}
+
+// wordPart appends to cur what the start of s adds to a word: an escaped
+// character, a quoted string or a plain character. It returns how many bytes
+// of s that took.
+func wordPart(s string, cur *strings.Builder) (int, error) {
+	switch {
+	case s[0] == '\\' && len(s) > 1:
+		cur.WriteByte(s[1])
+		return 2, nil
+	case s[0] == '\'':
+		end := strings.IndexByte(s[1:], '\'')
+		if end < 0 {
+			return 0, errors.New("unterminated single quote")
+		}
+		cur.WriteString(s[1 : 1+end])
+		return end + 2, nil
+	case s[0] == '"':
+		j := 1
+		for ; j < len(s) && s[j] != '"'; j++ {
+			if s[j] == '\\' && j+1 < len(s) && strings.IndexByte(`"\$`+"`", s[j+1]) >= 0 {
+				j++
+			}
+			cur.WriteByte(s[j])
+		}
+		if j == len(s) {
+			return 0, errors.New("unterminated double quote")
+		}
+		return j + 1, nil
+	default:
+		cur.WriteByte(s[0])
+		return 1, nil
+	}
 }
 
 // renderResponse prints a response the way the documentation shows it: the

@@ -19,109 +19,32 @@ package simulator
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
+
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
 )
 
-// Limits of the contract, as documented in docs/external-api.md.
+// Limits of the contract, as documented in docs/external-api.md. The DNS
+// service's rules (names, targets, TTLs, and owners, which the backup service
+// shares) live in package dnsrules, where the operator finds them too, so
+// the operator checks its values against the rules this simulator enforces.
 const (
-	minTTL          = 30
-	maxTTL          = 86400
-	maxOwnerLen     = 253
-	maxKeyLen       = 255
-	maxLabels       = 32
-	maxLabelKeyLen  = 63
-	maxLabelValLen  = 253
-	maxDNSNameLen   = 253
-	maxDNSLabelLen  = 63
-	maxAppNameLen   = 63
-	recordTypeA     = "A"
-	recordTypeCNAME = "CNAME"
+	maxKeyLen      = 255
+	maxLabels      = 32
+	maxLabelKeyLen = 63
+	maxLabelValLen = 253
+	maxAppNameLen  = dnsrules.MaxLabelLength
 )
-
-// validateDNSName accepts a fully qualified name in lower case without a
-// trailing dot, such as "www.example.com". Labels may hold letters, digits,
-// hyphens and underscores (for names like "_acme-challenge"), and neither
-// start nor end with a hyphen. Requiring one spelling per name keeps a record
-// from existing twice under two spellings.
-func validateDNSName(name string) error {
-	if name == "" {
-		return errors.New("must not be empty")
-	}
-	if len(name) > maxDNSNameLen {
-		return fmt.Errorf("must be at most %d characters", maxDNSNameLen)
-	}
-	labels := strings.Split(name, ".")
-	if len(labels) < 2 {
-		return fmt.Errorf("%q is not fully qualified (want at least two labels, such as app.example.com)", name)
-	}
-	for _, label := range labels {
-		if err := validateDNSLabel(label, true); err != nil {
-			return fmt.Errorf("%q: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func validateDNSLabel(label string, allowUnderscore bool) error {
-	if label == "" {
-		return errors.New("has an empty label (lower case, no trailing dot)")
-	}
-	if len(label) > maxDNSLabelLen {
-		return fmt.Errorf("label %q is longer than %d characters", label, maxDNSLabelLen)
-	}
-	if label[0] == '-' || label[len(label)-1] == '-' {
-		return fmt.Errorf("label %q starts or ends with a hyphen", label)
-	}
-	for _, c := range label {
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
-		case c == '_' && allowUnderscore:
-		default:
-			return fmt.Errorf("label %q has character %q (want lower-case letters, digits and hyphens)", label, c)
-		}
-	}
-	return nil
-}
 
 func validateRecord(req upsertRequest) error {
-	switch req.Type {
-	case recordTypeA:
-		addr, err := netip.ParseAddr(req.Value)
-		if err != nil || !addr.Is4() {
-			return fmt.Errorf("value %q is not an IPv4 address, which an A record needs", req.Value)
-		}
-	case recordTypeCNAME:
-		if err := validateDNSName(req.Value); err != nil {
-			return fmt.Errorf("value of a CNAME record: %w", err)
-		}
-	case "":
-		return errors.New("type is required (A or CNAME)")
-	default:
-		return fmt.Errorf("type %q is not supported (want A or CNAME)", req.Type)
+	if err := dnsrules.ValidateTarget(req.Type, req.Value); err != nil {
+		return err
 	}
-	if req.TTL < minTTL || req.TTL > maxTTL {
-		return fmt.Errorf("ttl %d is outside %d-%d", req.TTL, minTTL, maxTTL)
+	if err := dnsrules.ValidateTTL(int64(req.TTL)); err != nil {
+		return fmt.Errorf("ttl %w", err)
 	}
-	if err := validateOwner(req.Owner); err != nil {
+	if err := dnsrules.ValidateOwner(req.Owner); err != nil {
 		return fmt.Errorf("owner: %w", err)
-	}
-	return nil
-}
-
-// validateOwner accepts identities such as "team-a", "shop/frontend" or a
-// Kubernetes UID.
-func validateOwner(owner string) error {
-	if owner == "" {
-		return errors.New("is required")
-	}
-	if len(owner) > maxOwnerLen {
-		return fmt.Errorf("must be at most %d characters", maxOwnerLen)
-	}
-	for _, c := range owner {
-		if !isAlnum(c) && !strings.ContainsRune("-._:/", c) {
-			return fmt.Errorf("has character %q (want letters, digits and -._:/)", c)
-		}
 	}
 	return nil
 }
@@ -133,7 +56,7 @@ func validateAppName(app string) error {
 	if len(app) > maxAppNameLen {
 		return fmt.Errorf("must be at most %d characters", maxAppNameLen)
 	}
-	return validateDNSLabel(app, false)
+	return dnsrules.ValidateLabel(app)
 }
 
 func validateIdempotencyKey(key string) error {

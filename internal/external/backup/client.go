@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
@@ -136,7 +137,7 @@ func (c *client) Start(ctx context.Context, req StartRequest) (Backup, error) {
 	err := c.api.Do(ctx, httpapi.Call{
 		Operation:      "start",
 		Method:         http.MethodPost,
-		Path:           []string{"backup", "v1", "backups"},
+		Path:           backupsPath(),
 		Body:           startBody{App: req.App, Owner: req.Owner, Labels: req.Labels},
 		IdempotencyKey: req.IdempotencyKey,
 	}, &out)
@@ -154,7 +155,7 @@ func (c *client) Get(ctx context.Context, id string) (Backup, error) {
 	err := c.api.Do(ctx, httpapi.Call{
 		Operation: "get",
 		Method:    http.MethodGet,
-		Path:      []string{"backup", "v1", "backups", id},
+		Path:      backupsPath(id),
 	}, &out)
 	if err != nil {
 		return Backup{}, err
@@ -171,11 +172,17 @@ func (c *client) List(ctx context.Context, owner string) ([]Backup, error) {
 	err := c.api.Do(ctx, httpapi.Call{
 		Operation: "list",
 		Method:    http.MethodGet,
-		Path:      []string{"backup", "v1", "backups"},
+		Path:      backupsPath(),
 		Query:     query,
 	}, &out)
 	if err != nil {
 		return nil, err
+	}
+	if owner != "" {
+		// The query is only a request: a proxy or an older service that drops
+		// it answers with every owner's backups, and a caller waiting for its
+		// own to be gone would then wait forever.
+		out.Backups = slices.DeleteFunc(out.Backups, func(b Backup) bool { return b.Owner != owner })
 	}
 	return out.Backups, nil
 }
@@ -190,10 +197,16 @@ func (c *client) Delete(ctx context.Context, id, owner string) error {
 	return c.api.Do(ctx, httpapi.Call{
 		Operation:  "delete",
 		Method:     http.MethodDelete,
-		Path:       []string{"backup", "v1", "backups", id},
+		Path:       backupsPath(id),
 		Query:      url.Values{"owner": {owner}},
 		NotFoundOK: true,
 	}, nil)
+}
+
+// backupsPath is the path of the backup collection, or of the backup with
+// the given ID when one is given.
+func backupsPath(id ...string) []string {
+	return append([]string{"backup", "v1", "backups"}, id...)
 }
 
 // backupBody is a Backup read from a response, checked before it is trusted.
@@ -208,11 +221,11 @@ func (b *backupBody) Validate() error {
 	if err := validateBackup(&b.Backup); err != nil {
 		return err
 	}
-	if b.id != "" && b.Backup.ID != b.id {
-		return fmt.Errorf("asked for backup %q, got %q", b.id, b.Backup.ID)
+	if b.id != "" && b.ID != b.id {
+		return fmt.Errorf("asked for backup %q, got %q", b.id, b.ID)
 	}
-	if b.key != "" && b.Backup.IdempotencyKey != b.key {
-		return fmt.Errorf("started with idempotency key %q, got backup %q with key %q", b.key, b.Backup.ID, b.Backup.IdempotencyKey)
+	if b.key != "" && b.IdempotencyKey != b.key {
+		return fmt.Errorf("started with idempotency key %q, got backup %q with key %q", b.key, b.ID, b.IdempotencyKey)
 	}
 	return nil
 }

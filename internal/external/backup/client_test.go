@@ -18,7 +18,9 @@ package backup_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -39,20 +41,16 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newClient returns a client tuned for tests: two retries and millisecond
 // backoff, so retry paths run in milliseconds.
-func newClient(t testing.TB, baseURL string, mutate ...func(*external.Config)) backup.Client {
+func newClient(t testing.TB, baseURL string) backup.Client {
 	t.Helper()
-	cfg := external.Config{
+	c, err := backup.New(external.Config{
 		BaseURL:        baseURL,
 		Token:          external.StaticTokenSource(testToken),
 		AttemptTimeout: 2 * time.Second,
 		MaxRetries:     2,
 		MinRetryWait:   time.Millisecond,
 		MaxRetryWait:   20 * time.Millisecond,
-	}
-	for _, m := range mutate {
-		m(&cfg)
-	}
-	c, err := backup.New(cfg)
+	})
 	if err != nil {
 		t.Fatalf("backup.New: %v", err)
 	}
@@ -107,6 +105,58 @@ func TestBackupLifecycle(t *testing.T) {
 	g.Expect(err).To(MatchError(external.ErrNotFound))
 	g.Expect(c.Delete(ctx, b.ID, "shop/prod")).To(Succeed(), "deleting what is gone is success")
 	g.Expect(sim.Backups()).To(HaveLen(1))
+}
+
+// TestListFiltersByOwnerWhenTheServiceDoesNot puts the service behind a proxy
+// that drops the owner filter. A caller waiting for "no backups left for my
+// owner" would wait forever if List trusted the service's answer.
+func TestListFiltersByOwnerWhenTheServiceDoesNot(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	_, url := simtest.StartBehind(t, simulator.Options{Token: testToken}, simtest.DropQuery(http.MethodGet, "owner"))
+	c := newClient(t, url)
+	var mineIDs []string
+	for i, owner := range []string{"shop/prod", "blog/prod", "shop/prod"} {
+		b, err := c.Start(ctx, start("app", owner, fmt.Sprintf("key-%d", i)))
+		g.Expect(err).NotTo(HaveOccurred())
+		if owner == "shop/prod" {
+			mineIDs = append(mineIDs, b.ID)
+		}
+	}
+	g.Expect(listUnfiltered(t, url+"/backup/v1/backups?owner=blog/prod")).To(HaveLen(3),
+		"the proxy drops the filter, so the service answers with every backup")
+
+	mine, err := c.List(ctx, "shop/prod")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mine).To(HaveExactElements(HaveField("ID", mineIDs[0]), HaveField("ID", mineIDs[1])))
+	none, err := c.List(ctx, "nobody")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(none).To(BeEmpty())
+	all, err := c.List(ctx, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(all).To(HaveLen(3))
+}
+
+// listUnfiltered lists backups with a plain GET, bypassing the client.
+func listUnfiltered(t *testing.T, url string) []backup.Backup {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body struct {
+		Backups []backup.Backup `json:"backups"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Backups
 }
 
 func TestIdempotentStartNeverMakesTwoBackups(t *testing.T) {

@@ -25,9 +25,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
 	"github.com/myapp-operator/myapp-operator/internal/external/internal/httpapi"
 )
 
@@ -46,8 +48,8 @@ const (
 
 // Record types the service accepts.
 const (
-	TypeA     = "A"
-	TypeCNAME = "CNAME"
+	TypeA     = dnsrules.TypeA
+	TypeCNAME = dnsrules.TypeCNAME
 )
 
 // Record is one DNS record as the service stores it. The JSON tags are the
@@ -131,7 +133,7 @@ func (c *client) Upsert(ctx context.Context, rec Record) (Record, error) {
 	err := c.api.Do(ctx, httpapi.Call{
 		Operation: "upsert",
 		Method:    http.MethodPut,
-		Path:      []string{"dns", "v1", "records", rec.Name},
+		Path:      recordsPath(rec.Name),
 		Body:      upsertBody{Type: rec.Type, Value: rec.Value, TTL: rec.TTL, Owner: rec.Owner},
 	}, &out)
 	if err != nil {
@@ -148,7 +150,7 @@ func (c *client) Get(ctx context.Context, name string) (Record, error) {
 	err := c.api.Do(ctx, httpapi.Call{
 		Operation: "get",
 		Method:    http.MethodGet,
-		Path:      []string{"dns", "v1", "records", name},
+		Path:      recordsPath(name),
 	}, &out)
 	if err != nil {
 		return Record{}, err
@@ -166,7 +168,7 @@ func (c *client) Delete(ctx context.Context, name, owner string) error {
 	return c.api.Do(ctx, httpapi.Call{
 		Operation:  "delete",
 		Method:     http.MethodDelete,
-		Path:       []string{"dns", "v1", "records", name},
+		Path:       recordsPath(name),
 		Query:      url.Values{"owner": {owner}},
 		NotFoundOK: true,
 	}, nil)
@@ -181,13 +183,25 @@ func (c *client) List(ctx context.Context, owner string) ([]Record, error) {
 	err := c.api.Do(ctx, httpapi.Call{
 		Operation: "list",
 		Method:    http.MethodGet,
-		Path:      []string{"dns", "v1", "records"},
+		Path:      recordsPath(),
 		Query:     query,
 	}, &out)
 	if err != nil {
 		return nil, err
 	}
+	if owner != "" {
+		// The query is only a request: a proxy or an older service that drops
+		// it answers with every owner's records, and a caller waiting for its
+		// own to be gone would then wait forever.
+		out.Records = slices.DeleteFunc(out.Records, func(r Record) bool { return r.Owner != owner })
+	}
 	return out.Records, nil
+}
+
+// recordsPath is the path of the record collection, or of the record called
+// name when one is given.
+func recordsPath(name ...string) []string {
+	return append([]string{"dns", "v1", "records"}, name...)
 }
 
 // recordBody is a Record read from a response, checked before it is trusted.
@@ -202,8 +216,8 @@ func (r *recordBody) Validate() error {
 	if err := validateRecord(&r.Record); err != nil {
 		return err
 	}
-	if r.Record.Name != r.name {
-		return fmt.Errorf("asked for record %q, got %q", r.name, r.Record.Name)
+	if r.Name != r.name {
+		return fmt.Errorf("asked for record %q, got %q", r.name, r.Name)
 	}
 	return nil
 }

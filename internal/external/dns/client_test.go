@@ -19,6 +19,7 @@ package dns_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -129,6 +130,63 @@ func TestRecordLifecycle(t *testing.T) {
 	g.Expect(sim.Records()).To(HaveLen(1))
 }
 
+// TestListFiltersByOwnerWhenTheServiceDoesNot puts the service behind a proxy
+// that drops the owner filter. A caller waiting for "no records left for my
+// owner" would wait forever if List trusted the service's answer.
+func TestListFiltersByOwnerWhenTheServiceDoesNot(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	_, url := simtest.StartBehind(t, simulator.Options{Token: testToken}, simtest.DropQuery(http.MethodGet, "owner"))
+	c := newClient(t, url)
+	for _, rec := range []dns.Record{
+		record("a.example.com", "team-a"),
+		record("b.example.com", "team-b"),
+		record("c.example.com", "team-a"),
+	} {
+		_, err := c.Upsert(ctx, rec)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(listOwnersUnfiltered(t, url+"/dns/v1/records?owner=team-b")).To(HaveLen(3),
+		"the proxy drops the filter, so the service answers with every record")
+
+	mine, err := c.List(ctx, "team-a")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mine).To(HaveExactElements(HaveField("Name", "a.example.com"), HaveField("Name", "c.example.com")))
+	none, err := c.List(ctx, "team-z")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(none).To(BeEmpty())
+	all, err := c.List(ctx, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(all).To(HaveLen(3))
+}
+
+// listOwnersUnfiltered lists records with a plain GET, bypassing the client,
+// and returns the owner of each.
+func listOwnersUnfiltered(t *testing.T, url string) []string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body struct {
+		Records []dns.Record `json:"records"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	owners := make([]string, 0, len(body.Records))
+	for _, r := range body.Records {
+		owners = append(owners, r.Owner)
+	}
+	return owners
+}
+
 func TestOwnerConflicts(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
@@ -169,8 +227,10 @@ func TestInvalidRequests(t *testing.T) {
 	tests := []struct {
 		name string
 		rec  dns.Record
-		// sent says whether the request reached the server, which validates
-		// what the client cannot know (name syntax, address family, TTL range).
+		// sent says whether the request reached the server. The client
+		// checks only what it needs to build a request and leaves the
+		// service's own rules (name syntax, address family, TTL range) to
+		// the service, which is the authority on them.
 		sent    bool
 		message string
 	}{
@@ -516,7 +576,7 @@ func TestSecretsStayOutOfLogsAndErrors(t *testing.T) {
 	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"code":"invalid","message":"bad header %s"}}`, r.Header.Get("Authorization"))
+		_, _ = fmt.Fprintf(w, `{"error":{"code":"invalid","message":"bad header %s"}}`, r.Header.Get("Authorization"))
 	}))
 	t.Cleanup(echo.Close)
 
@@ -525,7 +585,7 @@ func TestSecretsStayOutOfLogsAndErrors(t *testing.T) {
 	withLogs := func(c *external.Config) { c.Logger = logger }
 	c := newClient(t, url, withLogs)
 
-	var errs []error
+	errs := make([]error, 0, 4)
 	_, err := c.Upsert(ctx, record("www.example.com", "team-a"))
 	g.Expect(err).NotTo(HaveOccurred())
 	sim.SetFault(simulator.ServiceDNS, simulator.OpGet, simulator.Fault{Status: 503})

@@ -19,6 +19,7 @@ limitations under the License.
 package simtest
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -31,11 +32,40 @@ import (
 // server's shutdown.
 func Start(tb testing.TB, opts simulator.Options) (*simulator.Server, string) {
 	tb.Helper()
+	return StartBehind(tb, opts, nil)
+}
+
+// StartBehind is Start with the simulator behind middleware, such as
+// DropQuery, standing in for a proxy or another version of the service. A
+// nil middleware serves the simulator directly.
+func StartBehind(tb testing.TB, opts simulator.Options, middleware func(http.Handler) http.Handler) (*simulator.Server, string) {
+	tb.Helper()
 	sim := simulator.New(opts)
-	srv := httptest.NewServer(sim)
+	var handler http.Handler = sim
+	if middleware != nil {
+		handler = middleware(sim)
+	}
+	srv := httptest.NewServer(handler)
 	tb.Cleanup(srv.Close)
 	tb.Cleanup(sim.Close)
 	return sim, srv.URL
+}
+
+// DropQuery returns middleware that removes the query parameter param from
+// requests with the given method before the simulator sees them, as a proxy
+// that rewrites URLs or an older service that does not know the parameter
+// would.
+func DropQuery(method, param string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == method {
+				query := r.URL.Query()
+				query.Del(param)
+				r.URL.RawQuery = query.Encode()
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // StartTLS is Start over HTTPS. The returned server's Certificate is the CA
