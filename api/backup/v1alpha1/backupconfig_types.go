@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // DeletionPolicy says what happens to the external backups a BackupConfig
@@ -186,6 +187,14 @@ type BackupConfigStatus struct {
 	// +optional
 	ObservedAppGeneration int64 `json:"observedAppGeneration,omitempty"`
 
+	// ObservedAppUID is the UID of the MyApp the last backup was started
+	// for, set together with observedAppGeneration. A MyApp deleted and
+	// created again under the same name has a new UID, so its generation is
+	// never mistaken for one already backed up; with backupOnChange it gets
+	// a baseline backup like any new MyApp.
+	// +optional
+	ObservedAppUID types.UID `json:"observedAppUID,omitempty"`
+
 	// Conditions are Ready and BackupSucceeded.
 	// +listType=map
 	// +listMapKey=type
@@ -223,8 +232,4 @@ type BackupConfigList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []BackupConfig `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&BackupConfig{}, &BackupConfigList{})
 }

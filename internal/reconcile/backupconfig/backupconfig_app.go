@@ -146,7 +146,7 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 		if app.DeletionTimestamp.IsZero() {
 			return true, nil
 		}
-		attempts, err := r.listFinalAttempts(ctx, ownerFor(holder), app.UID)
+		attempts, err := listFinalAttempts(ctx, s, ownerFor(holder), app.UID)
 		if err != nil {
 			return true, err
 		}
@@ -169,8 +169,8 @@ type finalAttempts struct {
 // listFinalAttempts reads the final backup attempts from the backup service
 // rather than from status, because the service is the one record a crash
 // cannot leave behind.
-func (r *Reconciler) listFinalAttempts(ctx context.Context, owner string, appUID types.UID) (finalAttempts, error) {
-	backups, err := r.Backups.List(ctx, owner)
+func listFinalAttempts(ctx context.Context, s *scope, owner string, appUID types.UID) (finalAttempts, error) {
+	backups, err := s.backups.List(ctx, owner)
 	if err != nil {
 		return finalAttempts{}, err
 	}
@@ -210,7 +210,7 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 		s.readiness.finalBackupPending = true
 		return ctrl.Result{}, nil
 	}
-	attempts, err := r.listFinalAttempts(ctx, s.owner, app.UID)
+	attempts, err := listFinalAttempts(ctx, s, s.owner, app.UID)
 	if err != nil {
 		s.readiness.finalBackupPending = true
 		return r.serviceError(ctx, s, "listing final backups", err)

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -114,6 +115,9 @@ type Reconciler struct {
 	// FinalBackupAttempts is how many final backups are tried for a MyApp
 	// being deleted. Defaults to DefaultFinalBackupAttempts.
 	FinalBackupAttempts int
+
+	// memory is what passes leave for later passes of the same BackupConfig.
+	memory memory
 }
 
 // currentTime reads the injected clock, in UTC like the schedules.
@@ -235,6 +239,11 @@ type scope struct {
 	base *backupv1alpha1.BackupConfig
 	// app is the referenced MyApp, nil when it does not exist.
 	app *appsv1alpha1.MyApp
+	// key names the BackupConfig in the Reconciler's memory and its metrics.
+	key types.NamespacedName
+	// backups is the backup service, holding calls back while it asked this
+	// BackupConfig to wait.
+	backups backup.Client
 	// owner is this BackupConfig's identity in the backup service.
 	owner string
 	now   time.Time
@@ -260,6 +269,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 	bc := &backupv1alpha1.BackupConfig{}
 	if err := r.Client.Get(ctx, req.NamespacedName, bc); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone, with or without this controller's finalizer: nothing of
+			// it is held any more.
+			r.memory.forget(req.NamespacedName)
+			backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
@@ -281,6 +296,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	s := &scope{
 		bc:        bc,
 		base:      bc.DeepCopy(),
+		key:       req.NamespacedName,
+		backups:   patientBackups{Client: r.Backups, memory: &r.memory, key: req.NamespacedName},
 		owner:     ownerFor(bc),
 		now:       r.currentTime(),
 		readiness: readiness{appName: bc.Spec.AppRef.Name},
@@ -305,8 +322,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 }
 
 // reconcileNormal runs the phases of a BackupConfig that is not being
-// deleted. The first phase that fails ends the pass; the next pass starts
-// again from the top, which every phase tolerates.
+// deleted. The first phase that fails ends the pass, and so does one the
+// backup service asked to wait, so that no later phase calls the service
+// again or wakes the controller before the wait is over. The next pass
+// starts again from the top, which every phase tolerates.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
 	phases := []func(context.Context, *scope) (ctrl.Result, error){
 		r.reconcileSchedule,
@@ -322,6 +341,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		phaseResult, err := phase(ctx, s)
 		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if s.readiness.serviceErr != nil {
+			return phaseResult, nil
 		}
 		result = soonest(result, phaseResult)
 	}

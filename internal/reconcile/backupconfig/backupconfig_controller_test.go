@@ -19,6 +19,7 @@ package backupconfig
 import (
 	"context"
 	"errors"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,6 +39,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/harness"
@@ -207,8 +209,9 @@ func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 
 	// Backups of the same MyApp by someone else, and by an earlier
 	// BackupConfig of the same name, are not this BackupConfig's to prune.
-	var foreign []string
-	for _, owner := range []string{"team-dba", "backupconfig/00000000-0000-0000-0000-000000000000"} {
+	foreignOwners := []string{"team-dba", "backupconfig/00000000-0000-0000-0000-000000000000"}
+	foreign := make([]string, 0, len(foreignOwners))
+	for _, owner := range foreignOwners {
 		b, err := e.backups.Start(ctx, backup.StartRequest{
 			App: serviceAppName(e.ns, "crm"), Owner: owner, IdempotencyKey: owner + "/manual",
 		})
@@ -219,8 +222,10 @@ func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 	bc := e.newBackupConfig("crm", "crm", withKeepLast(2))
 	e.create(bc)
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-	ids := []string{current.Status.LastBackup.ID}
-	for _, image := range []string{"crm:2", "crm:3", "crm:4"} {
+	images := []string{"crm:2", "crm:3", "crm:4"}
+	ids := make([]string, 0, 1+len(images))
+	ids = append(ids, current.Status.LastBackup.ID)
+	for _, image := range images {
 		update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = image })
 		current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 		g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
@@ -228,17 +233,8 @@ func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 	}
 
 	// Four backups were taken; the newest two stay.
-	g.Eventually(func() []string {
-		var own []string
-		for _, b := range e.ownBackups(current) {
-			own = append(own, b.ID)
-		}
-		return own
-	}, eventually, tick).Should(Equal(ids[2:]))
-	var remaining []string
-	for _, b := range e.sim.Backups() {
-		remaining = append(remaining, b.ID)
-	}
+	g.Eventually(func() []string { return backupIDs(e.ownBackups(current)) }, eventually, tick).Should(Equal(ids[2:]))
+	remaining := backupIDs(e.sim.Backups())
 	g.Expect(remaining).To(ContainElements(foreign))
 	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
 }
@@ -285,15 +281,95 @@ func TestDeletionPolicy(t *testing.T) {
 					return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
 				}, eventually, tick).Should(Equal(CleanupBlockedReason))
 				g.Expect(e.ownBackups(current)).To(HaveLen(2))
+				// The gauge shows that backups are held, though the service
+				// cannot say how many.
+				held, ok := heldForCleanup(e.ns, bc.Name)
+				g.Expect(ok).To(BeTrue(), "myapp_backupconfig_backups_held_for_cleanup is set during the outage")
+				g.Expect(held).To(BeNumerically(">=", 1))
 				e.sim.SetOutage(simulator.ServiceBackup, false)
 			}
 
 			g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, eventually, tick).Should(BeTrue())
+			g.Eventually(func() bool {
+				_, ok := heldForCleanup(e.ns, bc.Name)
+				return ok
+			}, eventually, tick).Should(BeFalse(), "the gauge goes with the BackupConfig")
 			g.Expect(e.ownBackups(current)).To(HaveLen(tt.wantBackups))
 			g.Expect(e.sim.Backups()).To(ContainElement(HaveField("ID", foreign.ID)))
 			g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
 		})
 	}
+}
+
+func TestThrottledStartWaitsForRetryAfter(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	// The client sleeps through a Retry-After up to MaxRetryWait itself and
+	// hands a longer one back to the controller without retrying.
+	const retryAfter = 3 * time.Second
+	e.setBackupClient(func(c *external.Config) { c.MaxRetries = 2; c.MaxRetryWait = 200 * time.Millisecond })
+	e.sim.SetFault(simulator.ServiceBackup, simulator.OpStart,
+		simulator.Fault{Status: http.StatusTooManyRequests, RetryAfter: retryAfter})
+	errorsBefore := reconcileErrorCount()
+	e.startManager()
+	app := e.newApp("orders")
+	bc := e.newBackupConfig("orders", "orders")
+	e.create(app, bc)
+
+	starts := func() int { return e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart) }
+	g.Eventually(starts, eventually, 10*time.Millisecond).Should(Equal(1))
+	firstAnswer := time.Now()
+
+	// No start before the wait is over, not even from a pass an event
+	// starts meanwhile, and the wait is not a failed reconcile.
+	e.poke(bc)
+	g.Consistently(starts, retryAfter-time.Second-time.Since(firstAnswer), tick).Should(Equal(1))
+	g.Expect(reconcileErrorCount()).To(Equal(errorsBefore))
+	g.Expect(condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)).To(And(
+		HaveField("Reason", BackupServiceUnavailableReason),
+		HaveField("Message", ContainSubstring("asked the operator to wait")),
+	))
+
+	// After the wait the start is repeated, and succeeds now that the
+	// service takes it.
+	e.sim.ClearFault(simulator.ServiceBackup, simulator.OpStart)
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(time.Since(firstAnswer)).To(BeNumerically(">=", retryAfter-100*time.Millisecond))
+	g.Expect(e.sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpStart, http.StatusTooManyRequests)).To(Equal(1))
+	g.Expect(e.ownBackups(current)).To(HaveLen(1))
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(ReadyReason))
+}
+
+func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("cart")
+	bc := e.newBackupConfig("cart", "cart")
+	e.create(app, bc)
+	first := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(first.Status.ObservedAppUID).To(Equal(app.UID))
+
+	// The MyApp is deleted and created again under the same name: the same
+	// generation, but another MyApp, never backed up.
+	g.Expect(e.c.Delete(ctx, app)).To(Succeed())
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(AppNotFoundReason))
+	again := e.newApp("cart")
+	e.create(again)
+	g.Expect(again.Generation).To(Equal(first.Status.ObservedAppGeneration))
+
+	current := e.waitForBackupAfter(bc, first, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(current.Status.ObservedAppUID).To(Equal(again.UID))
+	g.Expect(current.Status.ObservedAppGeneration).To(Equal(again.Generation))
+	backups := e.ownBackups(current)
+	g.Expect(backups).To(HaveLen(2))
+	g.Expect(backups[1].IdempotencyKey).To(ContainSubstring(string(again.UID)))
+	g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(2))
 }
 
 func TestFinalBackupBeforeAppDeletion(t *testing.T) {
@@ -548,8 +624,9 @@ func TestWatchEnqueuesOnlyReferencingBackupConfigs(t *testing.T) {
 		e.newBackupConfig("b1", "b"),
 	)
 	g.Eventually(func() []string {
-		var names []string
-		for _, req := range r.backupConfigsForApp(context.Background(), e.newApp("a")) {
+		requests := r.backupConfigsForApp(context.Background(), e.newApp("a"))
+		names := make([]string, 0, len(requests))
+		for _, req := range requests {
 			names = append(names, req.Name)
 		}
 		return names
@@ -661,6 +738,30 @@ func reconcileCount() float64 {
 // reconcileErrorCount is how many reconciles failed.
 func reconcileErrorCount() float64 {
 	return sumCounter("controller_runtime_reconcile_total", "error")
+}
+
+// heldForCleanup reads the held-for-cleanup gauge of one BackupConfig
+// without creating it, and reports whether it exists.
+func heldForCleanup(namespace, name string) (float64, bool) {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return 0, false
+	}
+	for _, f := range families {
+		if f.GetName() != "myapp_backupconfig_backups_held_for_cleanup" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == namespace && labels["name"] == name {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
 }
 
 func sumCounter(name, result string) float64 {

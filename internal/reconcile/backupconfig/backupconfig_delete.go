@@ -39,7 +39,7 @@ func (r *Reconciler) deleteBackups(ctx context.Context, s *scope, backups []back
 	deleted := 0
 	for _, b := range backups {
 		log.V(1).Info("Deleting backup", "backupID", b.ID)
-		err := r.Backups.Delete(ctx, b.ID, s.owner)
+		err := s.backups.Delete(ctx, b.ID, s.owner)
 		switch {
 		case errors.Is(err, external.ErrConflict):
 			log.Info("Not deleting a backup of another owner", "backupID", b.ID)
@@ -60,6 +60,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	// Deleting the BackupConfig is a documented way to release a MyApp held
 	// for a final backup that cannot succeed, so that comes first, before
 	// the backups, which may wait for the backup service.
+	if s.bc.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete {
+		r.estimateHeldForCleanup(s)
+	}
 	if result, err := r.reconcileAppHolds(ctx, s); err != nil || !result.IsZero() {
 		return result, err
 	}
@@ -86,7 +89,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		err = nil
 	}
 	if err == nil {
-		backupsHeldForCleanup.DeleteLabelValues(s.bc.Namespace, s.bc.Name)
+		backupsHeldForCleanup.DeleteLabelValues(s.key.Namespace, s.key.Name)
+		r.memory.forget(s.key)
 	}
 	return conflictResult(err)
 }
@@ -94,7 +98,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 // deleteAllBackups deletes every backup this BackupConfig started and
 // returns a zero result only once the service lists none of them any more.
 func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Result, error) {
-	backups, err := r.Backups.List(ctx, s.owner)
+	backups, err := s.backups.List(ctx, s.owner)
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups to delete", err)
 	}
@@ -109,7 +113,7 @@ func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Resul
 		// its ID is known, and deleting a missing backup is a success.
 		own = append(own, backup.Backup{ID: last.ID})
 	}
-	backupsHeldForCleanup.WithLabelValues(s.bc.Namespace, s.bc.Name).Set(float64(len(own)))
+	r.countHeldForCleanup(s, len(own))
 	if len(own) > 0 {
 		ctrl.LoggerFrom(ctx).Info("Deleting backups", "count", len(own), "owner", s.owner)
 	}
@@ -121,19 +125,44 @@ func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Resul
 
 	// The finalizer goes only once the service confirms the backups are
 	// gone, not on the strength of the delete calls alone.
-	remaining, err := r.Backups.List(ctx, s.owner)
+	remaining, err := s.backups.List(ctx, s.owner)
 	if err != nil {
 		return r.serviceError(ctx, s, "confirming backups are deleted", err)
 	}
 	if left := countOwned(remaining, s.owner); left > 0 {
-		backupsHeldForCleanup.WithLabelValues(s.bc.Namespace, s.bc.Name).Set(float64(left))
+		r.countHeldForCleanup(s, left)
 		ctrl.LoggerFrom(ctx).Info("Waiting for the backup service to finish deleting backups", "remaining", left)
 		return requeueAfter(r.pollInterval()), nil
 	}
-	backupsHeldForCleanup.WithLabelValues(s.bc.Namespace, s.bc.Name).Set(0)
+	r.countHeldForCleanup(s, 0)
 	if deleted > 0 {
 		r.event(s, corev1.EventTypeNormal, eventBackupsDeleted, actionDeleteBackups,
 			"Deleted %d backups from the backup service because spec.deletionPolicy is Delete", deleted)
 	}
 	return ctrl.Result{}, nil
+}
+
+// estimateHeldForCleanup gives the held-for-cleanup gauge a value before the
+// backup service has been asked, so that the gauge does not stay empty while
+// the service is down, which is when it matters most. The backup named in
+// status.lastBackup is one this BackupConfig surely started; there may be
+// more, so the estimate is a lower bound. Once a listing of the service has
+// counted the backups, its count stands, through later outages too, until
+// the next listing.
+func (r *Reconciler) estimateHeldForCleanup(s *scope) {
+	if r.memory.isCleanupCounted(s.key) {
+		return
+	}
+	held := 0
+	if s.bc.Status.LastBackup != nil {
+		held = 1
+	}
+	backupsHeldForCleanup.WithLabelValues(s.key.Namespace, s.key.Name).Set(float64(held))
+}
+
+// countHeldForCleanup sets the held-for-cleanup gauge from a listing of the
+// backup service.
+func (r *Reconciler) countHeldForCleanup(s *scope, held int) {
+	backupsHeldForCleanup.WithLabelValues(s.key.Namespace, s.key.Name).Set(float64(held))
+	r.memory.markCleanupCounted(s.key)
 }

@@ -101,7 +101,7 @@ func (r *Reconciler) reconcileRunningBackup(ctx context.Context, s *scope) (ctrl
 	if last == nil || last.Phase != backupv1alpha1.BackupRunning {
 		return ctrl.Result{}, nil
 	}
-	b, err := r.Backups.Get(ctx, last.ID)
+	b, err := s.backups.Get(ctx, last.ID)
 	switch {
 	case errors.Is(err, external.ErrNotFound):
 		if last.StartTime != nil && s.now.Sub(last.StartTime.Time) < backupVisibilityGrace {
@@ -155,14 +155,26 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		}
 		r.advanceSchedule(s)
 		return soonest(result, r.scheduleWakeup(s)), nil
-	case onChange && app.Generation != s.bc.Status.ObservedAppGeneration:
+	case onChange && !appBackedUp(s.bc.Status, app):
 		result, err := r.startBackup(ctx, s, backupv1alpha1.TriggerAppChange, changeKey(s.owner, app))
-		if err != nil {
+		if err != nil || s.readiness.serviceErr != nil {
 			return result, err
 		}
 		return soonest(result, r.scheduleWakeup(s)), nil
 	}
 	return r.scheduleWakeup(s), nil
+}
+
+// appBackedUp reports whether a backup was started of the MyApp as it is:
+// of its generation, and of this MyApp rather than an earlier one of the
+// same name, whose generation may well be the same. A status written before
+// observedAppUID existed has no UID and counts as not backed up, since it
+// cannot tell the two apart. That costs at most one backup per
+// BackupConfig, and none when the last backup was the on-change backup of
+// this generation: its change key is the same, so the service answers with
+// that backup instead of starting another.
+func appBackedUp(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
+	return status.ObservedAppUID == app.UID && status.ObservedAppGeneration == app.Generation
 }
 
 // advanceSchedule moves status.nextScheduleTime past every slot up to now, so
@@ -188,7 +200,7 @@ func (r *Reconciler) startBackup(ctx context.Context, s *scope, trigger backupv1
 	key string) (ctrl.Result, error) {
 	app := s.app
 	ctrl.LoggerFrom(ctx).Info("Starting backup", "myapp", klog.KObj(app), "trigger", trigger, "idempotencyKey", key)
-	b, err := r.Backups.Start(ctx, backup.StartRequest{
+	b, err := s.backups.Start(ctx, backup.StartRequest{
 		App:            serviceAppName(app.Namespace, app.Name),
 		Owner:          s.owner,
 		IdempotencyKey: key,
@@ -203,6 +215,7 @@ func (r *Reconciler) startBackup(ctx context.Context, s *scope, trigger backupv1
 			"Started backup %s of MyApp %s (trigger %s)", b.ID, app.Name, trigger)
 	}
 	s.bc.Status.ObservedAppGeneration = app.Generation
+	s.bc.Status.ObservedAppUID = app.UID
 	r.recordBackup(ctx, s, b, trigger)
 	if b.Phase == backup.PhaseRunning {
 		return requeueAfter(r.pollInterval()), nil
@@ -270,7 +283,7 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 	if keep < 1 {
 		keep = defaultKeepLast
 	}
-	backups, err := r.Backups.List(ctx, s.owner)
+	backups, err := s.backups.List(ctx, s.owner)
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups for retention", err)
 	}
@@ -301,8 +314,13 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 }
 
 // serviceError records a failed call to the backup service for the Ready
-// condition and picks how to retry: after the wait the service asked for, or
-// with the controller's exponential backoff.
+// condition and picks how to retry, as the MyApp controller does. When the
+// service said how long to wait (a 429, or a 503 whose Retry-After was
+// longer than the client would sleep), the BackupConfig comes back after
+// exactly that wait, and its calls are held back until then: the rate
+// limiter's backoff knows nothing of the wait and could retry sooner. Any
+// other failure, a throttle without a wait included, goes back to the rate
+// limiter as an error, for exponential backoff.
 func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, err error) (ctrl.Result, error) {
 	s.readiness.serviceErr = err
 	if !isServiceReason(readyReason(s.base)) {
@@ -311,8 +329,11 @@ func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, 
 		r.event(s, corev1.EventTypeWarning, eventBackupServiceFailed, actionCallService, "%s: %v", action, err)
 	}
 	if delay, ok := external.RetryAfter(err); ok {
+		r.memory.rememberWait(s.key, err, delay)
 		ctrl.LoggerFrom(ctx).Info("Backup service asked to wait", "action", action, "retryAfter", delay)
-		return requeueAfter(delay), nil
+		// Not jittered: the service named the time, and a jitter added on
+		// top would only make the wait longer than it asked for.
+		return ctrl.Result{RequeueAfter: delay}, nil
 	}
 	return ctrl.Result{}, fmt.Errorf("%s: %w", action, err)
 }

@@ -209,13 +209,19 @@ func serviceErrorReason(err error) string {
 // serviceProblem explains a backup service failure in words that stay the
 // same from one retry to the next: the raw error, with its attempt counts and
 // wait times, goes to the log and the events instead, so the condition does
-// not churn.
+// not churn. It says how the operator retries, which serviceError decides
+// from the same error.
 func serviceProblem(err error) string {
+	_, waitAsked := external.RetryAfter(err)
 	switch external.KindOf(err) {
 	case external.KindUnauthorized:
 		return "the backup service rejected the operator's credentials; check the token the manager is given " +
 			"(--backup-token-file or --backup-token-secret). The operator retries with backoff."
 	case external.KindTransient, external.KindThrottled:
+		if waitAsked {
+			return "the backup service is unavailable or throttling requests and asked the operator to wait; " +
+				"the operator calls it again once the wait is over, not sooner."
+		}
 		return "the backup service is unavailable or throttling requests; the operator retries with backoff."
 	default:
 		return "the backup service refused a request from the operator; its events and logs have the details, " +

@@ -34,6 +34,8 @@ var statusNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 func TestSetReadyCondition(t *testing.T) {
 	unavailable := &external.Error{Kind: external.KindTransient, Service: "backup", Operation: "start", StatusCode: 503}
 	unauthorized := &external.Error{Kind: external.KindUnauthorized, Service: "backup", Operation: "list", StatusCode: 403}
+	throttled := &external.Error{Kind: external.KindThrottled, Service: "backup", Operation: "start", StatusCode: 429,
+		RetryAfter: 90 * time.Second}
 	tests := []struct {
 		name         string
 		schedule     string
@@ -78,6 +80,13 @@ func TestSetReadyCondition(t *testing.T) {
 			wantStatus:   metav1.ConditionFalse,
 			wantReason:   BackupServiceUnavailableReason,
 			wantMessages: []string{"retries with backoff"},
+		},
+		{
+			name:         "service asking to wait says the operator waits, without the wait",
+			readiness:    readiness{serviceErr: throttled},
+			wantStatus:   metav1.ConditionFalse,
+			wantReason:   BackupServiceUnavailableReason,
+			wantMessages: []string{"asked the operator to wait", "not sooner"},
 		},
 		{
 			name:         "service refusing the token points at the token",
@@ -148,8 +157,10 @@ func TestSetReadyCondition(t *testing.T) {
 			for _, m := range tt.wantMessages {
 				g.Expect(cond.Message).To(ContainSubstring(m))
 			}
-			// Raw errors, with their HTTP statuses, stay out of the status.
+			// Raw errors, with their HTTP statuses and waits, stay out of the
+			// status.
 			g.Expect(cond.Message).NotTo(ContainSubstring("HTTP"))
+			g.Expect(cond.Message).NotTo(ContainSubstring("1m30s"))
 		})
 	}
 }

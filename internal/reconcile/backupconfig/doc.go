@@ -32,7 +32,9 @@ limitations under the License.
 // A backup is started when spec.schedule comes due (a 5-field cron expression
 // evaluated in UTC, read from an injectable clock), and, with
 // spec.backupOnChange, when the MyApp has a generation no backup was started
-// for yet. Only one backup runs at a time: changes made while one runs are
+// for yet. status.observedAppUID records which MyApp the last backup was of,
+// so a MyApp re-created under the same name is backed up as a new one even
+// when its generation equals status.observedAppGeneration. Only one backup runs at a time: changes made while one runs are
 // covered by one backup of the newest generation once it finished, so a burst
 // of edits costs one backup, not one per edit. After downtime the controller
 // takes at most one catch-up backup for all the slots it missed.
@@ -47,6 +49,16 @@ limitations under the License.
 // MyApp's UID and attempt number for a final backup. A restart between the
 // start and the status write derives the same key again, and the backup
 // service answers with the backup it already started.
+//
+// # Waiting for the backup service
+//
+// When the backup service asks for a wait (a 429, or a 503 with a
+// Retry-After longer than the client sleeps through itself), the pass ends
+// there and the BackupConfig comes back after exactly that wait; until then,
+// a pass started by a watch event does not call the service either, but
+// reports the same answer. Every other failure, a 429 without a wait
+// included, is returned as an error for the controller's exponential
+// backoff.
 //
 // # Ownership in the backup service
 //
@@ -76,6 +88,9 @@ limitations under the License.
 // dealt with: with deletionPolicy Delete every backup this BackupConfig
 // started is deleted and confirmed gone first; with Retain they stay and an
 // event says so. While the backup service is down the finalizer holds, the
-// Ready condition says why, and the controller retries with backoff;
-// switching deletionPolicy to Retain lets the BackupConfig go at once.
+// Ready condition says why, and the controller retries as above; switching
+// deletionPolicy to Retain lets the BackupConfig go at once. The gauge
+// myapp_backupconfig_backups_held_for_cleanup counts the backups still
+// waited for, keeping its last count while the service cannot be listed,
+// and counting the backup in status.lastBackup before the first listing.
 package backupconfig

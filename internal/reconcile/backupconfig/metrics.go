@@ -23,6 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
+// metricLabelTrigger labels backup metrics with the trigger of the backup.
+const metricLabelTrigger = "trigger"
+
 // Metrics of the controller, served with controller-runtime's on /metrics.
 // Backup outcomes are labelled by trigger only, so their cardinality is fixed;
 // the cleanup gauge is per BackupConfig but exists only while one is being
@@ -31,28 +34,29 @@ var (
 	backupsStarted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "myapp_backupconfig_backups_started_total",
 		Help: "Backups started in the backup service, by trigger.",
-	}, []string{"trigger"})
+	}, []string{metricLabelTrigger})
 	backupsSucceeded = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "myapp_backupconfig_backups_succeeded_total",
 		Help: "Backups the backup service reported SUCCEEDED, by trigger.",
-	}, []string{"trigger"})
+	}, []string{metricLabelTrigger})
 	backupsFailed = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "myapp_backupconfig_backups_failed_total",
 		Help: "Backups the backup service reported FAILED, by trigger.",
-	}, []string{"trigger"})
+	}, []string{metricLabelTrigger})
 	backupDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "myapp_backupconfig_backup_duration_seconds",
 		Help: "Time from start to completion of finished backups, as the backup service reports it, by trigger and phase.",
 		// Backups take from seconds to hours.
 		Buckets: prometheus.ExponentialBuckets(1, 2, 15),
-	}, []string{"trigger", "phase"})
+	}, []string{metricLabelTrigger, "phase"})
 	backupsDeleted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "myapp_backupconfig_backups_deleted_total",
 		Help: "Backups deleted in the backup service, by cause: retention or cleanup of a deleted BackupConfig.",
 	}, []string{"cause"})
 	backupsHeldForCleanup = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "myapp_backupconfig_backups_held_for_cleanup",
-		Help: "Backups a BackupConfig being deleted still waits to see deleted before its finalizer goes.",
+		Help: "Backups a BackupConfig being deleted still waits to see deleted before its finalizer goes; while " +
+			"the backup service cannot list them, the last count seen, or 1 for status.lastBackup before any count.",
 	}, []string{"namespace", "name"})
 )
 

@@ -87,6 +87,7 @@ type testEnv struct {
 	ns      string
 	c       client.Client
 	sim     *simulator.Server
+	simURL  string
 	backups backup.Client
 	// reconciler is the one the running manager uses, nil while none runs.
 	reconciler *Reconciler
@@ -109,16 +110,28 @@ func newTestEnv(t *testing.T, simOpts ...func(*simulator.Options)) *testEnv {
 		o(&opts)
 	}
 	sim, url := simtest.Start(t, opts)
-	backups, err := backup.New(external.Config{
-		BaseURL:        url,
+	e := &testEnv{t: t, ns: ns.Name, c: c, sim: sim, simURL: url}
+	e.setBackupClient()
+	return e
+}
+
+// setBackupClient replaces the backup service client the next manager
+// uses. By default it makes no retries of its own: the controller's retries
+// are under test, and an outage should fail fast.
+func (e *testEnv) setBackupClient(changes ...func(*external.Config)) {
+	e.t.Helper()
+	cfg := external.Config{
+		BaseURL:        e.simURL,
 		Token:          external.StaticTokenSource(simToken),
 		AttemptTimeout: 2 * time.Second,
-		// No client-side retries: the controller's own retries are under
-		// test, and an outage should fail fast.
-		MaxRetries: -1,
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	return &testEnv{t: t, ns: ns.Name, c: c, sim: sim, backups: backups}
+		MaxRetries:     -1,
+	}
+	for _, change := range changes {
+		change(&cfg)
+	}
+	backups, err := backup.New(cfg)
+	NewWithT(e.t).Expect(err).NotTo(HaveOccurred())
+	e.backups = backups
 }
 
 // namespacePrefix turns a test name into a namespace name prefix.
@@ -299,6 +312,15 @@ func (e *testEnv) ownBackups(bc *backupv1alpha1.BackupConfig) []simulator.Backup
 		}
 	}
 	return out
+}
+
+// backupIDs lists the IDs of backups, in order.
+func backupIDs(backups []simulator.Backup) []string {
+	ids := make([]string, 0, len(backups))
+	for _, b := range backups {
+		ids = append(ids, b.ID)
+	}
+	return ids
 }
 
 // condition returns a condition of bc, or an empty one.
