@@ -244,7 +244,8 @@ func runManager(ctx context.Context, binary string, args []string) error {
 		}
 	case <-time.After(40 * time.Second):
 		_ = cmd.Process.Kill()
-		<-exited
+		err := <-exited
+		fmt.Fprintf(os.Stderr, "devenv: the manager did not stop within 40s and was killed (%v)\n", err)
 	}
 	return nil
 }

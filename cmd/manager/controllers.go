@@ -51,10 +51,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("configuring the backup client: %w", err)
 	}
 	if err := (&backupconfig.Reconciler{
-		Client:             mgr.GetClient(),
-		Backups:            backupClient,
-		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
-		BackupPollInterval: opts.backupPollInterval,
+		Client:                  mgr.GetClient(),
+		Backups:                 backupClient,
+		Recorder:                mgr.GetEventRecorder("backupconfig-controller"),
+		BackupPollInterval:      opts.backupPollInterval,
+		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the BackupConfig controller: %w", err)
 	}

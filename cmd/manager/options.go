@@ -136,7 +136,7 @@ func (o *options) validate() error {
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
 	}
-	if o.leaderElect && !(o.retryPeriod > 0 && o.retryPeriod < o.renewDeadline && o.renewDeadline < o.leaseDuration) {
+	if o.leaderElect && !o.leaseTimingsOrdered() {
 		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+
 			"--leader-election-renew-deadline < --leader-election-lease-duration"))
 	}
@@ -172,6 +172,12 @@ func (s *serviceOptions) validate(prefix string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// leaseTimingsOrdered reports whether 0 < retry period < renew deadline <
+// lease duration, which client-go's leader election requires.
+func (o *options) leaseTimingsOrdered() bool {
+	return o.retryPeriod > 0 && o.retryPeriod < o.renewDeadline && o.renewDeadline < o.leaseDuration
 }
 
 // validateDefaultTarget accepts what the DNS service can hold: an IPv4

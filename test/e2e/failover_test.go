@@ -48,7 +48,8 @@ func TestLeaderFailover(t *testing.T) {
 	}, timeout, interval).Should(BeTrue(), "one manager leads")
 	g.Expect(standby.logs.String()).NotTo(ContainSubstring(acquiredLease), "only one manager leads")
 
-	apps := []*appsv1alpha1.MyApp{newMyApp(ns, "one"), newMyApp(ns, "two"), newMyApp(ns, "three")}
+	apps := make([]*appsv1alpha1.MyApp, 0, 5)
+	apps = append(apps, newMyApp(ns, "one"), newMyApp(ns, "two"), newMyApp(ns, "three"))
 	for _, app := range apps {
 		g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
 	}

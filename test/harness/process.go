@@ -69,7 +69,8 @@ const reaperReadyFile = "reaper-ready"
 // has one kills them when the harness dies without stopping. The run
 // directory is its $0, so a sweep finds it like any component.
 func startReaper(runDir string, pids []int, logDir string) (*process, error) {
-	args := []string{"-c", reaperScript, runDir}
+	args := make([]string, 0, 3+len(pids))
+	args = append(args, "-c", reaperScript, runDir)
 	for _, pid := range pids {
 		args = append(args, strconv.Itoa(pid))
 	}

@@ -33,6 +33,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -115,6 +116,9 @@ type Reconciler struct {
 	// FinalBackupAttempts is how many final backups are tried for a MyApp
 	// being deleted. Defaults to DefaultFinalBackupAttempts.
 	FinalBackupAttempts int
+	// MaxConcurrentReconciles is how many BackupConfigs are reconciled at
+	// once; at least one.
+	MaxConcurrentReconciles int
 
 	// memory is what passes leave for later passes of the same BackupConfig.
 	memory memory
@@ -172,6 +176,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&backupv1alpha1.BackupConfig{}, builder.WithPredicates(backupConfigChanged())).
 		Watches(&appsv1alpha1.MyApp{}, handler.EnqueueRequestsFromMapFunc(r.backupConfigsForApp),
 			builder.WithPredicates(appChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 }
 

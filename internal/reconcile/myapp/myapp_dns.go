@@ -238,12 +238,12 @@ func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string
 // a while yet, and if so the requeue that comes back once it may be called.
 // The conditions stay as the throttled call left them.
 func (r *Reconciler) waitForDNSGate(s *scope) (reconcile.Result, bool) {
-	wait := r.dnsGate.wait()
-	if wait == 0 {
+	remaining := r.dnsGate.wait()
+	if remaining == 0 {
 		return reconcile.Result{}, false
 	}
 	s.incomplete = true
-	return reconcile.Result{RequeueAfter: wait}, true
+	return reconcile.Result{RequeueAfter: remaining}, true
 }
 
 // dnsErrorReason maps an error to a condition reason and advice that does
