@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package myapp
 
 import (
@@ -15,6 +31,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -268,6 +285,24 @@ func eventuallyReady(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) {
 		g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
 		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
 	}, timeout, interval).Should(Succeed(), "MyApp %s becomes Ready", app.Name)
+}
+
+// eventuallyGone waits until the object with key is deleted; msgAndArgs
+// describe it in a failure.
+func eventuallyGone(t *testing.T, g *WithT, key client.ObjectKey, obj client.Object, within time.Duration, msgAndArgs ...any) {
+	t.Helper()
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), key, obj))
+	}, within, interval).Should(BeTrue(), msgAndArgs...)
+}
+
+// eventuallyDNSReason waits until app's DNSReady condition has reason.
+func eventuallyDNSReason(t *testing.T, g *WithT, app *appsv1alpha1.MyApp, reason string) {
+	t.Helper()
+	g.Eventually(func() string {
+		_ = k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)
+		return ptr.Deref(conditionOf(app, appsv1alpha1.DNSReadyCondition), metav1.Condition{}).Reason
+	}, timeout, interval).Should(Equal(reason))
 }
 
 func conditionOf(app *appsv1alpha1.MyApp, condType string) *metav1.Condition {
