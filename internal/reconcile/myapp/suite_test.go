@@ -280,8 +280,20 @@ func createReadyMyApp(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) {
 
 func eventuallyReady(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) {
 	t.Helper()
+	waitReady(t, app, g)
+}
+
+// waitReady waits until app is Ready at its generation, failing tb if it
+// does not become so; g is the test's own WithT when it has one.
+func waitReady(tb testing.TB, app *appsv1alpha1.MyApp, gs ...*WithT) {
+	tb.Helper()
+	g := NewWithT(tb)
+	if len(gs) > 0 {
+		g = gs[0]
+	}
+	ctx := tb.Context()
 	g.Eventually(func(g Gomega) {
-		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
 		g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
 		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
 	}, timeout, interval).Should(Succeed(), "MyApp %s becomes Ready", app.Name)
