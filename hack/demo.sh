@@ -2,7 +2,7 @@
 # A scripted walk through the operator's whole lifecycle on a local cluster,
 # readable as it runs and strict: it exits non-zero as soon as a step does not
 # happen, so it doubles as an end-to-end test. `make demo` runs it after
-# building bin/ and the control plane; it takes about two minutes.
+# building bin/ and the control plane; it takes under a minute.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -35,8 +35,18 @@ wait_for() {
 jsonpath() { kubectl get "$1" -o "jsonpath=$2" 2>/dev/null; }
 equals() { [[ "$(jsonpath "$1" "$2")" == "$3" ]]; }
 dns_record_state() { curl_sim "${sim}/dns/v1/records/web.example.com" | grep -q "\"state\": *\"$1\""; }
-no_dns_record() { ! curl -fsS -H "Authorization: Bearer ${token}" "${sim}/dns/v1/records/web.example.com" >/dev/null 2>&1; }
-gone() { ! kubectl get "$1" >/dev/null 2>&1; }
+# no_dns_record and gone succeed only on a definite "not found": an
+# unreachable simulator or API server must not pass for a deletion.
+no_dns_record() {
+  [[ "$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ${token}" \
+    "${sim}/dns/v1/records/web.example.com")" == 404 ]]
+}
+gone() {
+  local out
+  out=$(kubectl get "$1" --ignore-not-found -o name) || return 1
+  [[ -z "$out" ]]
+}
+has_finalizer() { [[ "$(jsonpath "$1" '{.metadata.finalizers}')" == *"$2"* ]]; }
 children_gone() { gone deployment/web && gone service/web && gone ingress/web; }
 
 devenv_pid=""
@@ -80,21 +90,31 @@ show kubectl get backupconfigs
 show curl_sim "${sim}/backup/v1/backups"
 
 step "4. The DNS service goes down, and the MyApp is deleted: the finalizer holds"
+# Final backups from now on run for 20s, so step 5 can show that the
+# final-backup finalizer alone holds the MyApp after its DNS cleanup is done.
+show curl_sim -X PATCH "${sim}/admin/v1/settings" -d '{"backupDuration": "20s"}'
 show curl_sim -X PUT "${sim}/admin/v1/outages/dns" -d '{"down": true}'
 show kubectl delete myapp web --wait=false
 wait_for "DNSReady says the service is unavailable" 30 \
   equals myapp/web '{.status.conditions[?(@.type=="DNSReady")].reason}' DNSServiceUnavailable
 show kubectl get myapp web -o 'jsonpath={range .status.conditions[*]}{.type}: {.reason}: {.message}{"\n"}{end}'
 sleep 3
-kubectl get myapp web >/dev/null 2>&1 || fail "the MyApp went while its record could not be deleted"
+has_finalizer myapp/web apps.myapp.dev/dns-cleanup || fail "the DNS cleanup finalizer went while its record could not be deleted"
 ok "the MyApp is still there, held by its finalizers: $(jsonpath myapp/web '{.metadata.finalizers}')"
 
-step "5. The service returns: a final backup, the record removed, the children garbage-collected"
+step "5. The service returns: the record is removed, a final backup is taken, the children are garbage-collected"
 show curl_sim -X PUT "${sim}/admin/v1/outages/dns" -d '{"down": false}'
+wait_for "the record web.example.com is gone from the DNS service" 30 no_dns_record
+wait_for "the DNS cleanup finalizer is released" 30 eval '! has_finalizer myapp/web apps.myapp.dev/dns-cleanup'
+has_finalizer myapp/web backup.myapp.dev/final-backup || fail "the MyApp was released before its final backup finished"
+equals backupconfig/web-nightly '{.status.conditions[?(@.type=="Ready")].reason}' FinalBackupInProgress ||
+  fail "the BackupConfig does not say the final backup is in progress"
+ok "the final backup is running, and its finalizer alone holds the MyApp"
+show kubectl get backupconfig web-nightly -o 'jsonpath={range .status.conditions[*]}{.type}: {.reason}: {.message}{"\n"}{end}'
 wait_for "the MyApp is gone" 60 gone myapp/web
-wait_for "the final backup succeeded" 5 \
-  equals backupconfig/web-nightly '{.status.lastBackup.trigger}/{.status.lastBackup.phase}' AppDeletion/Succeeded
-wait_for "the record web.example.com is gone from the DNS service" 5 no_dns_record
+equals backupconfig/web-nightly '{.status.lastBackup.trigger}/{.status.lastBackup.phase}' AppDeletion/Succeeded ||
+  fail "the MyApp went before its final backup succeeded"
+ok "the final backup succeeded before the MyApp went"
 wait_for "the Deployment, Service and Ingress are garbage-collected" 30 children_gone
 show kubectl get backupconfigs
 

@@ -44,6 +44,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -120,8 +121,10 @@ func run(opts options) error {
 		}
 		fmt.Printf("Local cluster ready in %s (logs in %s/logs)\n", time.Since(start).Round(100*time.Millisecond), cp.Dir)
 	} else {
-		kubeconfig = current.path
-		fmt.Printf("Using the cluster of the current kubeconfig context (%s)\n", current.config.Host)
+		if err := clientcmd.WriteToFile(current.raw, kubeconfig); err != nil {
+			return err
+		}
+		fmt.Printf("Using the cluster of the current kubeconfig context %q (%s)\n", current.raw.CurrentContext, current.config.Host)
 		if err := checkCRDsInstalled(ctx, current.config); err != nil {
 			return err
 		}
@@ -170,17 +173,26 @@ func run(opts options) error {
 
 // currentContext is a kubeconfig whose current context answered.
 type currentContext struct {
-	path   string
 	config *rest.Config
+	// raw is the current context alone, with credentials inlined, so the
+	// manager gets exactly what was checked, whatever $KUBECONFIG merges.
+	raw clientcmdapi.Config
 }
 
-// reachableCurrentContext loads the default kubeconfig ($KUBECONFIG or
-// ~/.kube/config) and asks its server for its version with a short timeout.
+// reachableCurrentContext loads the default kubeconfig ($KUBECONFIG, which
+// may merge several files, or ~/.kube/config) and asks the current
+// context's server for its version with a short timeout. No kubeconfig at
+// all counts as no cluster, even inside a pod.
 func reachableCurrentContext() (*currentContext, string) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{})
+	raw, err := loader.RawConfig()
+	if err != nil || raw.CurrentContext == "" {
 		return nil, "no current kubeconfig context"
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, err.Error()
 	}
 	cfg.Timeout = 3 * time.Second
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
@@ -190,11 +202,13 @@ func reachableCurrentContext() (*currentContext, string) {
 	if _, err := dc.ServerVersion(); err != nil {
 		return nil, fmt.Sprintf("the current context's server %s does not answer", cfg.Host)
 	}
-	path := rules.GetDefaultFilename()
-	if env := os.Getenv("KUBECONFIG"); env != "" {
-		path = filepath.SplitList(env)[0]
+	if err := clientcmdapi.MinifyConfig(&raw); err != nil {
+		return nil, err.Error()
 	}
-	return &currentContext{path: path, config: cfg}, ""
+	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
+		return nil, err.Error()
+	}
+	return &currentContext{config: cfg, raw: raw}, ""
 }
 
 // checkCRDsInstalled fails with the command to run when the CRDs are not in
