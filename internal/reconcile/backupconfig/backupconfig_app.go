@@ -18,7 +18,9 @@ package backupconfig
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -84,38 +86,68 @@ func (r *Reconciler) patchAppFinalizer(ctx context.Context, app *appsv1alpha1.My
 // final backups of all holders succeeded. The finalizer is shared by all
 // BackupConfigs of a MyApp, so none releases it while another still needs
 // it.
+//
+// The MyApp this BackupConfig references comes first, and each MyApp is
+// decided on its own, so one that cannot be decided does not keep the others
+// held; every failure is returned, joined, once all were looked at. A backup
+// service failure counts only where this BackupConfig itself still wants the
+// MyApp: otherwise the question was another holder's, and that holder, which
+// references the MyApp, asks it again in its own passes.
 func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Result, error) {
 	var apps appsv1alpha1.MyAppList
 	if err := r.Client.List(ctx, &apps, client.InNamespace(s.bc.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing MyApps: %w", err)
 	}
+	ownName := s.bc.Spec.AppRef.Name
+	sort.SliceStable(apps.Items, func(i, j int) bool {
+		return apps.Items[i].Name == ownName && apps.Items[j].Name != ownName
+	})
+	wantsOwn := s.bc.DeletionTimestamp.IsZero() && s.bc.Spec.BackupBeforeAppDeletion
+	var result ctrl.Result
+	var errs []error
 	for i := range apps.Items {
 		app := &apps.Items[i]
 		if !controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
 			continue
 		}
-		wanted, err := r.appHoldWanted(ctx, s, app)
-		if external.KindOf(err) != "" {
-			return r.serviceError(ctx, s, "checking the final backups of MyApp "+app.Name, err)
+		appResult, err := r.releaseAppIfUnwanted(ctx, s, app)
+		switch {
+		case external.KindOf(err) != "" && wantsOwn && app.Name == ownName:
+			appResult, err = r.serviceError(ctx, s, "checking the final backups of MyApp "+app.Name, err)
+		case external.KindOf(err) != "":
+			ctrl.LoggerFrom(ctx).V(1).Info("Leaving the hold on a MyApp to the BackupConfigs that want it",
+				"myapp", klog.KObj(app), "reason", err.Error())
+			err = nil
 		}
+		result = soonest(result, appResult)
 		if err != nil {
-			return ctrl.Result{}, err
+			errs = append(errs, err)
 		}
-		if wanted {
-			continue
-		}
-		ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp", "myapp", klog.KObj(app),
-			"finalizer", backupv1alpha1.FinalBackupFinalizer)
-		result, err := r.patchAppFinalizer(ctx, app, controllerutil.RemoveFinalizer)
-		if err != nil || !result.IsZero() {
-			return result, err
-		}
-		r.eventFor(s.bc, app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
-			"Removed finalizer %s from MyApp %s: no BackupConfig needs a final backup of it any more",
-			backupv1alpha1.FinalBackupFinalizer, app.Name)
-		if s.app != nil && s.app.UID == app.UID {
-			s.app = app
-		}
+	}
+	return result, errors.Join(errs...)
+}
+
+// releaseAppIfUnwanted removes the final-backup finalizer from app when no
+// BackupConfig needs it any more.
+func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) (ctrl.Result, error) {
+	wanted, err := r.appHoldWanted(ctx, s, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wanted {
+		return ctrl.Result{}, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp", "myapp", klog.KObj(app),
+		"finalizer", backupv1alpha1.FinalBackupFinalizer)
+	result, err := r.patchAppFinalizer(ctx, app, controllerutil.RemoveFinalizer)
+	if err != nil || !result.IsZero() {
+		return result, err
+	}
+	r.eventFor(s.bc, app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
+		"Removed finalizer %s from MyApp %s: no BackupConfig needs a final backup of it any more",
+		backupv1alpha1.FinalBackupFinalizer, app.Name)
+	if s.app != nil && s.app.UID == app.UID {
+		s.app = app
 	}
 	return ctrl.Result{}, nil
 }
@@ -123,7 +155,9 @@ func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Resu
 // appHoldWanted reports whether some BackupConfig still needs the final-backup
 // finalizer on app: one that is not being deleted, has the option on and
 // references app, and, when the app is being deleted, has no successful final
-// backup of it yet.
+// backup of it yet. Only that last question goes to the backup service, and
+// only for a holder whose status does not answer it already, so a hold no
+// BackupConfig wants is released without the service.
 func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) (bool, error) {
 	var list backupv1alpha1.BackupConfigList
 	err := r.Client.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingFields{AppRefIndexKey: app.Name})
@@ -138,6 +172,7 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 			holders = append(holders, &list.Items[i])
 		}
 	}
+	var needService []*backupv1alpha1.BackupConfig
 	for _, holder := range holders {
 		if !holder.DeletionTimestamp.IsZero() || !holder.Spec.BackupBeforeAppDeletion ||
 			holder.Spec.AppRef.Name != app.Name {
@@ -146,6 +181,12 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 		if app.DeletionTimestamp.IsZero() {
 			return true, nil
 		}
+		if finalBackupRecorded(holder.Status, app) {
+			continue
+		}
+		needService = append(needService, holder)
+	}
+	for _, holder := range needService {
 		attempts, err := listFinalAttempts(ctx, s, ownerFor(holder), app.UID)
 		if err != nil {
 			return true, err
@@ -155,6 +196,15 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 		}
 	}
 	return false, nil
+}
+
+// finalBackupRecorded reports whether status records a SUCCEEDED final backup
+// of app. The backup service reported it so, and an eventually consistent
+// listing that does not show it yet must not hold the MyApp again.
+func finalBackupRecorded(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
+	last := status.LastBackup
+	return last != nil && last.Trigger == backupv1alpha1.TriggerAppDeletion &&
+		last.Phase == backupv1alpha1.BackupSucceeded && status.ObservedAppUID == app.UID
 }
 
 // finalAttempts is what the backup service holds of one BackupConfig's final
@@ -210,6 +260,11 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 		s.readiness.finalBackupPending = true
 		return ctrl.Result{}, nil
 	}
+	if finalBackupRecorded(s.bc.Status, app) {
+		// The service reported the final backup SUCCEEDED already; a listing
+		// that does not show it yet must not start another.
+		return r.releaseAfterFinalBackup(ctx, s)
+	}
 	attempts, err := listFinalAttempts(ctx, s, s.owner, app.UID)
 	if err != nil {
 		s.readiness.finalBackupPending = true
@@ -220,9 +275,7 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 		if last := s.bc.Status.LastBackup; last == nil || last.ID != attempts.succeeded.ID {
 			r.recordBackup(ctx, s, *attempts.succeeded, backupv1alpha1.TriggerAppDeletion)
 		}
-		// This BackupConfig's part is done; the MyApp goes once no other
-		// BackupConfig needs it.
-		return r.reconcileAppHolds(ctx, s)
+		return r.releaseAfterFinalBackup(ctx, s)
 	case attempts.running != nil:
 		s.readiness.finalBackupPending = true
 		if last := s.bc.Status.LastBackup; last == nil || last.ID != attempts.running.ID {
@@ -234,21 +287,50 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 		// Out of attempts: a person decides between fixing the service and
 		// releasing the MyApp without a final backup. Nothing to requeue for;
 		// the spec change or deletion that decides brings the object back.
-		s.readiness.finalBackupFailures = attempts.failed
-		s.readiness.finalBackupFailure = attempts.lastFailure
-		if readyReason(s.base) != FinalBackupFailedReason {
-			ctrl.LoggerFrom(ctx).Info("Final backup failed for good, holding the MyApp", "myapp", klog.KObj(app),
-				"attempts", attempts.failed)
-			r.event(s, corev1.EventTypeWarning, eventFinalBackupFailed, actionStartBackup,
-				"The final backup of MyApp %s failed %d times (last reason: %s); the MyApp is held until "+
-					"spec.backupBeforeAppDeletion is set to false or this BackupConfig is deleted",
-				app.Name, attempts.failed, normalizeReason(attempts.lastFailure))
-		}
+		r.reportFinalBackupFailed(ctx, s, attempts)
 		return ctrl.Result{}, nil
 	case s.bc.Spec.Suspend:
 		s.readiness.finalBackupPending = true
 		return ctrl.Result{}, nil
 	}
 	s.readiness.finalBackupPending = true
-	return r.startBackup(ctx, s, backupv1alpha1.TriggerAppDeletion, finalKey(s.owner, app.UID, attempts.failed+1))
+	result, err := r.startBackup(ctx, s, backupv1alpha1.TriggerAppDeletion, finalKey(s.owner, app.UID, attempts.failed+1))
+	if err != nil || s.readiness.serviceErr != nil {
+		return result, err
+	}
+	// The service may answer with an earlier attempt that already finished,
+	// which a listing did not show yet: nothing else would bring the
+	// BackupConfig back to look again.
+	return soonest(result, requeueAfter(r.pollInterval())), nil
+}
+
+// reportFinalBackupFailed says that the final backup failed for good and
+// the MyApp stays held.
+func (r *Reconciler) reportFinalBackupFailed(ctx context.Context, s *scope, attempts finalAttempts) {
+	s.readiness.finalBackupFailures = attempts.failed
+	s.readiness.finalBackupFailure = attempts.lastFailure
+	if readyReason(s.base) == FinalBackupFailedReason {
+		return
+	}
+	ctrl.LoggerFrom(ctx).Info("Final backup failed for good, holding the MyApp", "myapp", klog.KObj(s.app),
+		"attempts", attempts.failed)
+	r.event(s, corev1.EventTypeWarning, eventFinalBackupFailed, actionStartBackup,
+		"The final backup of MyApp %s failed %d times (last reason: %s); the MyApp is held until "+
+			"spec.backupBeforeAppDeletion is set to false or this BackupConfig is deleted",
+		s.app.Name, attempts.failed, normalizeReason(attempts.lastFailure))
+}
+
+// releaseAfterFinalBackup ends this BackupConfig's part in a MyApp's
+// deletion: the MyApp goes once no other BackupConfig needs it. While one
+// still does, the BackupConfig looks again after the poll interval, because
+// the other's progress sends it no event.
+func (r *Reconciler) releaseAfterFinalBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
+	result, err := r.reconcileAppHolds(ctx, s)
+	if err != nil || s.readiness.serviceErr != nil {
+		return result, err
+	}
+	if s.app != nil && controllerutil.ContainsFinalizer(s.app, backupv1alpha1.FinalBackupFinalizer) {
+		result = soonest(result, requeueAfter(r.pollInterval()))
+	}
+	return result, nil
 }

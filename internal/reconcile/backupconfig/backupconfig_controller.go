@@ -78,6 +78,9 @@ const (
 	// DefaultFinalBackupAttempts is how many final backups are tried before
 	// the controller gives up and asks a person to decide.
 	DefaultFinalBackupAttempts = 3
+	// DefaultCleanupGrace is how long after a deletion began the backup
+	// service must list no backups of the BackupConfig before it goes.
+	DefaultCleanupGrace = 10 * time.Second
 )
 
 const (
@@ -116,6 +119,12 @@ type Reconciler struct {
 	// FinalBackupAttempts is how many final backups are tried for a MyApp
 	// being deleted. Defaults to DefaultFinalBackupAttempts.
 	FinalBackupAttempts int
+	// CleanupGrace is how long after a BackupConfig's deletion began the
+	// backup service must list none of its backups before the cleanup
+	// finalizer goes, with deletionPolicy Delete. It should cover how late
+	// the service lists a backup just started. Defaults to
+	// DefaultCleanupGrace.
+	CleanupGrace time.Duration
 	// MaxConcurrentReconciles is how many BackupConfigs are reconciled at
 	// once; at least one.
 	MaxConcurrentReconciles int
@@ -137,6 +146,13 @@ func (r *Reconciler) pollInterval() time.Duration {
 		return DefaultBackupPollInterval
 	}
 	return r.BackupPollInterval
+}
+
+func (r *Reconciler) cleanupGrace() time.Duration {
+	if r.CleanupGrace <= 0 {
+		return DefaultCleanupGrace
+	}
+	return r.CleanupGrace
 }
 
 func (r *Reconciler) finalBackupAttempts() int {
@@ -256,6 +272,9 @@ type scope struct {
 	schedule cron.Schedule
 	// slotDue is set when status.nextScheduleTime has come.
 	slotDue bool
+	// scheduleErr is the terminal error of an unusable spec.schedule, which
+	// the pass returns once every other phase ran.
+	scheduleErr error
 	// readiness collects what decides the Ready condition.
 	readiness readiness
 }
@@ -310,7 +329,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	defer func() {
 		// A pass that waits out a throttling service returns no error but
 		// did not get its work done either.
-		succeeded := retErr == nil && s.readiness.serviceErr == nil
+		succeeded := retErr == nil && s.readiness.serviceErr == nil && s.scheduleErr == nil
 		if err := r.patchStatus(ctx, s, succeeded); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
@@ -327,7 +346,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 }
 
 // reconcileNormal runs the phases of a BackupConfig that is not being
-// deleted. The first phase that fails ends the pass, and so does one the
+// deleted. An unusable spec.schedule does not end the pass (see
+// reconcileSchedule). The first phase that fails ends the pass, and so does one the
 // backup service asked to wait, so that no later phase calls the service
 // again or wakes the controller before the wait is over. The next pass
 // starts again from the top, which every phase tolerates.
@@ -351,6 +371,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 			return phaseResult, nil
 		}
 		result = soonest(result, phaseResult)
+	}
+	if s.scheduleErr != nil && result.IsZero() {
+		// A terminal error drops any requeue, so it is returned only by a
+		// pass that has nothing to come back for, such as a running backup
+		// to poll; the InvalidSchedule condition says it meanwhile.
+		return ctrl.Result{}, s.scheduleErr
 	}
 	return result, nil
 }

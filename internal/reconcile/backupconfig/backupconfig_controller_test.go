@@ -551,6 +551,7 @@ func TestRestartBetweenStartAndStatusWriteStartsNoSecondBackup(t *testing.T) {
 	// The first controller starts backups but loses every status write,
 	// as if it crashed right after each start call.
 	var lostWrites atomic.Int64
+	startedBefore := testutil.ToFloat64(backupsStarted.WithLabelValues(string(backupv1alpha1.TriggerAppChange)))
 	e.startManager(func(r *Reconciler) { r.Client = statusWritesLost{Client: r.Client, lost: &lostWrites} })
 	app := e.newApp("ledger")
 	bc := e.newBackupConfig("ledger", "ledger")
@@ -566,6 +567,9 @@ func TestRestartBetweenStartAndStatusWriteStartsNoSecondBackup(t *testing.T) {
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	g.Expect(e.sim.Backups()).To(HaveLen(1))
 	g.Expect(current.Status.LastBackup.ID).To(Equal(e.sim.Backups()[0].ID))
+	// Adopting the backup again is not starting it again.
+	g.Expect(testutil.ToFloat64(backupsStarted.WithLabelValues(string(backupv1alpha1.TriggerAppChange)))).
+		To(Equal(startedBefore + 1))
 }
 
 func TestSuspendStopsNewBackupsOnly(t *testing.T) {
@@ -788,4 +792,122 @@ func sumCounter(name, result string) float64 {
 		}
 	}
 	return total
+}
+
+func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("shop")
+	bc := e.newBackupConfig("shop", "shop", withSchedule("0 3 * * *"), withFinalBackup())
+	e.create(app, bc)
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+
+	// The schedule breaks, and no final backup can succeed: the MyApp is
+	// held when it is deleted.
+	e.sim.FailBackups("snapshot volume unavailable", 0)
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Schedule = "99 * * * *" })
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(InvalidScheduleReason))
+	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Consistently(e.get(app), consistently, tick).Should(Succeed())
+
+	// The documented way out still works while the schedule is broken.
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.BackupBeforeAppDeletion = false })
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(e.get(app)())
+	}, eventually, tick).Should(BeTrue())
+}
+
+func TestDeletingTheBackupConfigReleasesItsAppDuringAnOutage(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	e := newTestEnv(t)
+	e.startManager()
+	// Another BackupConfig holds another MyApp, which sorts first, for a
+	// final backup that waits for the backup service.
+	other := e.newApp("alpha", dnsCleanupFinalizer)
+	otherBC := e.newBackupConfig("alpha", "alpha", withFinalBackup())
+	app := e.newApp("zoo")
+	bc := e.newBackupConfig("zoo", "zoo", withFinalBackup(), withDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
+	e.create(other, otherBC, app, bc)
+	for _, a := range []*appsv1alpha1.MyApp{other, app} {
+		g.Eventually(func(g Gomega) []string {
+			g.Expect(e.get(a)()).To(Succeed())
+			return a.Finalizers
+		}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+	}
+	e.waitForLastBackup(otherBC, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+
+	e.sim.SetOutage(simulator.ServiceBackup, true)
+	g.Expect(e.c.Delete(ctx, other)).To(Succeed())
+	g.Expect(e.c.Delete(ctx, bc)).To(Succeed())
+
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(e.get(bc)())
+	}, eventually, tick).Should(BeTrue())
+	g.Expect(e.get(app)()).To(Succeed())
+	g.Expect(app.Finalizers).NotTo(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+	// The other MyApp still waits for its own final backup.
+	g.Expect(e.get(other)()).To(Succeed())
+	g.Expect(other.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+}
+
+func TestCleanupWaitsForBackupsTheServiceDoesNotListYet(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	const listDelay = 2 * time.Second
+	e.startManager(func(r *Reconciler) { r.CleanupGrace = listDelay + time.Second })
+	app := e.newApp("crm")
+	bc := e.newBackupConfig("crm", "crm", withDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
+	e.create(app, bc)
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+
+	// A backup of this BackupConfig that status does not name, started
+	// just before the deletion and not listed for a while.
+	e.sim.SetConsistencyDelay(simulator.ServiceBackup, listDelay)
+	owner := ownerFor(current)
+	_, err := e.backups.Start(context.Background(), backup.StartRequest{
+		App: serviceAppName(e.ns, "crm"), Owner: owner, IdempotencyKey: owner + "/unrecorded",
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(e.c.Delete(context.Background(), current)).To(Succeed())
+
+	g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, eventually, tick).Should(BeTrue())
+	g.Expect(e.ownBackups(current)).To(BeEmpty())
+}
+
+func TestFinalBackupWithAnEventuallyConsistentService(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.sim.SetConsistencyDelay(simulator.ServiceBackup, time.Second)
+	e.startManager()
+	app := e.newApp("ledger", dnsCleanupFinalizer)
+	bc := e.newBackupConfig("ledger", "ledger", withFinalBackup())
+	e.create(app, bc)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+
+	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ConsistOf(dnsCleanupFinalizer))
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppDeletion)
+	finals := 0
+	for _, b := range e.ownBackups(bc) {
+		if b.Labels[labelTrigger] == string(backupv1alpha1.TriggerAppDeletion) {
+			finals++
+		}
+	}
+	g.Expect(finals).To(Equal(1), "one final backup, not one per listing that missed it")
 }

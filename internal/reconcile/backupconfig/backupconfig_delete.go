@@ -134,6 +134,16 @@ func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Resul
 		ctrl.LoggerFrom(ctx).Info("Waiting for the backup service to finish deleting backups", "remaining", left)
 		return requeueAfter(r.pollInterval()), nil
 	}
+	if remaining := s.bc.DeletionTimestamp.Add(r.cleanupGrace()).Sub(s.now); remaining > 0 {
+		// The service lists a backup only some time after it started, and
+		// one started just before the deletion may not be in status either:
+		// an empty listing counts only once that time has passed.
+		r.countHeldForCleanup(s, 0)
+		ctrl.LoggerFrom(ctx).Info("Waiting for the backup service to list backups started just before the deletion",
+			"wait", remaining)
+		// Woken just after the grace, as for a schedule slot.
+		return ctrl.Result{RequeueAfter: remaining + scheduleWakeSlack}, nil
+	}
 	r.countHeldForCleanup(s, 0)
 	if deleted > 0 {
 		r.event(s, corev1.EventTypeNormal, eventBackupsDeleted, actionDeleteBackups,

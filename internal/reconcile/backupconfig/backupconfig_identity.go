@@ -81,17 +81,21 @@ const maxServiceAppName = 63
 
 // serviceAppName names a MyApp in the backup service, which wants one DNS
 // label. "<namespace>-<name>" keeps apps of the same name in two namespaces
-// apart in the service's storage layout; names that do not fit are shortened
-// with a hash of the full name so they stay distinct.
+// apart in the service's storage layout. That plain form is used only when it
+// can be read back one way: the namespace has no '-', so the first '-' ends
+// it, and the name has no '.', the one character replaced. Every other name,
+// and one too long, ends in a hash of "<namespace>/<name>", so "web.v2" and
+// "web-v2", or namespace "a-b" with app "c" and namespace "a" with app "b-c",
+// stay apart.
 func serviceAppName(namespace, name string) string {
 	full := namespace + "-" + strings.ReplaceAll(name, ".", "-")
-	if len(full) <= maxServiceAppName {
+	if len(full) <= maxServiceAppName && !strings.Contains(namespace, "-") && !strings.Contains(name, ".") {
 		return full
 	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(namespace + "/" + name))
 	suffix := fmt.Sprintf("-%08x", h.Sum32())
-	return strings.TrimRight(full[:maxServiceAppName-len(suffix)], "-") + suffix
+	return strings.TrimRight(full[:min(len(full), maxServiceAppName-len(suffix))], "-") + suffix
 }
 
 // backupLabels are the labels a backup is started with.

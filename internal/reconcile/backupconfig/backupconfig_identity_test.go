@@ -38,7 +38,12 @@ func TestServiceAppName(t *testing.T) {
 		name, namespace, app, want string
 	}{
 		{name: "short", namespace: "shop", app: "web", want: "shop-web"},
-		{name: "dots become hyphens", namespace: "shop", app: "web.v2", want: "shop-web-v2"},
+		{name: "hyphens in the name are kept", namespace: "shop", app: "web-v2", want: "shop-web-v2"},
+		{name: "dots get a hash", namespace: "shop", app: "web.v2"},
+		{name: "hyphens in the namespace get a hash", namespace: "shop-web", app: "v2"},
+		{name: "another split of the same hyphens", namespace: "shop-web-v2", app: "x"},
+		{name: "and another", namespace: "shop-web", app: "v2-x"},
+		{name: "and one with dots", namespace: "shop-web", app: "v2.x"},
 		{name: "long names are shortened with a hash", namespace: "shop", app: long},
 		{name: "long names stay distinct", namespace: "shop", app: long + "b"},
 	}

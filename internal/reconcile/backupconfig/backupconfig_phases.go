@@ -80,15 +80,21 @@ func (r *Reconciler) reconcileSchedule(_ context.Context, s *scope) (ctrl.Result
 	}
 	if err != nil {
 		// No retry can fix a schedule; the spec change that fixes it brings
-		// the BackupConfig back. Until then nothing is started, so a broken
-		// spec is noticed rather than half followed.
+		// the BackupConfig back. Until then no new backup is started, so a
+		// broken spec is noticed rather than half followed. Every other phase
+		// still runs: a running backup is still followed, and a MyApp held
+		// for a final backup must still be backed up or released, through
+		// the documented ways out too. reconcileNormal reports the error at
+		// the end of the pass.
 		s.bc.Status.NextScheduleTime = nil
+		s.slotDue = false
 		s.readiness.invalidSchedule = err.Error()
+		s.scheduleErr = reconcile.TerminalError(fmt.Errorf("spec.schedule %q: %w", s.bc.Spec.Schedule, err))
 		if readyReason(s.base) != InvalidScheduleReason {
 			r.event(s, corev1.EventTypeWarning, eventInvalidSchedule, actionSchedule,
 				"spec.schedule %q is not usable: %v", s.bc.Spec.Schedule, err)
 		}
-		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("spec.schedule %q: %w", s.bc.Spec.Schedule, err))
+		return ctrl.Result{}, nil
 	}
 	s.schedule = sched
 	return ctrl.Result{}, nil
@@ -127,6 +133,10 @@ func (r *Reconciler) reconcileRunningBackup(ctx context.Context, s *scope) (ctrl
 // reconcileNewBackup starts a scheduled or on-change backup when one is due,
 // and computes when the next slot wakes the controller.
 func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if s.scheduleErr != nil {
+		// Nothing new is started while spec.schedule is unusable.
+		return ctrl.Result{}, nil
+	}
 	app := s.app
 	if s.bc.Spec.Suspend || app == nil || !app.DeletionTimestamp.IsZero() {
 		if s.slotDue {
@@ -209,7 +219,7 @@ func (r *Reconciler) startBackup(ctx context.Context, s *scope, trigger backupv1
 	if err != nil {
 		return r.serviceError(ctx, s, "starting a backup", err)
 	}
-	if last := s.bc.Status.LastBackup; last == nil || last.ID != b.ID {
+	if startedByThisPass(s, b) {
 		backupsStarted.WithLabelValues(string(trigger)).Inc()
 		r.event(s, corev1.EventTypeNormal, eventBackupStarted, actionStartBackup,
 			"Started backup %s of MyApp %s (trigger %s)", b.ID, app.Name, trigger)
@@ -221,6 +231,18 @@ func (r *Reconciler) startBackup(ctx context.Context, s *scope, trigger backupv1
 		return requeueAfter(r.pollInterval()), nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// startedByThisPass reports whether the service started b for this pass,
+// rather than answering with a backup an earlier pass started under the same
+// key and could not record (a crash, a lost status write): only a backup that
+// status does not name yet and that started after this pass began is new.
+// The service keeps milliseconds, so the pass start is cut to those.
+func startedByThisPass(s *scope, b backup.Backup) bool {
+	if last := s.bc.Status.LastBackup; last != nil && last.ID == b.ID {
+		return false
+	}
+	return !b.StartedAt.Before(s.now.Truncate(time.Millisecond))
 }
 
 // recordBackup writes a backup as the service reported it into
@@ -239,10 +261,10 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		Reason:    b.Reason,
 	}
 	if !b.StartedAt.IsZero() {
-		recorded.StartTime = &metav1.Time{Time: b.StartedAt}
+		recorded.StartTime = statusTime(b.StartedAt)
 	}
 	if b.CompletedAt != nil {
-		recorded.CompletionTime = &metav1.Time{Time: *b.CompletedAt}
+		recorded.CompletionTime = statusTime(*b.CompletedAt)
 	}
 	s.bc.Status.LastBackup = recorded
 	if seenFinished || b.Phase == backup.PhaseRunning {
@@ -398,6 +420,13 @@ func countOwned(backups []backup.Backup, owner string) int {
 		}
 	}
 	return n
+}
+
+// statusTime is t as status stores it: metav1.Time keeps whole seconds
+// only, so a time with a fraction would never equal the one read back, and
+// every poll would write an unchanged status again.
+func statusTime(t time.Time) *metav1.Time {
+	return &metav1.Time{Time: t.UTC().Truncate(time.Second)}
 }
 
 func timeOf(t *metav1.Time) time.Time {

@@ -39,7 +39,10 @@ limitations under the License.
 // of edits costs one backup, not one per edit. After downtime the controller
 // takes at most one catch-up backup for all the slots it missed.
 // spec.suspend stops new backups; running ones are still followed, retention
-// and cleanup still apply.
+// and cleanup still apply. An unusable spec.schedule (the API accepts
+// "99 * * * *") stops new backups the same way and is reported as
+// InvalidSchedule, while running backups, final backups and the release of
+// held MyApps go on.
 //
 // # Crash safety
 //
@@ -80,14 +83,18 @@ limitations under the License.
 // release the MyApp without a final backup. Turning the option off or
 // pointing spec.appRef elsewhere also releases a MyApp that is not being
 // deleted. Several BackupConfigs may hold the same MyApp; it is released once
-// none of them needs it any more.
+// none of them needs it any more. Releasing a MyApp that no BackupConfig
+// wants needs no call to the backup service, so the ways out work during an
+// outage too, and a MyApp that cannot be decided keeps no other one held.
 //
 // # Deleting a BackupConfig
 //
 // The finalizer backup.myapp.dev/backup-cleanup stays until the backups are
 // dealt with: with deletionPolicy Delete every backup this BackupConfig
-// started is deleted and confirmed gone first; with Retain they stay and an
-// event says so. While the backup service is down the finalizer holds, the
+// started is deleted and confirmed gone first, by a listing taken at least
+// Reconciler.CleanupGrace after the deletion began, since the service lists
+// a backup started just before only some time later; with Retain they stay
+// and an event says so. While the backup service is down the finalizer holds, the
 // Ready condition says why, and the controller retries as above; switching
 // deletionPolicy to Retain lets the BackupConfig go at once. The gauge
 // myapp_backupconfig_backups_held_for_cleanup counts the backups still

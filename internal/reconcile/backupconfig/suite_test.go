@@ -77,6 +77,7 @@ const (
 	simToken          = "backupconfig-test-token"
 	simBackupDuration = 300 * time.Millisecond
 	pollInterval      = 100 * time.Millisecond
+	cleanupGrace      = 500 * time.Millisecond
 
 	dnsCleanupFinalizer = appsv1alpha1.DNSCleanupFinalizer
 )
@@ -163,7 +164,8 @@ func (e *testEnv) startManager(mutate ...func(*Reconciler)) *Reconciler {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	r := &Reconciler{Client: mgr.GetClient(), Backups: e.backups, BackupPollInterval: pollInterval}
+	r := &Reconciler{Client: mgr.GetClient(), Backups: e.backups, BackupPollInterval: pollInterval,
+		CleanupGrace: cleanupGrace}
 	for _, m := range mutate {
 		m(r)
 	}
