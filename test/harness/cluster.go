@@ -53,7 +53,7 @@ func (cp *ControlPlane) startCluster(ctx context.Context, opts Options) error {
 	logs := filepath.Join(cp.Dir, "logs")
 	bin := func(name string) string { return filepath.Join(opts.BinaryAssetsDirectory, name) }
 
-	kwokPort, err := freePort()
+	kwokAddr, err := FreeAddress()
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (cp *ControlPlane) startCluster(ctx context.Context, opts Options) error {
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			"--node-lease-duration-seconds=40",
-			"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
+			"--server-address=" + kwokAddr,
 		},
 	}}
 	for _, c := range components {
@@ -179,14 +179,15 @@ func (cp *ControlPlane) waitForNodesReady(ctx context.Context, c client.Client, 
 	return nil
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
+// FreeAddress asks the kernel for a free loopback port and returns it as
+// host:port, for a component or test server to listen on.
+func FreeAddress() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return l.Addr().String(), nil
 }
 
 // Logs returns the log of a component ("etcd", "kube-apiserver",

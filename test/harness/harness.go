@@ -96,7 +96,6 @@ type ControlPlane struct {
 	// Dir is the run directory: component logs are in Dir/logs.
 	Dir string
 
-	tier       Tier
 	env        *envtest.Environment
 	kubeconfig []byte
 	assets     string
@@ -126,7 +125,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 
-	cp := &ControlPlane{Dir: dir, tier: opts.Tier, assets: opts.BinaryAssetsDirectory}
+	cp := &ControlPlane{Dir: dir, assets: opts.BinaryAssetsDirectory}
 	if err := cp.start(ctx, opts); err != nil {
 		return nil, errors.Join(err, cp.Stop())
 	}
@@ -239,9 +238,6 @@ func (cp *ControlPlane) Stop() error {
 	}
 	return errors.Join(errs...)
 }
-
-// Tier is the tier this control plane runs.
-func (cp *ControlPlane) Tier() Tier { return cp.tier }
 
 // Kubeconfig returns a kubeconfig for a cluster administrator.
 func (cp *ControlPlane) Kubeconfig() []byte { return cp.kubeconfig }

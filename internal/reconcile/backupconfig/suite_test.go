@@ -20,13 +20,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,15 +101,14 @@ func newTestEnv(t *testing.T, simOpts ...func(*simulator.Options)) *testEnv {
 	c, err := cp.NewClient(client.Options{Scheme: testScheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
-	g.Expect(c.Create(context.Background(), ns)).To(Succeed())
+	ns := harness.CreateNamespace(t, c, "bc")
 
 	opts := simulator.Options{Token: simToken, BackupDuration: simBackupDuration}
 	for _, o := range simOpts {
 		o(&opts)
 	}
 	sim, url := simtest.Start(t, opts)
-	e := &testEnv{t: t, ns: ns.Name, c: c, sim: sim, simURL: url}
+	e := &testEnv{t: t, ns: ns, c: c, sim: sim, simURL: url}
 	e.setBackupClient()
 	return e
 }
@@ -133,21 +130,6 @@ func (e *testEnv) setBackupClient(changes ...func(*external.Config)) {
 	backups, err := backup.New(cfg)
 	NewWithT(e.t).Expect(err).NotTo(HaveOccurred())
 	e.backups = backups
-}
-
-// namespacePrefix turns a test name into a namespace name prefix.
-func namespacePrefix(testName string) string {
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r - 'A' + 'a'
-		default:
-			return '-'
-		}
-	}, strings.TrimPrefix(testName, "Test"))
-	return "bc-" + strings.Trim(name[:min(len(name), 40)], "-") + "-"
 }
 
 // startManager runs the controller in a manager that sees only this test's

@@ -43,21 +43,16 @@ const (
 	portName = "http"
 )
 
-// errChildNotControlled is returned when an object with a child's name exists
-// but is not controlled by the MyApp. The operator never adopts or overwrites
-// an object it did not create.
-var errChildNotControlled = errors.New("not controlled by this MyApp")
-
-// childConflictError names the object in the way.
+// childConflictError names an object with a child's name that the MyApp
+// does not control. The operator never adopts or overwrites an object it did
+// not create.
 type childConflictError struct {
 	kind, name string
 }
 
 func (e *childConflictError) Error() string {
-	return fmt.Sprintf("%s %s exists and is %v", e.kind, e.name, errChildNotControlled)
+	return fmt.Sprintf("%s %s exists and is not controlled by this MyApp", e.kind, e.name)
 }
-
-func (e *childConflictError) Unwrap() error { return errChildNotControlled }
 
 // selectorLabels select the app's pods. They are immutable in a Deployment,
 // so they hold only what never changes for a MyApp.
