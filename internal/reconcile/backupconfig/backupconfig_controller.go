@@ -46,17 +46,19 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
-// The controller writes BackupConfigs, their status and their finalizer.
-// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs/status,verbs=get;update;patch
+// The controller writes BackupConfigs' finalizer and status, always with a
+// patch, so it holds no update on them. The finalizers subresource's update
+// is what a blockOwnerDeletion owner reference needs.
+// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs/status,verbs=patch
 // +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs/finalizers,verbs=update
 
 // MyApps belong to another controller; this one only reads them, except for
 // adding and removing its own finalizer (backup.myapp.dev/final-backup).
-// RBAC cannot narrow a permission to one finalizer, so update and patch are
-// granted on the whole object; the code only ever sends a patch that changes
+// RBAC cannot narrow a permission to one finalizer, so patch is granted on
+// the whole object; the code only ever sends a patch that changes
 // metadata.finalizers, guarded by the resource version.
-// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;patch
 
 // Events go through the events.k8s.io API.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -106,12 +106,18 @@ type scope struct {
 	incomplete bool
 }
 
-// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps/status,verbs=get;update;patch
+// The role grants only the verbs the code uses. MyApps and their status are
+// only ever patched (finalizers with an optimistic lock, status with a merge
+// patch). Children are created, and updated by controllerutil.CreateOrUpdate;
+// garbage collection deletes them, so the manager cannot delete a Deployment,
+// Service or Ingress. The finalizers subresource's update lets the owner
+// references set blockOwnerDeletion.
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps/status,verbs=patch
 // +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller: MyApps are the root, and an
