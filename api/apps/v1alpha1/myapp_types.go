@@ -159,13 +159,14 @@ type MyAppStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Replicas is the number of pods of the app's Deployment.
-	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
-
 	// ReadyReplicas is the number of ready pods of the app's Deployment.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// ReadyReplicasSummary is readyReplicas of the replicas the spec wants,
+	// such as 2/2, for the READY REPLICAS column.
+	// +optional
+	ReadyReplicasSummary string `json:"readyReplicasSummary,omitempty"`
 
 	// DNS is the record registered for the app, if any.
 	// +optional
@@ -183,7 +184,7 @@ type MyAppStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ma
-// +kubebuilder:printcolumn:name="Ready Replicas",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Ready Replicas",type=string,JSONPath=`.status.readyReplicasSummary`
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.spec.host`
 // +kubebuilder:printcolumn:name="DNS",type=string,JSONPath=`.status.dns.state`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

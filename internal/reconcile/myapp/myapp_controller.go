@@ -30,7 +30,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -67,6 +66,10 @@ const (
 type Reconciler struct {
 	// Client reads and writes Kubernetes objects.
 	Client client.Client
+	// APIReader reads from the API server, not the cache: it settles whose
+	// an object is when a create finds the name taken. Defaults to the
+	// manager's API reader.
+	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
 	// Recorder emits events on MyApps.
@@ -128,6 +131,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("myapp-controller")
@@ -200,18 +206,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 // first: the DNS record points at the Ingress's address.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if err := r.reconcileChildren(ctx, s); err != nil {
-		var conflict *childConflictError
-		if !errors.As(err, &conflict) {
-			return reconcile.Result{}, err
-		}
-		// Deleting the object in the way sends no event this controller
-		// watches (it is not owned), so look again soon; the check reads
-		// the cache only and calls no external service.
-		if !isReadyConditionReason(s.app, ReasonChildConflict) {
-			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile"+conflict.kind, "%s", err)
-		}
-		setChildConflictCondition(s.app, conflict)
-		return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
+		// Whatever went wrong is in the status before the pass ends, so a
+		// MyApp never shows an empty or outdated Ready while its children
+		// cannot be written.
+		return r.handleChildError(ctx, s, err)
 	}
 	result, err := r.reconcileDNSRecord(ctx, s)
 	setReadyCondition(s.app, s.deployment)
