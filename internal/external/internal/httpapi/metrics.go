@@ -44,6 +44,11 @@ var (
 		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 	}, []string{"service", "operation"})
 
+	retryAfterCapped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "myapp_external_retry_after_capped_total",
+		Help: "Answers whose Retry-After asked for a wait longer than the client honours (--max-retry-after), by service.",
+	}, []string{"service"})
+
 	registerOnce sync.Once
 )
 
@@ -52,7 +57,7 @@ var (
 // several clients in one process cannot panic on duplicate registration.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(requestsTotal, requestDuration)
+		metrics.Registry.MustRegister(requestsTotal, requestDuration, retryAfterCapped)
 	})
 }
 
