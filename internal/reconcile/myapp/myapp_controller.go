@@ -210,6 +210,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		// The status is written with the caller's context: it records what
 		// happened even when the phases ran out of time.
 		if err := r.patchStatus(ctx, original, app); err != nil {
+			// What the DNS phase remembers was never written: read again.
+			r.dnsChecks.forget(req.NamespacedName)
 			retErr = errors.Join(retErr, err)
 		}
 	}()

@@ -64,6 +64,11 @@ type dnsCheck struct {
 	uid types.UID
 	// host is the spec.host the read was for.
 	host string
+	// readFrom is the resourceVersion of the MyApp the reading pass started
+	// from. A pass that starts from it again runs on a cache that has not
+	// caught up with that pass's status write yet: its status is older than
+	// what the read found, not different from it.
+	readFrom string
 	// seen is the DNS part of the status the read left.
 	seen dnsSeen
 	// next is when the record is next read.
@@ -181,9 +186,11 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 		return false, next.Sub(now)
 	}
 	switch {
-	case last.host != app.Spec.Host || last.seen != seen:
+	case last.host != app.Spec.Host:
 		return true, 0
-	case !conflict && !asWanted:
+	case last.seen != seen && app.ResourceVersion != last.readFrom:
+		return true, 0 // the status is not what the last read left
+	case !conflict && !asWanted && last.seen == seen:
 		return true, 0 // the target changed
 	case last.holder != nil && r.holderChanged(ctx, *last.holder):
 		return true, 0
@@ -208,7 +215,7 @@ func (r *Reconciler) holderChanged(ctx context.Context, was holderSnapshot) bool
 // when the record is next due; it returns the wait until then.
 func (r *Reconciler) rememberDNSCheck(app *appsv1alpha1.MyApp, next time.Time, holder *holderSnapshot) time.Duration {
 	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
-		uid: app.UID, host: app.Spec.Host, seen: seenOf(app), next: next, holder: holder,
+		uid: app.UID, host: app.Spec.Host, readFrom: app.ResourceVersion, seen: seenOf(app), next: next, holder: holder,
 	})
 	return next.Sub(r.Clock.Now())
 }

@@ -125,6 +125,7 @@ func TestDNSIsReadOnlyWhenDue(t *testing.T) {
 	// each Deployment status change and each of its own status writes; the
 	// record needed a first read and the polls its 300ms propagation takes
 	// at a 200ms poll interval.
+	t.Logf("converging took %d reconciles and %d DNS reads", writes.reconciles(key), dnsReads.getsOf(app.Spec.Host))
 	g.Expect(writes.reconciles(key)).To(BeNumerically(">", 4))
 	g.Expect(dnsReads.getsOf(app.Spec.Host)).To(BeNumerically("<=", 4), "the first read and the pending polls only")
 
