@@ -195,6 +195,7 @@ func TestRestartReadsOnlyTheRecordsDue(t *testing.T) {
 
 	// The first pass after the restart, the one every MyApp gets from the
 	// initial list, reads nothing: no record is due.
+	writesBefore := writes.count(ns)
 	passAll()
 	g.Expect(reads()).To(BeZero(), "a restart reads no record that is not due")
 
@@ -207,6 +208,7 @@ func TestRestartReadsOnlyTheRecordsDue(t *testing.T) {
 	for _, app := range apps {
 		g.Expect(counted.getsOf(app.Spec.Host)).To(Equal(1), "%s is checked once per interval", app.Name)
 	}
+	g.Expect(writes.count(ns)-writesBefore).To(BeZero(), "neither the restart nor the checks wrote anything")
 }
 
 func TestRejectedDeleteBacksOffWithACondition(t *testing.T) {
