@@ -146,14 +146,14 @@ func TestDNSIsReadOnlyWhenDue(t *testing.T) {
 	}
 	g.Eventually(func() int { return writes.reconciles(key) - passesBefore }, timeout, interval).
 		Should(BeNumerically(">=", 3), "each Deployment status change reconciled the MyApp")
-	g.Expect(dnsReads.getsOf(app.Spec.Host) - readsBefore).To(BeZero(), "no DNS read that was not due")
+	g.Expect(dnsReads.getsOf(app.Spec.Host)-readsBefore).To(BeZero(), "no DNS read that was not due")
 	eventuallyReady(t, g, app)
 }
 
 func TestRestartReadsOnlyTheRecordsDue(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	var apps []*appsv1alpha1.MyApp
+	apps := make([]*appsv1alpha1.MyApp, 0, 4)
 	for i := range 4 {
 		app := newMyApp(ns, fmt.Sprintf("web%d", i))
 		g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
@@ -214,7 +214,7 @@ func TestRestartReadsOnlyTheRecordsDue(t *testing.T) {
 func TestRejectedDeleteBacksOffWithACondition(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	app := newMyApp(ns, "web")
+	app := newMyApp(ns, "shop")
 	createReadyMyApp(t, g, app)
 	key := client.ObjectKeyFromObject(app)
 
@@ -226,7 +226,7 @@ func TestRejectedDeleteBacksOffWithACondition(t *testing.T) {
 
 	eventuallyDNSReason(t, g, app, ReasonDNSRequestRejected)
 	g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition).Message).To(ContainSubstring("deletionPolicy: Orphan"))
-	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
+	g.Eventually(func() []string { return eventReasons(t, ns, "shop") }, timeout, interval).
 		Should(ContainElement(ReasonDNSRequestRejected))
 	// Not terminal: the deletion is retried with backoff, without any
 	// other event to bring the MyApp back.
@@ -306,7 +306,7 @@ func TestDeletionCostsTheDeletesAndOneList(t *testing.T) {
 		eventuallyGone(t, g, client.ObjectKeyFromObject(app), &appsv1alpha1.MyApp{}, timeout)
 		g.Expect(recordsNamed(app.Spec.Host)).To(BeEmpty())
 		g.Expect(recordsNamed(lost)).To(BeEmpty(), "the confirming list found it, and it was deleted")
-		g.Expect(dnsReads.deletesBy(owner)-deletes).To(Equal(2))
+		g.Expect(dnsReads.deletesBy(owner) - deletes).To(Equal(2))
 		g.Expect(dnsReads.listsBy(owner)-lists).To(Equal(2), "the list that found it, and the one that confirmed")
 	})
 }
