@@ -101,7 +101,6 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 
 	cleanup   cleanupTracker
-	dnsGate   serviceGate
 	dnsChecks dnsSchedule
 }
 
