@@ -95,9 +95,19 @@ build: manifests generate fmt vet ## Build the manager, the simulator and devenv
 
 # LOCAL_CLUSTER=true makes `make run` start a local cluster even when the
 # current kubeconfig context reaches one. ARGS are extra manager flags.
+# DEVENV is the devenv binary `make run` probes the cluster with and runs.
+DEVENV ?= bin/devenv
+
+# `make run` builds the control plane only when devenv, asked first, says it
+# will start a local cluster: against a reachable current context it needs
+# just bin/manager and devenv (which serves the simulator). The probe line
+# holds $(MAKE), so `make -n run` runs it too and shows the decision
+# (cmd/devenv's TestMakeBuildsTheControlPlaneOnlyForALocalCluster).
 .PHONY: run
-run: build controlplane ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" bin/devenv --manager bin/manager -- $(ARGS)
+run: build ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
+	@cluster=$$("$(DEVENV)" --which-cluster); \
+	if [ "$$cluster" = local ]; then $(MAKE) --no-print-directory controlplane; fi
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(DEVENV)" --manager bin/manager -- $(ARGS)
 
 .PHONY: demo
 demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.
