@@ -59,8 +59,9 @@ FUZZTIME ?= 10s
 GO_TEST_FLAGS ?=
 
 .PHONY: test
-test: manifests generate fmt vet controlplane kustomize helm-lint ## Run all tests on the locally built control plane, then each fuzz target briefly.
+test: manifests generate fmt vet controlplane kustomize helm-lint ## Run all tests on the locally built control plane (the alert rules' module too), then each fuzz target briefly.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
+	cd test/alerts && KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz
 
 .PHONY: fuzz
@@ -75,19 +76,20 @@ fuzz: ## Run each fuzz target for FUZZTIME.
 FUZZ_TARGETS ?= ./internal/external:FuzzDecodeResponse
 
 .PHONY: chart
-chart: manifests ## Regenerate the Helm chart's CRDs and manager ClusterRole from config/.
+chart: manifests ## Regenerate the Helm chart's CRDs, manager ClusterRole and alerts from config/.
 	hack/chart.sh
 
 .PHONY: helm-lint
 helm-lint: chart helm ## Lint the Helm chart with its default values and with every option on.
 	"$(HELM)" lint --strict charts/myapp-operator
-	"$(HELM)" lint --strict charts/myapp-operator \
+	"$(HELM)" lint --strict charts/myapp-operator --set prometheus.rules.enable=true \
 		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t \
 		--set externalServices.caBundle=pem,manager.logLevel=debug,manager.maxConcurrentReconciles=8
 
 .PHONY: verify
 verify: manifests generate chart ## Regenerate everything (the chart too) and fail if the tree is not clean.
 	go mod tidy
+	cd test/alerts && go mod tidy
 	cd hack/controlplane/kubernetes && go mod tidy
 	cd hack/controlplane/etcd && go mod tidy
 	cd hack/controlplane/kwok && go mod tidy

@@ -140,7 +140,8 @@ func TestHelmChartInstallsAndUninstalls(t *testing.T) {
 // `make verify` checks, and are compared here too.
 func TestHelmChartMirrorsConfig(t *testing.T) {
 	g := NewWithT(t)
-	render := exec.Command(tool(t, "helm"), "template", releaseName, chartDir, "--namespace", "myapp-system")
+	render := exec.Command(tool(t, "helm"), "template", releaseName, chartDir, "--namespace", "myapp-system",
+		"--set", "prometheus.rules.enable=true")
 	render.Dir = harness.RepoRoot()
 	chartOut, err := render.Output()
 	g.Expect(err).NotTo(HaveOccurred(), "helm template")
@@ -151,6 +152,12 @@ func TestHelmChartMirrorsConfig(t *testing.T) {
 
 	chart := indexObjects(t, chartOut, releaseName+"-")
 	config := indexObjects(t, configOut, "myapp-")
+
+	// The alerts are the same rules, whatever the PrometheusRule is named.
+	rules, err := harness.LoadFile(filepath.Join(harness.RepoRoot(), "config", "prometheus", "prometheusrule.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(chart).To(HaveKey("PrometheusRule/alerts"))
+	g.Expect(chart["PrometheusRule/alerts"].Object["spec"]).To(Equal(rules[0].Object["spec"]), "the chart's alerts")
 	g.Expect(chart).To(HaveKey("Deployment/controller-manager"))
 	for id, want := range config {
 		if id == "Namespace/system" {
