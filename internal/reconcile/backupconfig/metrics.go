@@ -27,6 +27,9 @@ import (
 // metricLabelTrigger labels backup metrics with the trigger of the backup.
 const metricLabelTrigger = "trigger"
 
+// objectLabels label the per-BackupConfig metrics with its namespace and name.
+var objectLabels = []string{"namespace", "name"}
+
 // Metrics of the controller, served with controller-runtime's on /metrics.
 // Backup outcomes are labelled by trigger only, so their cardinality is fixed;
 // the cleanup gauge is per BackupConfig but exists only while one is being
@@ -58,18 +61,18 @@ var (
 		Name: "myapp_backupconfig_backups_held_for_cleanup",
 		Help: "Backups a BackupConfig being deleted still waits to see deleted before its finalizer goes; while " +
 			"the backup service cannot list them, the last count seen, or 1 for status.lastBackup before any count.",
-	}, []string{"namespace", "name"})
+	}, objectLabels)
 	// The two freshness gauges are per BackupConfig, so an alert can name
 	// the one whose backups are late; they go with the BackupConfig.
 	lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "myapp_backupconfig_last_success_timestamp_seconds",
 		Help: "When the last successful backup of a BackupConfig completed (status.lastSuccessfulBackupTime), in seconds since the epoch.",
-	}, []string{"namespace", "name"})
+	}, objectLabels)
 	backupDue = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "myapp_backupconfig_backup_due_timestamp_seconds",
 		Help: "The first schedule time after a scheduled BackupConfig's last successful backup (or its creation), in seconds " +
 			"since the epoch: a newer successful backup is due then. Absent without a usable schedule or while suspended.",
-	}, []string{"namespace", "name"})
+	}, objectLabels)
 )
 
 // Causes of backup deletions, the values of the cause label.
