@@ -84,7 +84,7 @@ helm-lint: chart helm ## Lint the Helm chart with its default values and with ev
 	"$(HELM)" lint --strict charts/myapp-operator
 	"$(HELM)" lint --strict charts/myapp-operator --set prometheus.rules.enable=true \
 		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t \
-		--set externalServices.caBundle=pem,manager.logLevel=debug,manager.maxConcurrentReconciles=8
+		--set externalServices.caBundle=pem,manager.logLevel=debug,manager.maxConcurrentReconciles=8,manager.maxRetryAfter=2m
 
 .PHONY: verify
 verify: manifests generate chart ## Regenerate everything (the chart too) and fail if the tree is not clean.
