@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -200,6 +201,42 @@ func TestHelmChartMirrorsConfig(t *testing.T) {
 			g.Expect(gc.VolumeMounts).To(Equal(wc.VolumeMounts))
 			g.Expect(gotPod.Volumes).To(Equal(wantPod.Volumes))
 		}
+	}
+}
+
+// TestHelmChartPassesOnlyFlagsTheManagerHas renders the chart with every
+// manager value set and checks each flag it passes is one the manager
+// binary knows, so a renamed flag cannot leave the chart behind.
+func TestHelmChartPassesOnlyFlagsTheManagerHas(t *testing.T) {
+	g := NewWithT(t)
+	values := []string{
+		"manager.logLevel=debug", "manager.leaderElection.leaseDuration=20s",
+		"manager.leaderElection.renewDeadline=15s", "manager.leaderElection.retryPeriod=3s",
+		"manager.maxConcurrentReconciles=8", "manager.dnsPendingPollInterval=10s",
+		"manager.dnsDriftCheckInterval=10m", "manager.dnsRecordTTL=600", "manager.dnsDefaultTarget=192.0.2.1",
+		"manager.ingressClassName=nginx", "manager.backupPollInterval=20s",
+		"manager.gracefulShutdownTimeout=20s", "manager.maxRetryAfter=2m",
+	}
+	args := make([]string, 0, 5+2*len(values))
+	args = append(args, "template", releaseName, chartDir, "--set", "externalServices.caBundle=pem")
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
+	render := exec.Command(tool(t, "helm"), args...)
+	render.Dir = harness.RepoRoot()
+	out, err := render.Output()
+	g.Expect(err).NotTo(HaveOccurred(), "helm template")
+	objs := indexObjects(t, out, releaseName+"-")
+	var dep appsv1.Deployment
+	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/controller-manager"].Object, &dep)).To(Succeed())
+	passed := dep.Spec.Template.Spec.Containers[0].Args
+	g.Expect(passed).To(HaveLen(21), "every value became a flag")
+
+	// The manager's usage lists every flag it has.
+	help, _ := exec.Command(managerBin, "--help").CombinedOutput()
+	for _, arg := range passed {
+		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		g.Expect(string(help)).To(MatchRegexp(`(?m)^\s+-%s(\s|$)`, regexp.QuoteMeta(name)), "the chart passes --%s, which the manager does not have", name)
 	}
 }
 
