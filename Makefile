@@ -59,7 +59,7 @@ FUZZTIME ?= 10s
 GO_TEST_FLAGS ?=
 
 .PHONY: test
-test: manifests generate fmt vet controlplane kustomize ## Run all tests on the locally built control plane, then each fuzz target briefly.
+test: manifests generate fmt vet controlplane kustomize bind9 ## Run all tests on the locally built control plane, then each fuzz target briefly.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 	$(MAKE) --no-print-directory fuzz
 
@@ -95,9 +95,13 @@ build: manifests generate fmt vet ## Build the manager, the simulator and devenv
 
 # LOCAL_CLUSTER=true makes `make run` start a local cluster even when the
 # current kubeconfig context reaches one. ARGS are extra manager flags.
+# DNS_PROVIDER=rfc2136 keeps the records in a local BIND (named) instead of
+# the simulator, so `dig` shows what the operator wrote.
+DNS_PROVIDER ?= http
+
 .PHONY: run
-run: build controlplane ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" bin/devenv --manager bin/manager -- $(ARGS)
+run: build controlplane $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" bin/devenv --manager bin/manager --dns-provider=$(DNS_PROVIDER) -- $(ARGS)
 
 .PHONY: demo
 demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.
@@ -154,6 +158,19 @@ controlplane: setup-envtest $(LOCALBIN) ## Build etcd, kube-apiserver, kube-cont
 	@ln -sf "$(ENVTEST_ASSETS)/kubectl" "$(LOCALBIN)/kubectl"
 
 ##@ Dependencies
+
+# The RFC 2136 DNS tests and `make run DNS_PROVIDER=rfc2136` run BIND 9's
+# named. Debian's package is installed when it is missing and this user can
+# (root with apt-get); otherwise those tests fail saying how to install it.
+.PHONY: bind9
+bind9: ## Install BIND 9 (named, nsupdate, dig) with apt-get when named is missing.
+	@if command -v named >/dev/null || [ -x /usr/sbin/named ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing bind9 and bind9-dnsutils with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bind9 bind9-dnsutils; \
+	else \
+		echo "named (BIND 9) is missing and cannot be installed here: the RFC 2136 tests will fail; run: sudo apt-get install -y bind9 bind9-dnsutils"; \
+	fi
 
 LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):

@@ -21,7 +21,9 @@ limitations under the License.
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok with a
 // fake node) with the CRDs installed. It always starts the DNS and backup
 // simulator unless --dns-url and --backup-url name real services, then runs
-// the manager binary against all of it. Ctrl-C stops everything it started;
+// the manager binary against all of it. With --dns-provider=rfc2136 the DNS
+// records go to a local BIND (named) serving example.com instead, so `dig`
+// shows what the operator wrote. Ctrl-C stops everything it started;
 // a run that crashed is cleaned up by the next one.
 package main
 
@@ -59,8 +61,13 @@ type options struct {
 	token         string
 	dnsURL        string
 	backupURL     string
+	dnsProvider   string
+	bindAddr      string
 	managerArgs   []string
 }
+
+// bindZone is the zone the local named serves: the samples' hosts are in it.
+const bindZone = "example.com"
 
 func main() {
 	opts := options{}
@@ -73,6 +80,9 @@ func main() {
 	flag.StringVar(&opts.token, "token", "devtoken", "The simulator's bearer token.")
 	flag.StringVar(&opts.dnsURL, "dns-url", "", "A real DNS service to use instead of the simulator (needs a token file in the manager args).")
 	flag.StringVar(&opts.backupURL, "backup-url", "", "A real backup service to use instead of the simulator.")
+	flag.StringVar(&opts.dnsProvider, "dns-provider", "http",
+		"http keeps DNS records in the simulator; rfc2136 in a local BIND (named) serving "+bindZone+".")
+	flag.StringVar(&opts.bindAddr, "bind-addr", "127.0.0.1:8053", "Where the local named listens with --dns-provider=rfc2136.")
 	flag.Parse()
 	opts.managerArgs = flag.Args()
 
@@ -130,10 +140,24 @@ func run(opts options) error {
 		}
 	}
 
+	var dnsArgs []string
+	var bind *harness.BIND
+	if opts.dnsProvider == "rfc2136" {
+		if bind, dnsArgs, err = startBIND(ctx, opts.bindAddr, stateDir); err != nil {
+			return err
+		}
+		defer func() {
+			fmt.Println("Stopping named")
+			if err := bind.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "devenv: stopping named: %v\n", err)
+			}
+		}()
+	}
+
 	// The simulator runs in this process unless real services are named.
 	dnsURL, backupURL := opts.dnsURL, opts.backupURL
 	var simURL string
-	if dnsURL == "" || backupURL == "" {
+	if (dnsURL == "" && bind == nil) || backupURL == "" {
 		srv, url, err := startSimulator(opts.simulatorAddr, opts.token)
 		if err != nil {
 			return err
@@ -152,14 +176,14 @@ func run(opts options) error {
 		return err
 	}
 
-	printBanner(kubectlCommand(), kubeconfig, simURL, opts.token)
+	printBanner(kubectlCommand(), kubeconfig, simURL, opts.token, bind, filepath.Join(opts.stateDir, "tsig.key"))
 
-	args := append([]string{
-		"--kubeconfig=" + kubeconfig,
-		"--dns-url=" + dnsURL,
-		"--dns-token-file=" + tokenFile,
-		"--backup-url=" + backupURL,
-		"--backup-token-file=" + tokenFile,
+	if bind == nil {
+		dnsArgs = []string{"--dns-url=" + dnsURL, "--dns-token-file=" + tokenFile}
+	}
+	args := append(append([]string{"--kubeconfig=" + kubeconfig}, dnsArgs...),
+		"--backup-url="+backupURL,
+		"--backup-token-file="+tokenFile,
 		// kwok gives Ingresses no load-balancer address; records point here.
 		"--dns-default-target=192.0.2.10",
 		"--dns-pending-poll-interval=2s",
@@ -167,7 +191,8 @@ func run(opts options) error {
 		"--health-probe-bind-address=0",
 		"--metrics-bind-address=0",
 		"--zap-devel",
-	}, opts.managerArgs...)
+	)
+	args = append(args, opts.managerArgs...)
 	return runManager(ctx, opts.managerBinary, args)
 }
 
@@ -248,6 +273,32 @@ func startSimulator(addr, token string) (*http.Server, string, error) {
 	return srv, "http://" + l.Addr().String(), nil
 }
 
+// startBIND starts a named serving bindZone on addr, writes its TSIG key
+// where the manager reads it, and returns the manager's DNS flags. Like the
+// simulator, it starts empty: records of an earlier run would belong to
+// MyApps that no longer exist.
+func startBIND(ctx context.Context, addr, stateDir string) (*harness.BIND, []string, error) {
+	b, err := harness.StartBIND(ctx, harness.BINDOptions{
+		Zone:      bindZone,
+		Addr:      addr,
+		StateRoot: filepath.Join(stateDir, "bind"),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting named on %s (another `make run`?): %w", addr, err)
+	}
+	keyFile := filepath.Join(stateDir, "tsig.key")
+	if err := os.WriteFile(keyFile, []byte(b.Key()+"\n"), 0o600); err != nil {
+		return nil, nil, errors.Join(err, b.Close())
+	}
+	fmt.Printf("named serves %s on %s (log in %s/named.log)\n", bindZone, addr, b.Dir)
+	return b, []string{
+		"--dns-provider=rfc2136",
+		"--rfc2136-server=" + addr,
+		"--rfc2136-zone=" + bindZone,
+		"--rfc2136-tsig-key-file=" + keyFile,
+	}, nil
+}
+
 // runManager runs the manager in the foreground until ctx is cancelled, then
 // stops it with SIGTERM, as a kubelet would.
 func runManager(ctx context.Context, binary string, args []string) error {
@@ -289,7 +340,7 @@ func kubectlCommand() string {
 	return "kubectl"
 }
 
-func printBanner(kubectl, kubeconfig, simURL, token string) {
+func printBanner(kubectl, kubeconfig, simURL, token string, bind *harness.BIND, keyFile string) {
 	fmt.Printf(`
 ==> The operator is starting. In another terminal, in this directory:
 
@@ -305,6 +356,16 @@ func printBanner(kubectl, kubeconfig, simURL, token string) {
     curl -s -H 'Authorization: Bearer %[2]s' %[1]s/backup/v1/backups
     curl -s -H 'Authorization: Bearer %[2]s' %[1]s/admin/v1/state   # everything it holds
 `, simURL, token)
+	}
+	if bind != nil {
+		host, port, _ := net.SplitHostPort(bind.Addr)
+		fmt.Printf(`
+  DNS records are in a local named serving %[1]s (TSIG key in %[4]s):
+
+    dig @%[2]s -p %[3]s +short web.%[1]s                       # the sample MyApp's record
+    dig @%[2]s -p %[3]s +short TXT _myapp-owner.web.%[1]s      # who owns it
+    dig @%[2]s -p %[3]s -y "$(cat %[4]s)" AXFR %[1]s         # the whole zone
+`, bind.Zone, host, port, keyFile)
 	}
 	fmt.Print("\n  Ctrl-C stops the operator, the simulator and the local cluster.\n\n")
 }
