@@ -254,6 +254,7 @@ func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (extdns.Record, 
 	// Each pass reads, then writes on the condition that what it read still
 	// holds. A failed condition means another writer moved in between: the
 	// next pass sees what they did.
+	createRefused := false
 	for range 3 {
 		st, err := c.read(ctx, op, name)
 		if err != nil {
@@ -262,6 +263,14 @@ func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (extdns.Record, 
 		m := c.newUpdate()
 		switch st.holder() {
 		case "":
+			if createRefused {
+				// The name is in use, but not by an A, a CNAME or an owner
+				// TXT: someone keeps other records there.
+				e := c.fail(op, external.KindConflict, fmt.Sprintf("%s has records of other types, written outside this operator", name), nil)
+				e.Owner = UnmanagedOwner
+				return extdns.Record{}, e
+			}
+			createRefused = true
 			m.NameNotUsed([]dns.RR{anyRR(name), anyRR(ownerName(name))})
 		case rec.Owner:
 			if st.matches(rec) {

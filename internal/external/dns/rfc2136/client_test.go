@@ -181,6 +181,20 @@ func TestCreateReadUpdateDelete(t *testing.T) {
 	if err := c.Delete(ctx, name, owner); err != nil {
 		t.Fatalf("deleting a missing record must succeed, got %v", err)
 	}
+
+	// A name with records below it (and the owner records' names below
+	// every managed name) is free: only records at a name hold it.
+	child, parent := "app."+name, name
+	for _, n := range []string{child, parent} {
+		if _, err := c.Upsert(ctx, extdns.Record{Name: n, Type: extdns.TypeA, Value: "192.0.2.3", TTL: 300, Owner: owner}); err != nil {
+			t.Fatalf("creating %s: %v", n, err)
+		}
+	}
+	for _, n := range []string{parent, child} {
+		if err := c.Delete(ctx, n, owner); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func TestOwnershipIsRefusedBothWays(t *testing.T) {
@@ -230,6 +244,18 @@ func TestOwnershipIsRefusedBothWays(t *testing.T) {
 		t.Errorf("upsert over a hand-written record: conflict names %q", e.Owner)
 	}
 	wantKind(t, c.Delete(ctx, manual, alice), external.KindConflict)
+
+	// Nor is a name where someone keeps records of other types.
+	mx := host(t, "mx")
+	m = new(dns.Msg)
+	m.SetUpdate(dns.Fqdn(server.Zone))
+	rr, _ = dns.NewRR(dns.Fqdn(mx) + " 300 IN MX 10 mail.example.net.")
+	m.Insert([]dns.RR{rr})
+	signed(t, m)
+	_, err = c.Upsert(ctx, extdns.Record{Name: mx, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: alice})
+	if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
+		t.Errorf("upsert over an MX record: conflict names %q", e.Owner)
+	}
 	if v := resolve(t, server.Addr, manual, dns.TypeA); len(v) != 1 || v[0] != "203.0.113.7" {
 		t.Fatalf("the hand-written record was touched: %v", v)
 	}
