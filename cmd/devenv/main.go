@@ -105,40 +105,11 @@ func run(opts options) error {
 	}
 	kubeconfig := filepath.Join(stateDir, "kubeconfig")
 
-	// Pick the cluster: the current context when it answers, else a local one.
-	current, reason := reachableCurrentContext()
-	if opts.local || current == nil {
-		if !opts.local {
-			fmt.Printf("No cluster reachable (%s): starting a local one.\n", reason)
-		}
-		fmt.Println("Starting the local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok ...")
-		start := time.Now()
-		cp, err := harness.Start(ctx, harness.Options{
-			Tier:      harness.TierCluster,
-			StateRoot: filepath.Join(stateDir, "controlplane"),
-		})
-		if err != nil {
-			return fmt.Errorf("starting the local cluster: %w", err)
-		}
-		defer func() {
-			fmt.Println("Stopping the local cluster")
-			if err := cp.Stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "devenv: stopping the local cluster: %v\n", err)
-			}
-		}()
-		if err := cp.WriteKubeconfig(kubeconfig); err != nil {
-			return err
-		}
-		fmt.Printf("Local cluster ready in %s (logs in %s/logs)\n", time.Since(start).Round(100*time.Millisecond), cp.Dir)
-	} else {
-		if err := clientcmd.WriteToFile(current.raw, kubeconfig); err != nil {
-			return err
-		}
-		fmt.Printf("Using the cluster of the current kubeconfig context %q (%s)\n", current.raw.CurrentContext, current.config.Host)
-		if err := checkCRDsInstalled(ctx, current.config); err != nil {
-			return err
-		}
+	stopCluster, err := pickCluster(ctx, opts.local, stateDir, kubeconfig)
+	if err != nil {
+		return err
 	}
+	defer stopCluster()
 
 	var dnsArgs []string
 	var bind *harness.BIND
@@ -146,12 +117,7 @@ func run(opts options) error {
 		if bind, dnsArgs, err = startBIND(ctx, opts.bindAddr, stateDir); err != nil {
 			return err
 		}
-		defer func() {
-			fmt.Println("Stopping named")
-			if err := bind.Close(); err != nil {
-				fmt.Fprintf(os.Stderr, "devenv: stopping named: %v\n", err)
-			}
-		}()
+		defer stopBIND(bind)
 	}
 
 	// The simulator runs in this process unless real services are named.
@@ -181,19 +147,49 @@ func run(opts options) error {
 	if bind == nil {
 		dnsArgs = []string{"--dns-url=" + dnsURL, "--dns-token-file=" + tokenFile}
 	}
-	args := append(append([]string{"--kubeconfig=" + kubeconfig}, dnsArgs...),
-		"--backup-url="+backupURL,
-		"--backup-token-file="+tokenFile,
-		// kwok gives Ingresses no load-balancer address; records point here.
-		"--dns-default-target=192.0.2.10",
-		"--dns-pending-poll-interval=2s",
-		"--backup-poll-interval=1s",
-		"--health-probe-bind-address=0",
-		"--metrics-bind-address=0",
-		"--zap-devel",
-	)
-	args = append(args, opts.managerArgs...)
+	args := managerArgs(kubeconfig, dnsArgs, backupURL, tokenFile, opts.managerArgs)
 	return runManager(ctx, opts.managerBinary, args)
+}
+
+// pickCluster writes the kubeconfig of the cluster the operator runs
+// against: the current context's when it answers (and local is false),
+// else a local one it starts. The returned function stops what it started.
+func pickCluster(ctx context.Context, local bool, stateDir, kubeconfig string) (func(), error) {
+	current, reason := reachableCurrentContext()
+	if local || current == nil {
+		if !local {
+			fmt.Printf("No cluster reachable (%s): starting a local one.\n", reason)
+		}
+		fmt.Println("Starting the local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok ...")
+		start := time.Now()
+		cp, err := harness.Start(ctx, harness.Options{
+			Tier:      harness.TierCluster,
+			StateRoot: filepath.Join(stateDir, "controlplane"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("starting the local cluster: %w", err)
+		}
+		stop := func() {
+			fmt.Println("Stopping the local cluster")
+			if err := cp.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "devenv: stopping the local cluster: %v\n", err)
+			}
+		}
+		if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+			stop()
+			return nil, err
+		}
+		fmt.Printf("Local cluster ready in %s (logs in %s/logs)\n", time.Since(start).Round(100*time.Millisecond), cp.Dir)
+		return stop, nil
+	}
+	if err := clientcmd.WriteToFile(current.raw, kubeconfig); err != nil {
+		return nil, err
+	}
+	fmt.Printf("Using the cluster of the current kubeconfig context %q (%s)\n", current.raw.CurrentContext, current.config.Host)
+	if err := checkCRDsInstalled(ctx, current.config); err != nil {
+		return nil, err
+	}
+	return func() {}, nil
 }
 
 // currentContext is a kubeconfig whose current context answered.
@@ -297,6 +293,30 @@ func startBIND(ctx context.Context, addr, stateDir string) (*harness.BIND, []str
 		"--rfc2136-zone=" + bindZone,
 		"--rfc2136-tsig-key-file=" + keyFile,
 	}, nil
+}
+
+// managerArgs are the manager's flags: the cluster, the DNS backend's flags,
+// the backup service, settings for a quick local loop, then the user's.
+func managerArgs(kubeconfig string, dnsArgs []string, backupURL, tokenFile string, extra []string) []string {
+	args := append(append([]string{"--kubeconfig=" + kubeconfig}, dnsArgs...),
+		"--backup-url="+backupURL,
+		"--backup-token-file="+tokenFile,
+		// kwok gives Ingresses no load-balancer address; records point here.
+		"--dns-default-target=192.0.2.10",
+		"--dns-pending-poll-interval=2s",
+		"--backup-poll-interval=1s",
+		"--health-probe-bind-address=0",
+		"--metrics-bind-address=0",
+		"--zap-devel",
+	)
+	return append(args, extra...)
+}
+
+func stopBIND(b *harness.BIND) {
+	fmt.Println("Stopping named")
+	if err := b.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "devenv: stopping named: %v\n", err)
+	}
 }
 
 // runManager runs the manager in the foreground until ctx is cancelled, then

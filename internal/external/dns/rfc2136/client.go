@@ -193,7 +193,7 @@ func (s state) holder() string {
 // replaces them.
 func (s state) record() extdns.Record {
 	rec := extdns.Record{Name: s.name, Owner: s.holder()}
-	var values []string
+	values := make([]string, 0, len(s.rrs))
 	for _, rr := range s.rrs {
 		typ, value := rrValue(rr)
 		rec.Type, rec.TTL = typ, int32(rr.Header().Ttl) //nolint:gosec // a TTL fits, MaxTTL is far below 2^31
@@ -566,7 +566,8 @@ func (c *Client) checkName(op, name string) (string, error) {
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s", name, strings.TrimSuffix(c.zone, ".")), nil)
 	}
 	if first, _, _ := strings.Cut(name, "."); first == OwnerLabel {
-		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q: the label %s is reserved for owner records", name, OwnerLabel), nil)
+		return "", c.fail(op, external.KindInvalid,
+			fmt.Sprintf("record name %q: the label %s is reserved for owner records", name, OwnerLabel), nil)
 	}
 	return name, nil
 }

@@ -157,17 +157,7 @@ func TestCreateReadUpdateDelete(t *testing.T) {
 		t.Fatalf("unchanged upsert = %+v, %v; want the active record", again, err)
 	}
 
-	// A to CNAME in one update.
-	if _, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeCNAME, Value: "lb.example.net", TTL: 60, Owner: owner}); err != nil {
-		t.Fatal(err)
-	}
-	if v := resolve(t, server.Addr, name, dns.TypeCNAME); len(v) != 1 || v[0] != "lb.example.net." {
-		t.Fatalf("after the change the server answers %v", v)
-	}
-	got, err = c.Get(ctx, name)
-	if err != nil || got.Type != extdns.TypeCNAME || got.Value != "lb.example.net" || got.TTL != 60 || got.State != extdns.StateActive {
-		t.Fatalf("Get after the change = %+v, %v", got, err)
-	}
+	changeToCNAME(t, c, name, owner)
 
 	if err := c.Delete(ctx, name, owner); err != nil {
 		t.Fatal(err)
@@ -181,10 +171,32 @@ func TestCreateReadUpdateDelete(t *testing.T) {
 	if err := c.Delete(ctx, name, owner); err != nil {
 		t.Fatalf("deleting a missing record must succeed, got %v", err)
 	}
+}
 
-	// A name with records below it (and the owner records' names below
-	// every managed name) is free: only records at a name hold it.
-	child, parent := "app."+name, name
+// changeToCNAME turns the A record at name into a CNAME, in one update.
+func changeToCNAME(t *testing.T, c *rfc2136.Client, name, owner string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeCNAME, Value: "lb.example.net", TTL: 60, Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	if v := resolve(t, server.Addr, name, dns.TypeCNAME); len(v) != 1 || v[0] != "lb.example.net." {
+		t.Fatalf("after the change the server answers %v", v)
+	}
+	got, err := c.Get(ctx, name)
+	if err != nil || got.Type != extdns.TypeCNAME || got.Value != "lb.example.net" || got.TTL != 60 || got.State != extdns.StateActive {
+		t.Fatalf("Get after the change = %+v, %v", got, err)
+	}
+}
+
+// TestNamesBelowAManagedNameLeaveItFree: a name with records below it (and
+// the owner records' names are below every managed name) is free; only
+// records at a name hold it.
+func TestNamesBelowAManagedNameLeaveItFree(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	const owner = "myapp-operator/shop/web/uid-1"
+	child, parent := host(t, "app.www"), host(t, "www")
 	for _, n := range []string{child, parent} {
 		if _, err := c.Upsert(ctx, extdns.Record{Name: n, Type: extdns.TypeA, Value: "192.0.2.3", TTL: 300, Owner: owner}); err != nil {
 			t.Fatalf("creating %s: %v", n, err)
@@ -243,7 +255,7 @@ func TestOwnershipIsRefusedBothWays(t *testing.T) {
 	if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
 		t.Errorf("upsert over a hand-written record: conflict names %q", e.Owner)
 	}
-	wantKind(t, c.Delete(ctx, manual, alice), external.KindConflict)
+	_ = wantKind(t, c.Delete(ctx, manual, alice), external.KindConflict)
 
 	// Nor is a name where someone keeps records of other types.
 	mx := host(t, "mx")
@@ -323,7 +335,7 @@ func TestConcurrentCreatorsOneWins(t *testing.T) {
 	}
 }
 
-func TestListByOwnerAndTransfer(t *testing.T) {
+func TestListByOwner(t *testing.T) {
 	c := newClient(t)
 	ctx := t.Context()
 	prefix := "myapp-operator/" + strings.ToLower(t.Name()) + "/"
@@ -349,8 +361,20 @@ func TestListByOwnerAndTransfer(t *testing.T) {
 	if none, err := c.List(ctx, prefix+"nobody"); err != nil || len(none) != 0 {
 		t.Fatalf("List of an owner with no records = %+v, %v", none, err)
 	}
+}
 
-	// Transfer: only from the holder, idempotent, atomic.
+func TestTransferChangesTheOwnerAtomically(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	prefix := "myapp-operator/" + strings.ToLower(t.Name()) + "/"
+	one, two := prefix+"one/uid-1", prefix+"two/uid-2"
+	names := []string{host(t, "c"), host(t, "a"), host(t, "b")}
+	owners := []string{one, one, two}
+	for i, n := range names {
+		if _, err := c.Upsert(ctx, extdns.Record{Name: n, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: owners[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := c.Transfer(ctx, names[2], one, prefix+"three/uid-3"); !errors.Is(err, external.ErrConflict) {
 		t.Fatalf("transfer from a non-holder: want a conflict, got %v", err)
 	}
@@ -367,7 +391,7 @@ func TestListByOwnerAndTransfer(t *testing.T) {
 	if err := c.Delete(ctx, names[0], one); !errors.Is(err, external.ErrConflict) {
 		t.Fatalf("the old owner deleted a transferred record: %v", err)
 	}
-	list, err = c.List(ctx, two)
+	list, err := c.List(ctx, two)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("List(%s) after the transfer = %+v, %v", two, list, err)
 	}
@@ -430,9 +454,9 @@ func TestUnreachableAndSlowServersAreTransient(t *testing.T) {
 		}
 		c := newClient(t, func(c *rfc2136.Config) { c.Server = addr })
 		_, err = c.Upsert(t.Context(), rec(host(t, "www")))
-		wantKind(t, err, external.KindTransient)
+		_ = wantKind(t, err, external.KindTransient)
 		_, err = c.List(t.Context(), "")
-		wantKind(t, err, external.KindTransient)
+		_ = wantKind(t, err, external.KindTransient)
 	})
 	t.Run("slow server", func(t *testing.T) {
 		slow, err := harness.StartBIND(t.Context(), harness.BINDOptions{})
@@ -454,7 +478,7 @@ func TestUnreachableAndSlowServersAreTransient(t *testing.T) {
 			t.Errorf("want a timeout, got %v", e)
 		}
 		_, err = c.List(t.Context(), "")
-		wantKind(t, err, external.KindTransient)
+		_ = wantKind(t, err, external.KindTransient)
 		if err := slow.Resume(); err != nil {
 			t.Fatal(err)
 		}
@@ -501,9 +525,9 @@ func TestNamesAtTheLengthLimits(t *testing.T) {
 		"bad name." + server.Zone,
 	} {
 		_, err := c.Upsert(ctx, extdns.Record{Name: bad, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: owner})
-		wantKind(t, err, external.KindInvalid)
+		_ = wantKind(t, err, external.KindInvalid)
 		_, err = c.Get(ctx, bad)
-		wantKind(t, err, external.KindInvalid)
+		_ = wantKind(t, err, external.KindInvalid)
 	}
 }
 
