@@ -63,7 +63,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
 
-	backupClient, err := backup.New(externalConfig(mgr, opts.backup, opts.externalCAFile, "backup"))
+	backupClient, err := backup.New(externalConfig(mgr, opts, opts.backup, "backup"))
 	if err != nil {
 		return fmt.Errorf("configuring the backup client: %w", err)
 	}
@@ -82,7 +82,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 // newDNSClient builds the client of the DNS backend --dns-provider picks.
 func newDNSClient(mgr ctrl.Manager, opts *options) (dns.Client, error) {
 	if opts.dnsProvider != dnsProviderRFC2136 {
-		return dns.New(externalConfig(mgr, opts.dns, opts.externalCAFile, "dns"))
+		return dns.New(externalConfig(mgr, opts, opts.dns, "dns"))
 	}
 	r := opts.rfc2136
 	// The TSIG key is read, cached and rotated like a bearer token.
@@ -99,14 +99,15 @@ func newDNSClient(mgr ctrl.Manager, opts *options) (dns.Client, error) {
 }
 
 // externalConfig is the client configuration of one external service.
-func externalConfig(mgr ctrl.Manager, svc serviceOptions, caFile, name string) external.Config {
+func externalConfig(mgr ctrl.Manager, opts *options, svc serviceOptions, name string) external.Config {
 	return external.Config{
 		BaseURL:        svc.url,
 		Token:          tokenSource(mgr.GetAPIReader(), svc, tokenSecretKey),
-		CAFile:         caFile,
+		CAFile:         opts.externalCAFile,
 		AttemptTimeout: externalAttemptTimeout,
 		MaxRetries:     externalMaxRetries,
 		MaxRetryWait:   externalMaxRetryWait,
+		MaxRetryAfter:  opts.maxRetryAfter,
 		Logger:         ctrl.Log.WithName("external").WithName(name),
 	}
 }
