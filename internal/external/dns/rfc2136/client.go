@@ -119,6 +119,13 @@ type Client struct {
 
 var _ extdns.Client = (*Client)(nil)
 
+// The methods dns.Client is gaining for owner handover, pinned here so the
+// signatures cannot drift before the interface has them.
+var _ interface {
+	ListByOwnerPrefix(ctx context.Context, prefix string) ([]extdns.Record, error)
+	Transfer(ctx context.Context, name, from, to string) (extdns.Record, error)
+} = (*Client)(nil)
+
 // New returns a Client for cfg. It does not contact the server.
 func New(cfg Config) (*Client, error) {
 	if cfg.Server == "" {
