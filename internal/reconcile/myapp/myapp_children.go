@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -29,6 +30,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -247,7 +249,7 @@ func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) 
 		advice = "a quota or an admission policy refused it; the operator retries with backoff"
 	}
 	msg := fmt.Sprintf("Could not %s %s %s: %s; %s", verb, kind, name, serverMessage(err), advice)
-	if !hasReadyCondition(app, ReasonChildWriteFailed, msg) {
+	if r.childTroubles.remember(client.ObjectKeyFromObject(app), msg) && !hasReadyCondition(app, ReasonChildWriteFailed, msg) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonChildWriteFailed, strings.ToUpper(verb[:1])+verb[1:]+kind, "%s", msg)
 	}
 	setChildWriteFailedCondition(app, msg)
@@ -255,6 +257,36 @@ func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) 
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	return reconcile.Result{}, err
+}
+
+// childTroubles remembers the child-write failure last warned about, by
+// MyApp. The Ready condition says the same once its status write is in the
+// cache; until then a second pass (a backoff retry, a child's event) would
+// find no condition and warn again.
+type childTroubles struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]string
+}
+
+// remember records message for key and reports whether it is new.
+func (c *childTroubles) remember(key types.NamespacedName, message string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		c.last = map[types.NamespacedName]string{}
+	}
+	if c.last[key] == message {
+		return false
+	}
+	c.last[key] = message
+	return true
+}
+
+// forget drops key: its children were written, or it is gone.
+func (c *childTroubles) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.last, key)
 }
 
 // serverMessage is the API server's answer without the client's request

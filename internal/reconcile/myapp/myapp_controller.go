@@ -100,8 +100,12 @@ type Reconciler struct {
 	// Defaults to the real clock; tests move it forward.
 	Clock clock.PassiveClock
 
-	cleanup   cleanupTracker
-	dnsChecks dnsSchedule
+	cleanup cleanupTracker
+	// childTroubles is the child-write failure each MyApp was last warned
+	// about, so a pass on a cache without that pass's status write does
+	// not warn again.
+	childTroubles childTroubles
+	dnsChecks     dnsSchedule
 }
 
 // scope is what one reconcile of one MyApp works on.
@@ -192,6 +196,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		if apierrors.IsNotFound(err) {
 			r.cleanup.forget(req.NamespacedName)
 			r.dnsChecks.forget(req.NamespacedName)
+			r.childTroubles.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -218,6 +223,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		if err := r.patchStatus(ctx, original, app); err != nil {
 			// What the DNS phase remembers was never written: read again.
 			r.dnsChecks.forget(req.NamespacedName)
+			r.childTroubles.forget(req.NamespacedName)
 			retErr = errors.Join(retErr, err)
 		}
 	}()
@@ -239,6 +245,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 		// cannot be written.
 		return r.handleChildError(ctx, s, err)
 	}
+	r.childTroubles.forget(client.ObjectKeyFromObject(s.app))
 	result, err := r.reconcileDNSRecord(ctx, s)
 	if routeErr := r.syncIngressRoutes(ctx, s); routeErr != nil {
 		err = errors.Join(err, routeErr)
