@@ -69,6 +69,10 @@ type Reconciler struct {
 	Client client.Client
 	// DNS is the external DNS service.
 	DNS dns.Client
+	// APIReader reads from the API server, bypassing the cache, where a
+	// stale read could hand a record to the wrong MyApp (adoption).
+	// Defaults to the manager's GetAPIReader().
+	APIReader client.Reader
 	// Recorder emits events on MyApps.
 	Recorder recorder.EventRecorder
 
@@ -125,6 +129,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("myapp-controller")
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.PendingPollInterval == 0 {
 		r.PendingPollInterval = DefaultPendingPollInterval

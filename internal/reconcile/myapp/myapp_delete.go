@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -44,8 +43,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 
 	if app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan {
 		log.FromContext(ctx).Info("Leaving DNS records in place", "deletionPolicy", app.Spec.DeletionPolicy)
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordOrphaned, "DeleteDNSRecord",
-			"Left the DNS record for %s in the DNS service: deletionPolicy is Orphan", app.Spec.Host)
+		// Marked as orphaned on purpose, so the orphan sweep leaves them.
+		if result, ok := r.markRecordsOrphaned(ctx, s); !ok {
+			return result, nil
+		}
 	} else {
 		if result, waiting := r.waitForDNSGate(s); waiting {
 			return result, nil
