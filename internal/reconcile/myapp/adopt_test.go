@@ -78,6 +78,7 @@ func TestAdoptionOfARestoredMyAppsRecord(t *testing.T) {
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(app)), HaveField("Value", defaultTarget))),
 		"adopted, then brought to the MyApp's target")
+	g.Expect(eventReasons(t, ns, "restored")).To(ContainElement(ReasonDNSRecordAdopted))
 }
 
 // TestAdoptionNeverTakesALiveMyAppsRecord: the annotation adopts only a

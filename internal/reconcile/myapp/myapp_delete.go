@@ -48,9 +48,6 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 			return result, nil
 		}
 	} else {
-		if result, waiting := r.waitForDNSGate(s); waiting {
-			return result, nil
-		}
 		setDNSCondition(app, false, ReasonDeletingRecord,
 			fmt.Sprintf("Deleting the DNS record for %s before the MyApp goes", app.Spec.Host))
 		if err := r.deleteRecordsExcept(ctx, app, ""); err != nil {
