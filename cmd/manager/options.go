@@ -128,7 +128,7 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.myApp.pendingPollInterval, "dns-pending-poll-interval", myapp.DefaultPendingPollInterval,
 		"How often a PENDING DNS record is polled until it is ACTIVE (jittered by up to 20%).")
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
-		"How often an ACTIVE DNS record is checked for changes made outside the operator (jittered by up to 20%).")
+		"How often an ACTIVE DNS record is checked for changes made outside the operator, at a point of the interval fixed per MyApp.")
 	fs.DurationVar(&o.myApp.orphanSweepInterval, "dns-orphan-sweep-interval", myapp.DefaultOrphanSweepInterval,
 		"How often the DNS records of MyApps that are gone (a finalizer removed by hand) are looked for and deleted "+
 			"(the first sweep after a start comes after a random part of it); 0 turns the sweep off, as clusters "+

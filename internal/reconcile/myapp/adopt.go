@@ -68,7 +68,7 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 	app := s.app
 	former, ok := formerSelf(app, current.Owner)
 	if !ok || !wantsAdoption(app) {
-		result, err = r.hostConflict(ctx, app, current.Owner)
+		result, err = r.hostConflict(ctx, s, current.Owner)
 		return current, true, result, err
 	}
 
@@ -85,7 +85,7 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 			client.ObjectKeyFromObject(app), err)
 	}
 	if live.UID != app.UID {
-		result, err = r.hostConflict(ctx, app, current.Owner)
+		result, err = r.hostConflict(ctx, s, current.Owner)
 		return current, true, result, err
 	}
 
@@ -97,7 +97,7 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 	switch {
 	case errors.As(err, &ext) && ext.Kind == external.KindConflict:
 		// Someone else took it between the read and the transfer.
-		result, err = r.hostConflict(ctx, app, ext.Owner)
+		result, err = r.hostConflict(ctx, s, ext.Owner)
 		return current, true, result, err
 	case errors.Is(err, external.ErrNotFound):
 		return dns.Record{}, false, reconcile.Result{}, nil // gone meanwhile: the caller creates it
