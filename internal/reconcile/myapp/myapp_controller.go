@@ -68,9 +68,10 @@ const (
 type Reconciler struct {
 	// Client reads and writes Kubernetes objects.
 	Client client.Client
-	// APIReader reads from the API server, not the cache: where a stale read
-	// could give up a MyApp's DNS name, and to settle whose an object is when
-	// a create finds a child's name taken. Defaults to the manager's.
+	// APIReader reads from the API server, not the cache, where a stale
+	// read could give up a MyApp's DNS name, hand a record to the wrong
+	// MyApp (adoption), or mistake whose an object is when a create finds a
+	// child's name taken. Defaults to the manager's.
 	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
