@@ -137,6 +137,7 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--backup-url=https://backup.example.com"}, "--backup-url needs --backup-token-file or --backup-token-secret"},
 		{[]string{"--dns-token-file=/t", "--dns-token-secret=ns/name"}, "--dns-token-file and --dns-token-secret are exclusive"},
 		{[]string{"--backup-token-secret=name-only"}, "want namespace/name"},
+		{[]string{"--backup-timeout=0s"}, "--backup-timeout must be positive"},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
