@@ -200,9 +200,10 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		// and a due slot or a new generation is still due then.
 		return ctrl.Result{}, nil
 	}
-	// A refused slot is reported until a backup is started again.
+	// A refused slot is reported until a backup is started again, or until
+	// there is no schedule any more.
 	if c := meta.FindStatusCondition(s.base.Status.Conditions, backupv1alpha1.ReadyCondition); c != nil &&
-		c.Reason == ScheduledBackupRefusedReason {
+		c.Reason == ScheduledBackupRefusedReason && s.schedule != nil {
 		s.readiness.refusedSlot = c.Message
 	}
 
