@@ -27,6 +27,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
@@ -52,6 +53,9 @@ type options struct {
 	// externalCAFile is a PEM bundle trusted, in addition to the system
 	// roots, for both external services.
 	externalCAFile string
+	// maxRetryAfter caps the wait a service's Retry-After imposes on its
+	// client.
+	maxRetryAfter time.Duration
 
 	myApp myAppOptions
 	// backupPollInterval is how often a RUNNING backup is polled.
@@ -112,6 +116,9 @@ func bindOptions(fs *flag.FlagSet) *options {
 	o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
 	fs.StringVar(&o.externalCAFile, "external-ca-file", "",
 		"A PEM bundle of CA certificates to trust for the external services, besides the system roots.")
+	fs.DurationVar(&o.maxRetryAfter, "max-retry-after", external.DefaultMaxRetryAfter,
+		"The longest wait an external service's Retry-After can impose; a longer one is honoured for this long and logged "+
+			fmt.Sprintf("(%s to %s).", minMaxRetryAfter, maxMaxRetryAfter))
 
 	fs.StringVar(&o.myApp.defaultTarget, "dns-default-target", "",
 		"What a MyApp's record points at while its Ingress has no load-balancer address: an IP (A record) or a host name "+
@@ -140,6 +147,14 @@ func (s *serviceOptions) bind(fs *flag.FlagSet, prefix, name, example string) {
 	fs.StringVar(&s.tokenSecret, prefix+"-token-secret", "",
 		fmt.Sprintf("A Secret holding the %s service's bearer token under the key %q, as namespace/name.", name, tokenSecretKey))
 }
+
+// The bounds of --max-retry-after: below a second, a throttling service
+// would be called again almost at once; above an hour, one wrong answer
+// would stall every deletion for longer than anyone waits for it.
+const (
+	minMaxRetryAfter = time.Second
+	maxMaxRetryAfter = time.Hour
+)
 
 // tokenSecretKey is the key a token Secret holds the token under.
 const tokenSecretKey = "token"
@@ -170,6 +185,10 @@ func (o *options) validate() error {
 	}
 	if err := validateDefaultTarget(o.myApp.defaultTarget); err != nil {
 		errs = append(errs, err)
+	}
+	if o.maxRetryAfter < minMaxRetryAfter || o.maxRetryAfter > maxMaxRetryAfter {
+		errs = append(errs, fmt.Errorf("--max-retry-after must be between %s and %s, got %s",
+			minMaxRetryAfter, maxMaxRetryAfter, o.maxRetryAfter))
 	}
 	if o.maxConcurrentReconciles < 1 {
 		errs = append(errs, errors.New("--max-concurrent-reconciles must be at least 1"))

@@ -93,7 +93,6 @@ type Reconciler struct {
 	MaxConcurrentReconciles int
 
 	cleanup cleanupTracker
-	dnsGate serviceGate
 }
 
 // scope is what one reconcile of one MyApp works on.

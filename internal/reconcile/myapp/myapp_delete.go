@@ -47,9 +47,6 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordOrphaned, "DeleteDNSRecord",
 			"Left the DNS record for %s in the DNS service: deletionPolicy is Orphan", app.Spec.Host)
 	} else {
-		if result, waiting := r.waitForDNSGate(s); waiting {
-			return result, nil
-		}
 		setDNSCondition(app, false, ReasonDeletingRecord,
 			fmt.Sprintf("Deleting the DNS record for %s before the MyApp goes", app.Spec.Host))
 		if err := r.deleteRecordsExcept(ctx, app, ""); err != nil {

@@ -95,9 +95,6 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	host := app.Spec.Host
 	owner := recordOwner(app)
 
-	if result, waiting := r.waitForDNSGate(s); waiting {
-		return result, nil
-	}
 	recordType, value, ok := r.desiredTarget(s.ingress)
 	if !ok {
 		// The Ingress's status update will bring this MyApp back.
@@ -227,7 +224,9 @@ func (r *Reconciler) deleteRecordsExcept(ctx context.Context, app *appsv1alpha1.
 
 // handleDNSError turns a DNS service error into a condition, an event and
 // the right kind of retry: never sooner than a Retry-After the service sent
-// (with a 429, or a 503 asking for longer than the client waits), no retry
+// (with a 429, or a 503 asking for longer than the client waits; the
+// client's gate fails every call until then, so any pass an event starts
+// meanwhile ends here too, without calling the service), no retry
 // for a request the service rejects as invalid (the spec or the operator's
 // configuration must change), and the controller's exponential backoff for
 // the rest. The pass is marked incomplete, so observedGeneration stays.
@@ -241,25 +240,12 @@ func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string
 	setDNSCondition(app, false, reason, msg)
 
 	if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
-		r.dnsGate.closeFor(retryAfter)
 		return reconcile.Result{RequeueAfter: retryAfter}, nil
 	}
 	if reason == ReasonDNSRequestRejected {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	return reconcile.Result{}, err
-}
-
-// waitForDNSGate reports whether the DNS service asked to be left alone for
-// a while yet, and if so the requeue that comes back once it may be called.
-// The conditions stay as the throttled call left them.
-func (r *Reconciler) waitForDNSGate(s *scope) (reconcile.Result, bool) {
-	remaining := r.dnsGate.wait()
-	if remaining == 0 {
-		return reconcile.Result{}, false
-	}
-	s.incomplete = true
-	return reconcile.Result{RequeueAfter: remaining}, true
 }
 
 // dnsErrorReason maps an error to a condition reason and advice that does
