@@ -977,7 +977,7 @@ func TestAdoptedScheduledBackupDoesNotCoverANewerGeneration(t *testing.T) {
 	changeOfNewGeneration := fmt.Sprintf("/change/%s/%d", app.UID, app.Generation)
 	g.Eventually(func() []string { return idempotencyKeys(e.ownBackups(baseline)) }, eventually, tick).
 		Should(ContainElement(HaveSuffix(changeOfNewGeneration)))
-	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	current := e.waitForBackupAfter(bc, baseline, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
 }
 
