@@ -60,6 +60,7 @@ type options struct {
 	dnsURL        string
 	backupURL     string
 	managerArgs   []string
+	whichCluster  bool
 }
 
 func main() {
@@ -73,8 +74,16 @@ func main() {
 	flag.StringVar(&opts.token, "token", "devtoken", "The simulator's bearer token.")
 	flag.StringVar(&opts.dnsURL, "dns-url", "", "A real DNS service to use instead of the simulator (needs a token file in the manager args).")
 	flag.StringVar(&opts.backupURL, "backup-url", "", "A real backup service to use instead of the simulator.")
+	flag.BoolVar(&opts.whichCluster, "which-cluster", false,
+		"Print \"local\" when a run would start a local cluster and \"current\" when it would use the current context, "+
+			"and exit: `make run` builds the control plane only for a local cluster.")
 	flag.Parse()
 	opts.managerArgs = flag.Args()
+
+	if opts.whichCluster {
+		fmt.Println(whichCluster(opts.local))
+		return
+	}
 
 	if err := run(opts); err != nil {
 		fmt.Fprintf(os.Stderr, "devenv: %v\n", err)
@@ -169,6 +178,18 @@ func run(opts options) error {
 		"--zap-devel",
 	}, opts.managerArgs...)
 	return runManager(ctx, opts.managerBinary, args)
+}
+
+// whichCluster is the cluster a run would use, "local" or "current", by the
+// same check run itself makes.
+func whichCluster(local bool) string {
+	if local {
+		return "local"
+	}
+	if current, _ := reachableCurrentContext(); current == nil {
+		return "local"
+	}
+	return "current"
 }
 
 // currentContext is a kubeconfig whose current context answered.

@@ -387,6 +387,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.memory.forget(req.NamespacedName)
 		r.missing.forget(req.NamespacedName)
 		backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
+		forgetFreshness(req.NamespacedName)
 		return r.releaseUnwantedHolds(ctx, req.Namespace)
 	}
 
@@ -421,6 +422,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if err := r.patchStatus(ctx, s, succeeded); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
+		recordFreshness(s)
 		if retErr != nil {
 			// controller-runtime ignores a result returned with an error.
 			result = ctrl.Result{}
