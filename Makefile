@@ -59,7 +59,7 @@ FUZZTIME ?= 10s
 GO_TEST_FLAGS ?=
 
 .PHONY: test
-test: manifests generate fmt vet controlplane kustomize helm-lint ## Run all tests on the locally built control plane (the alert rules' module too), then each fuzz target briefly.
+test: manifests generate fmt vet controlplane kustomize helm-lint bind9 ## Run all tests on the locally built control plane (the alert rules' module too), then each fuzz target briefly.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 	cd test/alerts && KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz
@@ -110,6 +110,9 @@ build: manifests generate fmt vet ## Build the manager, the simulator and devenv
 # current kubeconfig context reaches one. ARGS are extra manager flags.
 # DEVENV is the devenv binary `make run` probes the cluster with and runs.
 DEVENV ?= bin/devenv
+# DNS_PROVIDER=rfc2136 keeps the records in a local BIND (named) instead of
+# the simulator, so `dig` shows what the operator wrote.
+DNS_PROVIDER ?= http
 
 # `make run` builds the control plane only when devenv, asked first, says it
 # will start a local cluster: against a reachable current context it needs
@@ -117,10 +120,10 @@ DEVENV ?= bin/devenv
 # holds $(MAKE), so `make -n run` runs it too and shows the decision
 # (cmd/devenv's TestMakeBuildsTheControlPlaneOnlyForALocalCluster).
 .PHONY: run
-run: build ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
+run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
 	@cluster=$$("$(DEVENV)" --which-cluster); \
 	if [ "$$cluster" = local ]; then $(MAKE) --no-print-directory controlplane; fi
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(DEVENV)" --manager bin/manager -- $(ARGS)
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(DEVENV)" --manager bin/manager --dns-provider=$(DNS_PROVIDER) -- $(ARGS)
 
 .PHONY: demo
 demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.
@@ -192,6 +195,19 @@ controlplane: setup-envtest $(LOCALBIN) ## Build etcd, kube-apiserver, kube-cont
 	@ln -sf "$(ENVTEST_ASSETS)/kubectl" "$(LOCALBIN)/kubectl"
 
 ##@ Dependencies
+
+# The RFC 2136 DNS tests and `make run DNS_PROVIDER=rfc2136` run BIND 9's
+# named. Debian's package is installed when it is missing and this user can
+# (root with apt-get); otherwise those tests fail saying how to install it.
+.PHONY: bind9
+bind9: ## Install BIND 9 (named, nsupdate, dig) with apt-get when named is missing.
+	@if command -v named >/dev/null || [ -x /usr/sbin/named ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing bind9 and bind9-dnsutils with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bind9 bind9-dnsutils; \
+	else \
+		echo "named (BIND 9) is missing and cannot be installed here: the RFC 2136 tests will fail; run: sudo apt-get install -y bind9 bind9-dnsutils"; \
+	fi
 
 LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):
