@@ -213,7 +213,7 @@ func TestHelmChartPassesOnlyFlagsTheManagerHas(t *testing.T) {
 		"manager.logLevel=debug", "manager.leaderElection.leaseDuration=20s",
 		"manager.leaderElection.renewDeadline=15s", "manager.leaderElection.retryPeriod=3s",
 		"manager.maxConcurrentReconciles=8", "manager.dnsPendingPollInterval=10s",
-		"manager.dnsDriftCheckInterval=10m", "manager.dnsRecordTTL=600", "manager.dnsDefaultTarget=192.0.2.1",
+		"manager.dnsDriftCheckInterval=10m", "manager.dnsOrphanSweepInterval=30m", "manager.dnsRecordTTL=600", "manager.dnsDefaultTarget=192.0.2.1",
 		"manager.ingressClassName=nginx", "manager.backupPollInterval=20s",
 		"manager.gracefulShutdownTimeout=20s", "manager.maxRetryAfter=2m", "manager.backupTimeout=12h",
 	}
