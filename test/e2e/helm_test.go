@@ -230,7 +230,7 @@ func TestHelmChartPassesOnlyFlagsTheManagerHas(t *testing.T) {
 	var dep appsv1.Deployment
 	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/controller-manager"].Object, &dep)).To(Succeed())
 	passed := dep.Spec.Template.Spec.Containers[0].Args
-	g.Expect(passed).To(HaveLen(22), "every value became a flag")
+	g.Expect(passed).To(HaveLen(23), "every value became a flag")
 
 	// The manager's usage lists every flag it has.
 	help, _ := exec.Command(managerBin, "--help").CombinedOutput()
