@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -38,6 +39,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
 var scheme = runtime.NewScheme()
@@ -93,8 +95,15 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsOpts,
+		Scheme:  scheme,
+		Metrics: metricsOpts,
+		// The cache holds only the children the operator labelled, without
+		// their managedFields (which the operator never reads): its memory
+		// grows with the MyApps, not with the cluster.
+		Cache: cache.Options{
+			ByObject:         myapp.CacheByObject(),
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
 		HealthProbeBindAddress:        opts.probeAddr,
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              opts.leaderElectionID,

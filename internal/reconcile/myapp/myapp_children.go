@@ -21,13 +21,18 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -63,11 +68,33 @@ func selectorLabels(app *appsv1alpha1.MyApp) map[string]string {
 	}
 }
 
+// ManagedByLabel and ManagedByValue mark every child the operator creates;
+// the manager caches only the Deployments, Services and Ingresses that
+// carry them (see CacheByObject).
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "myapp-operator"
+)
+
 // childLabels go on every child, so `kubectl get all -l` finds them.
 func childLabels(app *appsv1alpha1.MyApp) map[string]string {
 	labels := selectorLabels(app)
-	labels["app.kubernetes.io/managed-by"] = "myapp-operator"
+	labels[ManagedByLabel] = ManagedByValue
 	return labels
+}
+
+// CacheByObject scopes the manager's cache of the kinds a MyApp owns to the
+// objects the operator labelled: without it, every Deployment, Service and
+// Ingress in the cluster would be held in memory, and the operator's memory
+// would grow with the cluster rather than with its MyApps. A child missing
+// from the cache is still found: see createOrUpdateChild.
+func CacheByObject() map[client.Object]cache.ByObject {
+	managed := labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})
+	return map[client.Object]cache.ByObject{
+		&appsv1.Deployment{}:    {Label: managed},
+		&corev1.Service{}:       {Label: managed},
+		&networkingv1.Ingress{}: {Label: managed},
+	}
 }
 
 // reconcileChildren creates or updates the Deployment, Service and Ingress.
@@ -96,12 +123,12 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 }
 
 // reconcileChild creates obj, or updates it when the fields the MyApp
-// manages differ from the spec. controllerutil.CreateOrUpdate compares the
-// object before and after mutate and writes only on a difference; mutate sets
-// only the fields the operator owns, so defaults the API server filled in
-// never look like drift.
+// manages differ from the spec. Like controllerutil.CreateOrUpdate it
+// compares the object before and after mutate and writes only on a
+// difference; mutate sets only the fields the operator owns, so defaults the
+// API server filled in never look like drift.
 func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp, obj client.Object, kind string, mutate func()) error {
-	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, obj, func() error {
+	op, err := r.createOrUpdateChild(ctx, obj, func() error {
 		if obj.GetUID() != "" && !metav1.IsControlledBy(obj, app) {
 			return &childConflictError{kind: kind, name: obj.GetName()}
 		}
@@ -127,6 +154,50 @@ func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp
 			"Updated %s %s to match the MyApp's spec", kind, obj.GetName())
 	}
 	return nil
+}
+
+// createOrUpdateChild is controllerutil.CreateOrUpdate for a cache that
+// holds only labelled children (CacheByObject). A child missing from the
+// cache may still exist: someone removed its label, or the cache has not yet
+// seen this operator's own create. So a cache miss tries the create, which
+// costs nothing more in the common case, and a create that finds the name
+// taken reads the object from the API server and carries on with it: a child
+// of this MyApp is repaired, label and all (which brings it back into the
+// cache), and anyone else's object is reported by mutate as a conflict.
+func (r *Reconciler) createOrUpdateChild(ctx context.Context, obj client.Object, mutate func() error) (controllerutil.OperationResult, error) {
+	key := client.ObjectKeyFromObject(obj)
+	blank := obj.DeepCopyObject()
+	err := r.Client.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		if err := mutate(); err != nil {
+			return controllerutil.OperationResultNone, err
+		}
+		err = r.Client.Create(ctx, obj)
+		if err == nil {
+			return controllerutil.OperationResultCreated, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return controllerutil.OperationResultNone, err
+		}
+		// Decoding into obj would keep what mutate set where the server's
+		// object has nothing, so start again from the bare name.
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(blank).Elem())
+		err = r.APIReader.Get(ctx, key, obj)
+	}
+	if err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	existing := obj.DeepCopyObject()
+	if err := mutate(); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	if equality.Semantic.DeepEqual(existing, obj) {
+		return controllerutil.OperationResultNone, nil
+	}
+	if err := r.Client.Update(ctx, obj); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	return controllerutil.OperationResultUpdated, nil
 }
 
 func mutateDeployment(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {

@@ -67,6 +67,9 @@ const (
 type Reconciler struct {
 	// Client reads and writes Kubernetes objects.
 	Client client.Client
+	// APIReader reads from the API server, bypassing the cache, for a child
+	// the label-scoped cache does not hold. Defaults to the manager's.
+	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
 	// Recorder emits events on MyApps.
@@ -122,6 +125,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("myapp-controller")
@@ -199,8 +205,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 			return reconcile.Result{}, err
 		}
 		// Deleting the object in the way sends no event this controller
-		// watches (it is not owned), so look again soon; the check reads
-		// the cache only and calls no external service.
+		// watches (it is not owned), so look again soon; the check costs a
+		// refused create and a read from the API server (the object is not
+		// labelled, so not cached) and calls no external service.
 		if !isReadyConditionReason(s.app, ReasonChildConflict) {
 			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile"+conflict.kind, "%s", err)
 		}

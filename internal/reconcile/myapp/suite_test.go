@@ -37,6 +37,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -67,7 +68,9 @@ var (
 	sim        *simulator.Server
 	dnsClient  dns.Client
 	reconciler *Reconciler
-	writes     = &writeCounter{byNamespace: map[string]int{}}
+	// mgrCache is the manager's cache, for tests of what it holds.
+	mgrCache cache.Cache
+	writes   = &writeCounter{byNamespace: map[string]int{}}
 	// dnsReads is the reconciler's DNS client; it counts reads by name.
 	dnsReads *countingDNS
 )
@@ -110,10 +113,14 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// The cache cmd/manager configures: labelled children only, no
+		// managedFields.
+		Cache: cache.Options{ByObject: CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return nil, err
 	}
+	mgrCache = mgr.GetCache()
 	reconciler = &Reconciler{
 		Client:              interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
 		DNS:                 dnsReads,
