@@ -44,7 +44,7 @@ const (
 // setupControllers builds the external clients and registers the
 // controllers with the manager.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) error {
-	dnsClient, err := dns.New(externalConfig(mgr, opts.dns, opts.externalCAFile, "dns"))
+	dnsClient, err := dns.New(externalConfig(mgr, opts, opts.dns, "dns"))
 	if err != nil {
 		return fmt.Errorf("configuring the DNS client: %w", err)
 	}
@@ -62,7 +62,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
 
-	backupClient, err := backup.New(externalConfig(mgr, opts.backup, opts.externalCAFile, "backup"))
+	backupClient, err := backup.New(externalConfig(mgr, opts, opts.backup, "backup"))
 	if err != nil {
 		return fmt.Errorf("configuring the backup client: %w", err)
 	}
@@ -79,14 +79,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 }
 
 // externalConfig is the client configuration of one external service.
-func externalConfig(mgr ctrl.Manager, svc serviceOptions, caFile, name string) external.Config {
+func externalConfig(mgr ctrl.Manager, opts *options, svc serviceOptions, name string) external.Config {
 	return external.Config{
 		BaseURL:        svc.url,
 		Token:          tokenSource(mgr.GetAPIReader(), svc),
-		CAFile:         caFile,
+		CAFile:         opts.externalCAFile,
 		AttemptTimeout: externalAttemptTimeout,
 		MaxRetries:     externalMaxRetries,
 		MaxRetryWait:   externalMaxRetryWait,
+		MaxRetryAfter:  opts.maxRetryAfter,
 		Logger:         ctrl.Log.WithName("external").WithName(name),
 	}
 }

@@ -27,6 +27,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
@@ -56,6 +57,9 @@ type options struct {
 	// externalCAFile is a PEM bundle trusted, in addition to the system
 	// roots, for both external services.
 	externalCAFile string
+	// maxRetryAfter caps the wait a service's Retry-After imposes on its
+	// client.
+	maxRetryAfter time.Duration
 
 	myApp myAppOptions
 	// backupPollInterval is how often a RUNNING backup is polled.
@@ -118,6 +122,9 @@ func bindOptions(fs *flag.FlagSet) *options {
 	o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
 	fs.StringVar(&o.externalCAFile, "external-ca-file", "",
 		"A PEM bundle of CA certificates to trust for the external services, besides the system roots.")
+	fs.DurationVar(&o.maxRetryAfter, "max-retry-after", external.DefaultMaxRetryAfter,
+		"The longest wait an external service's Retry-After can impose; a longer one is honoured for this long and logged "+
+			fmt.Sprintf("(%s to %s).", minMaxRetryAfter, maxMaxRetryAfter))
 
 	fs.StringVar(&o.myApp.defaultTarget, "dns-default-target", "",
 		"What a MyApp's record points at while its Ingress has no load-balancer address: an IP (A record) or a host name "+
@@ -127,7 +134,7 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.myApp.pendingPollInterval, "dns-pending-poll-interval", myapp.DefaultPendingPollInterval,
 		"How often a PENDING DNS record is polled until it is ACTIVE (jittered by up to 20%).")
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
-		"How often an ACTIVE DNS record is checked for changes made outside the operator (jittered by up to 20%).")
+		"How often an ACTIVE DNS record is checked for changes made outside the operator, at a point of the interval fixed per MyApp.")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", myapp.DefaultMaxConcurrentReconciles,
 		"How many objects each controller reconciles at once.")
@@ -143,6 +150,14 @@ func (s *serviceOptions) bind(fs *flag.FlagSet, prefix, name, example string) {
 	fs.StringVar(&s.tokenSecret, prefix+"-token-secret", "",
 		fmt.Sprintf("A Secret holding the %s service's bearer token under the key %q, as namespace/name.", name, tokenSecretKey))
 }
+
+// The bounds of --max-retry-after: below a second, a throttling service
+// would be called again almost at once; above an hour, one wrong answer
+// would stall every deletion for longer than anyone waits for it.
+const (
+	minMaxRetryAfter = time.Second
+	maxMaxRetryAfter = time.Hour
+)
 
 // tokenSecretKey is the key a token Secret holds the token under.
 const tokenSecretKey = "token"
@@ -173,6 +188,10 @@ func (o *options) validate() error {
 	}
 	if o.kubeAPIQPS < 0 || o.kubeAPIBurst < 0 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must not be negative; 0 turns the client-side limit off"))
+	}
+	if o.maxRetryAfter < minMaxRetryAfter || o.maxRetryAfter > maxMaxRetryAfter {
+		errs = append(errs, fmt.Errorf("--max-retry-after must be between %s and %s, got %s",
+			minMaxRetryAfter, maxMaxRetryAfter, o.maxRetryAfter))
 	}
 	if o.maxConcurrentReconciles < 1 {
 		errs = append(errs, errors.New("--max-concurrent-reconciles must be at least 1"))

@@ -39,6 +39,10 @@ const (
 	DefaultMinRetryWait     = 250 * time.Millisecond
 	DefaultMaxRetryWait     = 10 * time.Second
 	DefaultMaxResponseBytes = 4 << 20
+	// DefaultMaxRetryAfter is long enough to respect any sensible rate limit
+	// and short enough that a wrong answer stalls deletions for minutes, not
+	// days.
+	DefaultMaxRetryAfter = 5 * time.Minute
 )
 
 // Config configures a client of one external service. The zero value of every
@@ -60,10 +64,16 @@ type Config struct {
 	MaxRetries int
 	// MinRetryWait is the first backoff step; later steps double it.
 	MinRetryWait time.Duration
-	// MaxRetryWait caps both the backoff and a server's Retry-After. A server
-	// that asks for a longer wait gets an ErrThrottled carrying that wait
-	// instead, so the caller can requeue rather than sleep.
+	// MaxRetryWait caps both the backoff and how long a call sleeps through a
+	// server's Retry-After. A server that asks for a longer wait gets an
+	// ErrThrottled carrying that wait instead, so the caller can requeue
+	// rather than sleep.
 	MaxRetryWait time.Duration
+	// MaxRetryAfter caps the wait a server's Retry-After can impose. While
+	// that wait lasts, every call of the client fails at once with an
+	// ErrThrottled carrying the time left, without reaching the service. A
+	// longer Retry-After is honoured for MaxRetryAfter only, and logged.
+	MaxRetryAfter time.Duration
 	// MaxResponseBytes bounds how much of a response body is read; a larger
 	// response is an error.
 	MaxResponseBytes int64
@@ -97,6 +107,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxResponseBytes <= 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if c.MaxRetryAfter == 0 {
+		c.MaxRetryAfter = DefaultMaxRetryAfter
+	}
 	return c
 }
 
@@ -126,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	if c.Token == nil {
 		return errors.New("external: Token is required")
+	}
+	if c.MaxRetryAfter < 0 {
+		return fmt.Errorf("external: MaxRetryAfter must not be negative, got %s", c.MaxRetryAfter)
 	}
 	if c.Transport != nil && c.CAFile != "" {
 		return errors.New("external: CAFile cannot be combined with a custom Transport")

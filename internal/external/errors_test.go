@@ -125,6 +125,7 @@ func TestConfigDefaults(t *testing.T) {
 			g.Expect(c.MinRetryWait).To(Equal(external.DefaultMinRetryWait))
 			g.Expect(c.MaxRetryWait).To(Equal(external.DefaultMaxRetryWait))
 			g.Expect(c.MaxResponseBytes).To(Equal(int64(external.DefaultMaxResponseBytes)))
+			g.Expect(c.MaxRetryAfter).To(Equal(external.DefaultMaxRetryAfter))
 		},
 	}, {
 		name: "negative retries turn retrying off",
@@ -136,10 +137,11 @@ func TestConfigDefaults(t *testing.T) {
 		want: func(g *WithT, c external.Config) { g.Expect(c.MinRetryWait).To(Equal(time.Second)) },
 	}, {
 		name: "set values are kept",
-		in:   external.Config{AttemptTimeout: time.Second, MaxRetries: 7},
+		in:   external.Config{AttemptTimeout: time.Second, MaxRetries: 7, MaxRetryAfter: time.Minute},
 		want: func(g *WithT, c external.Config) {
 			g.Expect(c.AttemptTimeout).To(Equal(time.Second))
 			g.Expect(c.MaxRetries).To(Equal(7))
+			g.Expect(c.MaxRetryAfter).To(Equal(time.Minute))
 		},
 	}}
 	for _, tt := range tests {

@@ -41,16 +41,20 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newClient returns a client tuned for tests: two retries and millisecond
 // backoff, so retry paths run in milliseconds.
-func newClient(t testing.TB, baseURL string) backup.Client {
+func newClient(t testing.TB, baseURL string, mutate ...func(*external.Config)) backup.Client {
 	t.Helper()
-	c, err := backup.New(external.Config{
+	cfg := external.Config{
 		BaseURL:        baseURL,
 		Token:          external.StaticTokenSource(testToken),
 		AttemptTimeout: 2 * time.Second,
 		MaxRetries:     2,
 		MinRetryWait:   time.Millisecond,
 		MaxRetryWait:   20 * time.Millisecond,
-	})
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	c, err := backup.New(cfg)
 	if err != nil {
 		t.Fatalf("backup.New: %v", err)
 	}
@@ -386,4 +390,75 @@ func TestBackupFaults(t *testing.T) {
 			}).WithTimeout(2 * time.Second).WithPolling(5 * time.Millisecond).Should(Equal(tt.wantCalls))
 		})
 	}
+}
+
+// TestThrottledServiceIsNotCalledBeforeRetryAfter proves that once the
+// backup service asked to wait, no call of the client reaches it before the
+// wait, capped at MaxRetryAfter, is over: one client serves every
+// BackupConfig, so N BackupConfigs do not make N calls per wait.
+func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
+	tests := []struct {
+		name     string
+		asked    time.Duration
+		maxAfter time.Duration
+		// honoured is the wait the client keeps the service free for.
+		honoured time.Duration
+	}{
+		{name: "a wait below the cap is honoured in full", asked: 2 * time.Second, honoured: 2 * time.Second},
+		{name: "a day is honoured for the cap only", asked: 24 * time.Hour, maxAfter: 1500 * time.Millisecond, honoured: 1500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+			c := newClient(t, url, func(c *external.Config) { c.MaxRetryAfter = tt.maxAfter })
+			b, err := c.Start(ctx, start("shop", "shop/prod", "key-1"))
+			g.Expect(err).NotTo(HaveOccurred())
+			sim.SetFault(simulator.ServiceBackup, simulator.OpStart, simulator.Fault{Status: 429, RetryAfter: tt.asked, Count: 1})
+			reached := func() int { return totalRequests(sim, simulator.ServiceBackup) }
+
+			_, err = c.Start(ctx, start("shop", "shop/prod", "key-2"))
+			answered := time.Now()
+			g.Expect(err).To(MatchError(external.ErrThrottled))
+			wait, _ := external.RetryAfter(err)
+			g.Expect(wait).To(Equal(tt.honoured))
+			// The simulator counts a request once its handler has returned.
+			g.Eventually(func() int { return sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpStart, 429) }).Should(Equal(1))
+			before := reached()
+
+			// Every operation is held back, with the wait that is left.
+			calls := map[string]func() error{
+				"start":  func() error { _, err := c.Start(ctx, start("shop", "shop/prod", "key-2")); return err },
+				"get":    func() error { _, err := c.Get(ctx, b.ID); return err },
+				"list":   func() error { _, err := c.List(ctx, "shop/prod"); return err },
+				"delete": func() error { return c.Delete(ctx, "bk-missing", "shop/prod") },
+			}
+			for name, call := range calls {
+				err := call()
+				g.Expect(err).To(MatchError(external.ErrThrottled), name)
+				left, ok := external.RetryAfter(err)
+				g.Expect(ok).To(BeTrue())
+				g.Expect(left).To(And(BeNumerically(">", 0), BeNumerically("<=", tt.honoured)), name)
+			}
+			g.Expect(reached()).To(Equal(before), "no call reached the service")
+
+			// Calls keep failing locally until the wait is over, then go out.
+			g.Eventually(calls["start"]).WithTimeout(tt.honoured + 5*time.Second).WithPolling(20 * time.Millisecond).Should(Succeed())
+			g.Expect(time.Since(answered)).To(BeNumerically(">=", tt.honoured-50*time.Millisecond))
+			g.Expect(reached()).To(Equal(before+1), "only the call after the wait reached the service")
+			g.Expect(sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpStart, 429)).To(Equal(1))
+		})
+	}
+}
+
+// totalRequests counts every request of a service the simulator handled.
+func totalRequests(sim *simulator.Server, service simulator.Service) int {
+	n := 0
+	for _, rc := range sim.RequestCounts() {
+		if rc.Service == service {
+			n += rc.Count
+		}
+	}
+	return n
 }

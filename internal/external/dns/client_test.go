@@ -524,6 +524,76 @@ func TestDeadlineShorterThanRetryAfterReportsThrottling(t *testing.T) {
 	g.Expect(wait).To(Equal(5 * time.Second))
 }
 
+// TestThrottledServiceIsNotCalledBeforeRetryAfter proves that once the DNS
+// service asked to wait, no call of the client reaches it before the wait,
+// capped at MaxRetryAfter, is over, whatever operation it is.
+func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
+	tests := []struct {
+		name     string
+		asked    time.Duration
+		maxAfter time.Duration
+		// honoured is the wait the client keeps the service free for.
+		honoured time.Duration
+	}{
+		{name: "a wait below the cap is honoured in full", asked: 2 * time.Second, honoured: 2 * time.Second},
+		{name: "a day is honoured for the cap only", asked: 24 * time.Hour, maxAfter: 1500 * time.Millisecond, honoured: 1500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+			c := newClient(t, url, func(c *external.Config) { c.MaxRetryAfter = tt.maxAfter })
+			_, err := c.Upsert(ctx, record("www.example.com", "team-a"))
+			g.Expect(err).NotTo(HaveOccurred())
+			sim.SetFault(simulator.ServiceDNS, simulator.OpUpsert, simulator.Fault{Status: 429, RetryAfter: tt.asked, Count: 1})
+			reached := func() int { return totalRequests(sim, simulator.ServiceDNS) }
+
+			_, err = c.Upsert(ctx, record("www.example.com", "team-a"))
+			answered := time.Now()
+			g.Expect(err).To(MatchError(external.ErrThrottled))
+			wait, _ := external.RetryAfter(err)
+			g.Expect(wait).To(Equal(tt.honoured))
+			// The simulator counts a request once its handler has returned.
+			g.Eventually(func() int { return sim.RequestCountStatus(simulator.ServiceDNS, simulator.OpUpsert, 429) }).Should(Equal(1))
+			before := reached()
+
+			// Every operation is held back, with the wait that is left.
+			calls := map[string]func() error{
+				"get":    func() error { _, err := c.Get(ctx, "www.example.com"); return err },
+				"list":   func() error { _, err := c.List(ctx, "team-a"); return err },
+				"upsert": func() error { _, err := c.Upsert(ctx, record("www.example.com", "team-a")); return err },
+				"delete": func() error { return c.Delete(ctx, "other.example.com", "team-a") },
+			}
+			for name, call := range calls {
+				err := call()
+				g.Expect(err).To(MatchError(external.ErrThrottled), name)
+				left, ok := external.RetryAfter(err)
+				g.Expect(ok).To(BeTrue())
+				g.Expect(left).To(And(BeNumerically(">", 0), BeNumerically("<=", tt.honoured)), name)
+			}
+			g.Expect(reached()).To(Equal(before), "no call reached the service")
+
+			// Calls keep failing locally until the wait is over, then go out.
+			g.Eventually(calls["upsert"]).WithTimeout(tt.honoured + 5*time.Second).WithPolling(20 * time.Millisecond).Should(Succeed())
+			g.Expect(time.Since(answered)).To(BeNumerically(">=", tt.honoured-50*time.Millisecond))
+			g.Expect(reached()).To(Equal(before+1), "only the call after the wait reached the service")
+			g.Expect(sim.RequestCountStatus(simulator.ServiceDNS, simulator.OpUpsert, 429)).To(Equal(1))
+		})
+	}
+}
+
+// totalRequests counts every request of a service the simulator handled.
+func totalRequests(sim *simulator.Server, service simulator.Service) int {
+	n := 0
+	for _, rc := range sim.RequestCounts() {
+		if rc.Service == service {
+			n += rc.Count
+		}
+	}
+	return n
+}
+
 func TestEventualConsistency(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -592,7 +662,9 @@ func TestSecretsStayOutOfLogsAndErrors(t *testing.T) {
 	_, err = c.Get(ctx, "www.example.com")
 	errs = append(errs, err)
 	sim.SetFault(simulator.ServiceDNS, simulator.OpGet, simulator.Fault{Status: 429, RetryAfter: time.Hour})
-	_, err = c.Get(ctx, "www.example.com")
+	// A client of its own: the hour asked for holds back every later call
+	// of the client that got the answer.
+	_, err = newClient(t, url, withLogs).Get(ctx, "www.example.com")
 	errs = append(errs, err)
 	// The delete is reset after it committed; the retry finds the record
 	// gone, which is success.
@@ -756,6 +828,7 @@ func TestConfigErrors(t *testing.T) {
 		{name: "credentials in the URL", cfg: external.Config{BaseURL: "http://u:p@127.0.0.1", Token: external.StaticTokenSource("t")}, want: "user information"},
 		{name: "unsupported scheme", cfg: external.Config{BaseURL: "ftp://127.0.0.1", Token: external.StaticTokenSource("t")}, want: "scheme"},
 		{name: "missing CA file", cfg: external.Config{BaseURL: "https://127.0.0.1", Token: external.StaticTokenSource("t"), CAFile: "/nonexistent/ca.pem"}, want: "CA file"},
+		{name: "negative Retry-After cap", cfg: external.Config{BaseURL: "https://127.0.0.1", Token: external.StaticTokenSource("t"), MaxRetryAfter: -time.Second}, want: "MaxRetryAfter must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -262,8 +262,8 @@ type scope struct {
 	app *appsv1alpha1.MyApp
 	// key names the BackupConfig in the Reconciler's memory and its metrics.
 	key types.NamespacedName
-	// backups is the backup service, holding calls back while it asked this
-	// BackupConfig to wait.
+	// backups is the backup service. Its client holds every call back while
+	// the service asked to wait.
 	backups backup.Client
 	// owner is this BackupConfig's identity in the backup service.
 	owner string
@@ -321,7 +321,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		bc:        bc,
 		base:      bc.DeepCopy(),
 		key:       req.NamespacedName,
-		backups:   patientBackups{Client: r.Backups, memory: &r.memory, key: req.NamespacedName},
+		backups:   r.Backups,
 		owner:     ownerFor(bc),
 		now:       r.currentTime(),
 		readiness: readiness{appName: bc.Spec.AppRef.Name},

@@ -17,60 +17,14 @@ limitations under the License.
 package backupconfig
 
 import (
-	"context"
-	"errors"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/internal/external"
-	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
-
-func TestPatientBackupsHoldCallsBackDuringAWait(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
-	key := types.NamespacedName{Namespace: "shop", Name: "web"}
-	var m memory
-	// No client behind it: a call that got through would panic.
-	held := patientBackups{memory: &m, key: key}
-	throttled := &external.Error{Kind: external.KindThrottled, Service: "backup", Operation: "start", StatusCode: 429,
-		RetryAfter: time.Hour}
-
-	m.rememberWait(key, throttled, throttled.RetryAfter)
-	_, err := held.Start(ctx, backup.StartRequest{})
-	g.Expect(err).To(MatchError(external.ErrThrottled))
-	wait, ok := external.RetryAfter(err)
-	g.Expect(ok).To(BeTrue())
-	g.Expect(wait).To(BeNumerically("~", time.Hour, time.Minute))
-	_, err = held.List(ctx, "")
-	g.Expect(err).To(MatchError(ContainSubstring("not calling the backup service")))
-	g.Expect(held.Delete(ctx, "bk-1", "owner")).To(MatchError(external.ErrThrottled))
-	_, err = held.Get(ctx, "bk-1")
-	g.Expect(err).To(MatchError(external.ErrThrottled))
-
-	// A held-back call does not push the end of the wait out.
-	m.rememberWait(key, err, 2*time.Hour)
-	_, err = held.Get(ctx, "bk-1")
-	wait, _ = external.RetryAfter(err)
-	g.Expect(wait).To(BeNumerically("<=", time.Hour))
-
-	// Other BackupConfigs are not held back, and neither is this one once
-	// the wait is over or the BackupConfig is gone.
-	g.Expect(m.pendingWait(types.NamespacedName{Namespace: "shop", Name: "other"})).To(Succeed())
-	m.rememberWait(key, throttled, -time.Second)
-	g.Expect(m.pendingWait(key)).To(Succeed())
-	m.rememberWait(key, throttled, time.Hour)
-	m.forget(key)
-	g.Expect(m.pendingWait(key)).To(Succeed())
-	// Errors that are not answers of the service ask for nothing.
-	m.rememberWait(key, errors.New("connection refused"), time.Hour)
-	g.Expect(m.pendingWait(key)).To(Succeed())
-}
 
 func TestHeldForCleanupGaugeKeepsItsLastCount(t *testing.T) {
 	g := NewWithT(t)

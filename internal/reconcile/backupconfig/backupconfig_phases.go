@@ -339,8 +339,9 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 // condition and picks how to retry, as the MyApp controller does. When the
 // service said how long to wait (a 429, or a 503 whose Retry-After was
 // longer than the client would sleep), the BackupConfig comes back after
-// exactly that wait, and its calls are held back until then: the rate
-// limiter's backoff knows nothing of the wait and could retry sooner. Any
+// exactly that wait (capped by the client), and the client holds every call
+// back until then: the rate limiter's backoff knows nothing of the wait and
+// could retry sooner. Any
 // other failure, a throttle without a wait included, goes back to the rate
 // limiter as an error, for exponential backoff.
 func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, err error) (ctrl.Result, error) {
@@ -351,7 +352,6 @@ func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, 
 		r.event(s, corev1.EventTypeWarning, eventBackupServiceFailed, actionCallService, "%s: %v", action, err)
 	}
 	if delay, ok := external.RetryAfter(err); ok {
-		r.memory.rememberWait(s.key, err, delay)
 		ctrl.LoggerFrom(ctx).Info("Backup service asked to wait", "action", action, "retryAfter", delay)
 		// Not jittered: the service named the time, and a jitter added on
 		// top would only make the wait longer than it asked for.

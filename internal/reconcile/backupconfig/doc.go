@@ -57,9 +57,11 @@ limitations under the License.
 //
 // When the backup service asks for a wait (a 429, or a 503 with a
 // Retry-After longer than the client sleeps through itself), the pass ends
-// there and the BackupConfig comes back after exactly that wait; until then,
-// a pass started by a watch event does not call the service either, but
-// reports the same answer. Every other failure, a 429 without a wait
+// there and the BackupConfig comes back after exactly that wait, capped by
+// the manager's --max-retry-after. Until then the client, shared by every
+// BackupConfig, fails each call at once as throttled with the time left, so
+// a pass started by a watch event, for this BackupConfig or any other, does
+// not call the service either. Every other failure, a 429 without a wait
 // included, is returned as an error for the controller's exponential
 // backoff.
 //

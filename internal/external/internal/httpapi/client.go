@@ -59,6 +59,8 @@ type Client struct {
 	http        *retryablehttp.Client
 	log         logr.Logger
 	maxResponse int64
+	// gate holds every call back while the service asked to wait.
+	gate *gate
 }
 
 // Call describes one logical call: what to send and how to read the answer.
@@ -124,7 +126,8 @@ func New(service string, cfg external.Config) (*Client, error) {
 	registerMetrics()
 
 	log := cfg.Logger.WithName(service)
-	policy := retryPolicy{service: service, maxWait: cfg.MaxRetryWait, log: log, now: time.Now}
+	g := &gate{service: service, maxWait: cfg.MaxRetryAfter, log: log, now: time.Now}
+	policy := retryPolicy{service: service, maxWait: cfg.MaxRetryWait, log: log, now: time.Now, gate: g}
 	rc := &retryablehttp.Client{
 		HTTPClient: &http.Client{
 			Transport: transport,
@@ -152,6 +155,7 @@ func New(service string, cfg external.Config) (*Client, error) {
 		http:        rc,
 		log:         log,
 		maxResponse: cfg.MaxResponseBytes,
+		gate:        g,
 	}, nil
 }
 
@@ -179,8 +183,14 @@ func (c *Client) Invalid(operation, message string) error {
 }
 
 // Do sends call and decodes a successful response into out, which may be nil
-// when no body is expected. Every failure is an *external.Error.
+// when no body is expected. Every failure is an *external.Error. While the
+// service's last Retry-After is not over, the call is not sent and fails as
+// throttled, with the wait that is left.
 func (c *Client) Do(ctx context.Context, call Call, out any) (err error) {
+	if err := c.gate.heldBack(call.Operation); err != nil {
+		observe(c.service, call.Operation, 0, err)
+		return err
+	}
 	start := time.Now()
 	defer func() { observe(c.service, call.Operation, time.Since(start), err) }()
 
@@ -289,6 +299,11 @@ func (c *Client) tokenError(call Call, err error) error {
 func (c *Client) transportError(ctx context.Context, call Call, state *callState, err error) error {
 	e := c.newError(call, external.KindTransient, 0, "", err)
 	e.Attempts = state.attempts
+	if state.overCap {
+		// Another call's answer closed the gate for longer than a retry
+		// may sleep.
+		e.RetryAfter = state.retryAfter
+	}
 	switch {
 	case ctx.Err() != nil:
 		// The caller gave up; keep its reason reachable through errors.Is.
@@ -315,14 +330,9 @@ func (c *Client) statusError(call Call, state *callState, resp *http.Response, d
 		// text says as much as the body would, and cannot leak anything.
 		e.Message = strings.ToLower(http.StatusText(resp.StatusCode))
 	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			e.RetryAfter = wait
-		}
-	}
-	if state.overCap && e.RetryAfter == 0 {
-		e.RetryAfter = state.retryAfter
-	}
+	// The wait the last answer asked for, as the gate honours it (capped),
+	// or the gate's own wait when it stopped the retries.
+	e.RetryAfter = state.retryAfter
 	return e
 }
 

@@ -22,10 +22,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -210,4 +213,177 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	err := newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)
 	g.Expect(err).To(MatchError(ContainSubstring("HTTP 307")))
 	g.Expect(elsewhere.Load()).To(BeZero(), "the token never followed the redirect")
+}
+
+// throttlingServer answers every call with 429 and the given Retry-After,
+// counting the calls that reached it.
+func throttlingServer(t *testing.T, retryAfter string) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Retry-After", retryAfter)
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+func TestAbsurdRetryAfterIsCapped(t *testing.T) {
+	for _, tt := range []struct {
+		value   string
+		cap     time.Duration
+		wantCap time.Duration
+	}{
+		{value: "86400", wantCap: external.DefaultMaxRetryAfter},
+		// A millisecond count sent as seconds by mistake: 8h20m.
+		{value: "30000", wantCap: external.DefaultMaxRetryAfter},
+		{value: "99999999999999999", wantCap: external.DefaultMaxRetryAfter},
+		{value: time.Now().AddDate(5, 0, 0).UTC().Format(http.TimeFormat), wantCap: external.DefaultMaxRetryAfter},
+		{value: "3600", cap: time.Minute, wantCap: time.Minute},
+	} {
+		t.Run(tt.value, func(t *testing.T) {
+			g := NewWithT(t)
+			srv, calls := throttlingServer(t, tt.value)
+			logs := &syncBuffer{}
+			// A service name of its own keeps counts from other runs out.
+			service := fmt.Sprintf("capped-%d", time.Now().UnixNano())
+			c, err := New(service, external.Config{
+				BaseURL:       srv.URL,
+				Token:         external.StaticTokenSource("token"),
+				MinRetryWait:  time.Millisecond,
+				MaxRetryWait:  10 * time.Millisecond,
+				MaxRetryAfter: tt.cap,
+				Logger:        funcr.New(logs.add, funcr.Options{}),
+			})
+			g.Expect(err).NotTo(HaveOccurred())
+
+			err = c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)
+			g.Expect(err).To(MatchError(external.ErrThrottled))
+			wait, ok := external.RetryAfter(err)
+			g.Expect(ok).To(BeTrue())
+			g.Expect(wait).To(Equal(tt.wantCap), "the wait honoured is the cap")
+			g.Expect(c.gate.remaining()).To(And(BeNumerically(">", tt.wantCap-time.Minute), BeNumerically("<=", tt.wantCap)))
+			g.Expect(calls.Load()).To(Equal(int32(1)))
+
+			g.Expect(logs.String()).To(And(
+				ContainSubstring("Capping the wait the external service asked for"),
+				ContainSubstring(`"service"=%q`, service),
+				ContainSubstring(`"retryAfter"=%q`, tt.value),
+				ContainSubstring(`"honoured"=%q`, tt.wantCap.String()),
+			))
+			g.Expect(testutil.ToFloat64(retryAfterCapped.WithLabelValues(service))).To(Equal(1.0))
+		})
+	}
+}
+
+func TestNoCallReachesAServiceThatAskedToWait(t *testing.T) {
+	g := NewWithT(t)
+	srv, calls := throttlingServer(t, "120")
+	c := newTestClient(t, "svc", srv.URL)
+	err := c.Do(context.Background(), Call{Operation: "upsert", Method: http.MethodPut, Path: []string{"a"}}, nil)
+	g.Expect(err).To(MatchError(external.ErrThrottled))
+	g.Expect(calls.Load()).To(Equal(int32(1)))
+
+	// Every later call of this client, whatever its operation, fails
+	// without reaching the service, with the wait that is left.
+	for _, call := range []Call{
+		{Operation: "get", Method: http.MethodGet, Path: []string{"b"}},
+		{Operation: "delete", Method: http.MethodDelete, Path: []string{"a"}, NotFoundOK: true},
+		{Operation: "create", Method: http.MethodPost, Body: struct{}{}},
+	} {
+		err := c.Do(context.Background(), call, nil)
+		g.Expect(err).To(MatchError(external.ErrThrottled), call.Operation)
+		g.Expect(err.Error()).To(ContainSubstring("svc " + call.Operation + ": throttled: not sent: the service asked to wait until"))
+		wait, ok := external.RetryAfter(err)
+		g.Expect(ok).To(BeTrue())
+		g.Expect(wait).To(And(BeNumerically(">", time.Minute), BeNumerically("<=", 2*time.Minute)))
+	}
+	g.Expect(calls.Load()).To(Equal(int32(1)), "nothing reached the service while it asked to wait")
+
+	// Another client of the same service has a gate of its own.
+	g.Expect(newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)).
+		To(MatchError(external.ErrThrottled))
+	g.Expect(calls.Load()).To(Equal(int32(2)))
+
+	// Once the wait is over, calls go out again.
+	c.gate.now = func() time.Time { return time.Now().Add(2*time.Minute + time.Second) }
+	g.Expect(c.gate.remaining()).To(BeZero())
+	g.Expect(c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)).To(MatchError(external.ErrThrottled))
+	g.Expect(calls.Load()).To(Equal(int32(3)))
+}
+
+func TestAWaitSleptThroughHoldsOtherCallsBack(t *testing.T) {
+	g := NewWithT(t)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New("svc", external.Config{
+		BaseURL:      srv.URL,
+		Token:        external.StaticTokenSource("token"),
+		MinRetryWait: time.Millisecond,
+		MaxRetryWait: 5 * time.Second,
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// The first call sleeps through the second it was asked to wait...
+	first := make(chan error, 1)
+	go func() { first <- c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil) }()
+	g.Eventually(c.gate.remaining).WithTimeout(5 * time.Second).WithPolling(time.Millisecond).ShouldNot(BeZero())
+
+	// ...and another call meanwhile does not reach the service.
+	err = c.Do(context.Background(), Call{Operation: "list", Method: http.MethodGet}, nil)
+	g.Expect(err).To(MatchError(external.ErrThrottled))
+	wait, _ := external.RetryAfter(err)
+	g.Expect(wait).To(And(BeNumerically(">", 0), BeNumerically("<=", time.Second)))
+	g.Expect(calls.Load()).To(Equal(int32(1)))
+
+	g.Eventually(first).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
+	g.Expect(calls.Load()).To(Equal(int32(2)))
+}
+
+func TestARetryWaitsForTheGate(t *testing.T) {
+	g := NewWithT(t)
+	gt := &gate{maxWait: time.Hour, now: time.Now, log: logr.Discard()}
+	p := retryPolicy{maxWait: 2 * time.Second, now: time.Now, gate: gt}
+	gt.honour(time.Second, "1")
+	// A retry after a 500 sleeps until the gate opens, not just its backoff.
+	g.Expect(p.backoff(time.Millisecond, 2*time.Second, 0, &http.Response{StatusCode: 500})).
+		To(BeNumerically(">", 900*time.Millisecond))
+
+	// A gate closed for longer than a retry may sleep stops the retries and
+	// hands its wait back.
+	gt.honour(time.Minute, "60")
+	st := &callState{retrySafe: true}
+	ctx := context.WithValue(context.Background(), callStateKey{}, st)
+	retry, err := p.checkRetry(ctx, &http.Response{StatusCode: 500}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(retry).To(BeFalse())
+	g.Expect(st.overCap).To(BeTrue())
+	g.Expect(st.retryAfter).To(BeNumerically("~", time.Minute, time.Second))
+}
+
+// syncBuffer collects log output from the client's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) add(prefix, args string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fmt.Fprintln(&b.buf, prefix, args)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -29,12 +29,18 @@ import (
 // Outcome label values besides the error kinds.
 const outcomeOK = "ok"
 
+// Label names shared by the metrics.
+const (
+	labelService   = "service"
+	labelOperation = "operation"
+)
+
 var (
 	requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "myapp_external_requests_total",
 		Help: "Logical calls to external services, retries included, by outcome " +
 			"(ok, not_found, conflict, unauthorized, throttled, transient, invalid).",
-	}, []string{"service", "operation", "outcome"})
+	}, []string{labelService, labelOperation, "outcome"})
 
 	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "myapp_external_request_duration_seconds",
@@ -42,7 +48,12 @@ var (
 		// From a fast local call up to the worst case of a few retries with
 		// ten-second attempts.
 		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
-	}, []string{"service", "operation"})
+	}, []string{labelService, labelOperation})
+
+	retryAfterCapped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "myapp_external_retry_after_capped_total",
+		Help: "Answers whose Retry-After asked for a wait longer than the client honours (--max-retry-after), by service.",
+	}, []string{labelService})
 
 	registerOnce sync.Once
 )
@@ -52,7 +63,7 @@ var (
 // several clients in one process cannot panic on duplicate registration.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(requestsTotal, requestDuration)
+		metrics.Registry.MustRegister(requestsTotal, requestDuration, retryAfterCapped)
 	})
 }
 

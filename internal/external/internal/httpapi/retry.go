@@ -38,8 +38,9 @@ type callState struct {
 	retrySafe bool
 	// attempts counts the HTTP attempts made so far.
 	attempts int
-	// retryAfter is the last wait a server asked for, and overCap records that
-	// it was longer than the client is willing to sleep.
+	// retryAfter is the wait the last answer asked for, as honoured (capped),
+	// or the wait left on the gate when that stopped the retries; overCap
+	// records that it was longer than the client is willing to sleep.
 	retryAfter time.Duration
 	overCap    bool
 }
@@ -58,17 +59,20 @@ func stateFrom(ctx context.Context) *callState {
 // go-retryablehttp's default it retries a POST only when it carries an
 // idempotency key, and it stops at once when the server asks for a wait longer
 // than maxWait, instead of sleeping for however long the server said
-// (hashicorp/go-retryablehttp#247).
+// (hashicorp/go-retryablehttp#247). Every Retry-After goes to the client's
+// gate, which caps it and holds the client's other calls back meanwhile.
 type retryPolicy struct {
 	service string
 	maxWait time.Duration
 	log     logr.Logger
 	now     func() time.Time
+	gate    *gate
 }
 
 func (p retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	st := stateFrom(ctx)
 	st.attempts++
+	st.retryAfter, st.overCap = 0, false
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
@@ -76,7 +80,7 @@ func (p retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err er
 		// The library's own policy already knows which transport errors are
 		// permanent (bad scheme, untrusted certificate, too many redirects).
 		retry, _ := retryablehttp.ErrorPropagatedRetryPolicy(ctx, nil, err)
-		retry = retry && st.retrySafe
+		retry = retry && st.retrySafe && !p.gateOutlastsRetry(ctx, st)
 		if retry {
 			p.log.V(1).Info("Retrying external API call", "service", p.service, "operation", st.operation,
 				"attempt", st.attempts, "error", err.Error())
@@ -96,7 +100,9 @@ func (p retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err er
 		retry = st.retrySafe
 	}
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After"), p.now()); ok {
+		header := resp.Header.Get("Retry-After")
+		if asked, ok := parseRetryAfter(header, p.now()); ok {
+			wait := p.gate.honour(asked, header)
 			st.retryAfter = wait
 			if wait > p.maxWait || exceedsDeadline(ctx, wait, p.now()) {
 				// Sleeping here would hold the caller's worker for longer than
@@ -106,6 +112,9 @@ func (p retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err er
 			}
 		}
 	}
+	if retry && p.gateOutlastsRetry(ctx, st) {
+		return false, nil
+	}
 	if retry {
 		p.log.V(1).Info("Retrying external API call", "service", p.service, "operation", st.operation,
 			"attempt", st.attempts, "status", status)
@@ -113,16 +122,32 @@ func (p retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err er
 	return retry, nil
 }
 
+// gateOutlastsRetry reports whether another call's answer closed the gate
+// for longer than a retry may sleep, and then records that wait for the
+// error, so a call already under way does not reach the service early either.
+func (p retryPolicy) gateOutlastsRetry(ctx context.Context, st *callState) bool {
+	left := p.gate.remaining()
+	if left <= 0 || (left <= p.maxWait && !exceedsDeadline(ctx, left, p.now())) {
+		return false
+	}
+	st.retryAfter, st.overCap = left, true
+	return true
+}
+
 // backoff honours a Retry-After below the cap and otherwise waits an
 // exponentially growing, jittered time so many clients failing together do
-// not come back together.
+// not come back together. It never retries before the gate opens.
 func (p retryPolicy) backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
+	wait := time.Duration(-1)
 	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After"), p.now()); ok {
-			return min(wait, maxWait)
+		if asked, ok := parseRetryAfter(resp.Header.Get("Retry-After"), p.now()); ok {
+			wait = asked
 		}
 	}
-	return jitteredBackoff(minWait, maxWait, attempt)
+	if wait < 0 {
+		wait = jitteredBackoff(minWait, maxWait, attempt)
+	}
+	return min(max(wait, p.gate.remaining()), maxWait)
 }
 
 // jitteredBackoff returns a wait drawn from the upper half of
