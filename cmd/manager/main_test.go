@@ -142,6 +142,12 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--dns-token-file=/t", "--dns-token-secret=ns/name"}, "--dns-token-file and --dns-token-secret are exclusive"},
 		{[]string{"--backup-token-secret=name-only"}, "want namespace/name"},
 		{[]string{"--kube-api-qps=-1"}, "--kube-api-qps and --kube-api-burst must not be negative"},
+		{[]string{"--dns-provider=route53"}, `--dns-provider must be http or rfc2136, not "route53"`},
+		{[]string{"--dns-provider=rfc2136"}, "--rfc2136-server is required with --dns-provider=rfc2136"},
+		{[]string{"--dns-provider=rfc2136"}, "--rfc2136-zone is required"},
+		{[]string{"--dns-provider=rfc2136"}, "needs --rfc2136-tsig-key-file or --rfc2136-tsig-key-secret"},
+		{[]string{"--dns-provider=rfc2136", "--dns-url=https://dns.example.com"}, "--dns-url is for --dns-provider=http"},
+		{[]string{"--dns-provider=rfc2136", "--rfc2136-tsig-key-file=/k", "--rfc2136-tsig-key-secret=ns/n"}, "are exclusive"},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -80,7 +81,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite))
+	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite, setupRFC2136Backend))
 }
 
 func testScheme() *runtime.Scheme {
@@ -117,9 +118,9 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		// The cache cmd/manager configures: labelled children only, no
-		// managedFields.
-		Cache: cache.Options{ByObject: CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()},
+		// The cache cmd/manager configures (labelled children only, no
+		// managedFields), for the HTTP backend's MyApps only.
+		Cache: operatorCache(httpBackendCache()), // see dns_backends_test.go
 	})
 	if err != nil {
 		return nil, err
@@ -151,6 +152,17 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		sim.Close()
 		srv.Close()
 	}, nil
+}
+
+// operatorCache adds to opts the cache options cmd/manager gives the
+// manager: only the children the operator labelled, without managedFields.
+func operatorCache(opts cache.Options) cache.Options {
+	if opts.ByObject == nil {
+		opts.ByObject = map[client.Object]cache.ByObject{}
+	}
+	maps.Copy(opts.ByObject, CacheByObject())
+	opts.DefaultTransform = cache.TransformStripManagedFields()
+	return opts
 }
 
 // zapLevel keeps the controller's log quiet unless MYAPP_TEST_LOG is set:
