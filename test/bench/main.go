@@ -61,6 +61,12 @@ import (
 )
 
 const (
+	// image is every pod's; kwok runs nothing.
+	image    = "nginx:1.27"
+	appLabel = "app"
+	opGet    = "get"
+	opDelete = "delete"
+
 	simToken = "benchtoken"
 	// target is where every record points: kwok's Ingresses get no address.
 	target = "192.0.2.10"
@@ -88,12 +94,14 @@ func main() {
 	var cfg config
 	flag.IntVar(&cfg.n, "n", 100, "How many MyApps (and bare Deployments for the floor).")
 	flag.IntVar(&cfg.namespaces, "namespaces", 4, "How many namespaces the MyApps are spread over.")
-	flag.IntVar(&cfg.unrelated, "unrelated", 5000, "How many unrelated Deployments, Services and Ingresses (a third each) for the memory figure; 0 skips it.")
+	flag.IntVar(&cfg.unrelated, "unrelated", 5000,
+		"How many unrelated Deployments, Services and Ingresses (a third each) for the memory figure; 0 skips it.")
 	flag.StringVar(&cfg.manager, "manager", "bin/manager", "The operator's manager binary.")
 	flag.DurationVar(&cfg.steady, "steady", 2*time.Minute, "How long the steady state is watched.")
 	flag.DurationVar(&cfg.restartWindow, "restart-window", time.Minute, "How long requests are counted after a restart.")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "How long one phase may take.")
-	flag.IntVar(&cfg.kcmQPS, "controller-manager-qps", 200, "kube-controller-manager's --kube-api-qps, so the cluster is not what is measured.")
+	flag.IntVar(&cfg.kcmQPS, "controller-manager-qps", 200,
+		"kube-controller-manager's --kube-api-qps, so the cluster is not what is measured.")
 	flag.StringVar(&cfg.out, "out", "", "Where the raw figures go as JSON; default .local/bench/bench-<n>.json.")
 	flag.StringVar(&cfg.operators, "operators", "operator,baseline", "Which operators to measure, in order.")
 	flag.Parse()
@@ -281,9 +289,9 @@ func (d *dnsCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPut:
 		op = "upsert"
 	case r.Method == http.MethodDelete:
-		op = "delete"
+		op = opDelete
 	case named:
-		op = "get"
+		op = opGet
 	default:
 		op = "list"
 	}
@@ -292,7 +300,7 @@ func (d *dnsCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.ops[op]++
-	if sw.status >= 400 && !(op == "get" && sw.status == http.StatusNotFound) {
+	if sw.status >= 400 && (op != opGet || sw.status != http.StatusNotFound) {
 		d.failures++
 	}
 	d.times = append(d.times, time.Now())
@@ -337,7 +345,7 @@ func (b *bench) floor(ctx context.Context) (map[string]Phase, error) {
 	start := time.Now()
 	err := b.parallel(b.cfg.n, func(i int) error {
 		ns, name := namespaces[i%len(namespaces)], fmt.Sprintf("app-%04d", i)
-		labels := map[string]string{"app": name}
+		labels := map[string]string{appLabel: name}
 		dep := &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			Spec: appsv1.DeploymentSpec{
@@ -345,7 +353,7 @@ func (b *bench) floor(ctx context.Context) (map[string]Phase, error) {
 				Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
 				},
 			},
 		}
@@ -380,7 +388,8 @@ func (b *bench) floor(ctx context.Context) (map[string]Phase, error) {
 
 	start = time.Now()
 	for _, ns := range namespaces {
-		if err := b.c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(ns), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		if err := b.c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(ns),
+			client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 			return nil, err
 		}
 		var svcs corev1.ServiceList
@@ -441,7 +450,7 @@ func (b *bench) measure(ctx context.Context, name string) (OperatorResult, error
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d", i), Namespace: ns},
 				Spec: appsv1alpha1.MyAppSpec{
 					Replicas: ptr.To[int32](1),
-					Image:    "nginx:1.27",
+					Image:    image,
 					Host:     fmt.Sprintf("app-%04d.%s.bench.example.com", i, ns),
 				},
 			}
@@ -561,7 +570,7 @@ func (b *bench) unrelatedMemory(ctx context.Context, name string, m *managerProc
 	logf("%s: creating %d unrelated objects", name, b.cfg.unrelated)
 	err := b.parallel(b.cfg.unrelated, func(i int) error {
 		ns, objName := namespaces[i%len(namespaces)], fmt.Sprintf("other-%05d", i)
-		labels := map[string]string{"app": objName}
+		labels := map[string]string{appLabel: objName}
 		var obj client.Object
 		switch i % 3 {
 		case 0:
@@ -572,7 +581,7 @@ func (b *bench) unrelatedMemory(ctx context.Context, name string, m *managerProc
 					Selector: &metav1.LabelSelector{MatchLabels: labels},
 					Template: corev1.PodTemplateSpec{
 						ObjectMeta: metav1.ObjectMeta{Labels: labels},
-						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
 					},
 				},
 			}

@@ -49,6 +49,10 @@ import (
 // baseline is a process of its own like the operator.
 const baselineCommand = "baseline-manager"
 
+// baselineName names the baseline in --operators, the report and its work
+// queue.
+const baselineName = "baseline"
+
 // managerProcess is a running manager, the operator's or the baseline's.
 type managerProcess struct {
 	name        string
@@ -72,7 +76,7 @@ func (b *bench) startManager(name string) (*managerProcess, error) {
 			"--dns-default-target="+target,
 			"--metrics-bind-address="+metricsAddr, "--metrics-secure=false",
 			"--health-probe-bind-address=0")
-	case "baseline":
+	case baselineName:
 		self, err := os.Executable()
 		if err != nil {
 			return nil, err
@@ -184,8 +188,8 @@ func (m *managerProcess) waitMetrics(ctx context.Context) error {
 
 // controllerName is the work queue name of the measured controller.
 func (m *managerProcess) controllerName() string {
-	if m.name == "baseline" {
-		return "baseline"
+	if m.name == baselineName {
+		return baselineName
 	}
 	return "myapp"
 }

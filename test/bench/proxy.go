@@ -148,7 +148,7 @@ func classify(r *http.Request) apiKey {
 		case r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1":
 			verb = "watch"
 		case named:
-			verb = "get"
+			verb = opGet
 		default:
 			verb = "list"
 		}
@@ -159,7 +159,7 @@ func classify(r *http.Request) apiKey {
 	case http.MethodPatch:
 		verb = "patch"
 	case http.MethodDelete:
-		verb = "delete"
+		verb = opDelete
 		if !named {
 			verb = "deletecollection"
 		}

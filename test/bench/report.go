@@ -25,13 +25,15 @@ import (
 // printReport writes the run's figures as Markdown, the form
 // docs/benchmarks.md quotes.
 func printReport(w io.Writer, res Result) {
+	pf := func(format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }
+	pln := func(line string) { _, _ = fmt.Fprintln(w, line) }
 	n := float64(res.N)
-	fmt.Fprintf(w, "\n## N = %d\n\nMachine: %s. Started %s.\n\n", res.N, res.Machine, res.Started.Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(w, "Cluster floor (%d bare Deployments with a Service each, no operator): converge %.1fs, delete %.1fs.\n\n",
+	pf("\n## N = %d\n\nMachine: %s. Started %s.\n\n", res.N, res.Machine, res.Started.Format("2006-01-02 15:04 MST"))
+	pf("Cluster floor (%d bare Deployments with a Service each, no operator): converge %.1fs, delete %.1fs.\n\n",
 		res.N, res.Floor["converge"].Seconds, res.Floor["cleanup"].Seconds)
 
-	fmt.Fprintln(w, "| phase | operator | seconds | API requests | API writes | API failures | DNS requests | DNS writes | DNS failures |")
-	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	pln("| phase | operator | seconds | API requests | API writes | API failures | DNS requests | DNS writes | DNS failures |")
+	pln("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, phase := range []string{"converge", "steady", "restart", "cleanup"} {
 		for _, op := range res.Operators {
 			p := op.Phases[phase]
@@ -40,56 +42,56 @@ func printReport(w io.Writer, res Result) {
 			for _, v := range p.DNS {
 				dnsTotal += v
 			}
-			fmt.Fprintf(w, "| %s | %s | %.1f | %d | %d | %d | %d (%s) | %d | %d |\n", phase, op.Name, p.Seconds,
+			pf("| %s | %s | %.1f | %d | %d | %d | %d (%s) | %d | %d |\n", phase, op.Name, p.Seconds,
 				total, writes, sum(p.APIFailures), dnsTotal, mapString(p.DNS), dnsWrites, p.DNSFailures)
 		}
 	}
 
-	fmt.Fprintln(w, "\nPer MyApp while converging and cleaning up:")
-	fmt.Fprintln(w, "\n| operator | converge API | converge API writes | DNS upserts | DNS gets | cleanup API | cleanup DNS |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	pln("\nPer MyApp while converging and cleaning up:")
+	pln("\n| operator | converge API | converge API writes | DNS upserts | DNS gets | cleanup API | cleanup DNS |")
+	pln("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, op := range res.Operators {
 		c, d := op.Phases["converge"], op.Phases["cleanup"]
 		ct, cw := apiTotals(c)
 		dt, _ := apiTotals(d)
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", op.Name, float64(ct)/n, float64(cw)/n,
+		pf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", op.Name, float64(ct)/n, float64(cw)/n,
 			float64(c.DNS["upsert"])/n, float64(c.DNS["get"])/n, float64(dt)/n, float64(sum(d.DNS))/n)
 	}
-	fmt.Fprintln(w, "| minimum | | 5 (finalizer, 3 creates, status) | 1 | polls propagation needs | 1 finalizer removal | 2 (delete, confirming list) |")
+	pln("| minimum | | 5 (finalizer, 3 creates, status) | 1 | polls propagation needs | 1 finalizer removal | 2 (delete, confirming list) |")
 
-	fmt.Fprintln(w, "\nSteady state and restart:")
-	fmt.Fprintln(w, "\n| operator | steady DNS reads per MyApp per hour | restart drain (s) | restart DNS peak/s | restart DNS mean/s |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+	pln("\nSteady state and restart:")
+	pln("\n| operator | steady DNS reads per MyApp per hour | restart drain (s) | restart DNS peak/s | restart DNS mean/s |")
+	pln("| --- | ---: | ---: | ---: | ---: |")
 	for _, op := range res.Operators {
 		s, r := op.Phases["steady"], op.Phases["restart"]
 		perHour := 0.0
 		if s.Seconds > 0 {
 			perHour = float64(s.DNS["get"]) / n * 3600 / s.Seconds
 		}
-		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %.1f |\n", op.Name, perHour, r.Extra["drainSeconds"],
+		pf("| %s | %.1f | %.1f | %.0f | %.1f |\n", op.Name, perHour, r.Extra["drainSeconds"],
 			r.Extra["dnsPeakPerSecond"], r.Extra["dnsMeanPerSecond"])
 	}
 
-	fmt.Fprintln(w, "\nMemory of the manager (MiB):")
-	fmt.Fprintln(w, "\n| operator | point | Go heap | live heap after GC | RSS |")
-	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: |")
+	pln("\nMemory of the manager (MiB):")
+	pln("\n| operator | point | Go heap | live heap after GC | RSS |")
+	pln("| --- | --- | ---: | ---: | ---: |")
 	for _, op := range res.Operators {
 		for _, point := range sortedNames(op.Memory) {
 			m := op.Memory[point]
-			fmt.Fprintf(w, "| %s | %s | %.1f | %.1f | %.1f |\n", op.Name, point, m.HeapBytes/(1<<20),
+			pf("| %s | %s | %.1f | %.1f | %.1f |\n", op.Name, point, m.HeapBytes/(1<<20),
 				m.LiveHeapBytes/(1<<20), m.RSSBytes/(1<<20))
 		}
 	}
 
-	fmt.Fprintln(w, "\nAPI requests while converging, by verb and resource:")
+	pln("\nAPI requests while converging, by verb and resource:")
 	for _, op := range res.Operators {
-		fmt.Fprintf(w, "\n- %s: %s\n", op.Name, mapString(op.Phases["converge"].API))
+		pf("\n- %s: %s\n", op.Name, mapString(op.Phases["converge"].API))
 		if f := op.Phases["converge"].APIFailures; len(f) > 0 {
-			fmt.Fprintf(w, "  - failed: %s\n", mapString(f))
+			pf("  - failed: %s\n", mapString(f))
 		}
-		fmt.Fprintf(w, "  - cleanup: %s\n", mapString(op.Phases["cleanup"].API))
+		pf("  - cleanup: %s\n", mapString(op.Phases["cleanup"].API))
 		if f := op.Phases["cleanup"].APIFailures; len(f) > 0 {
-			fmt.Fprintf(w, "  - cleanup failed: %s\n", mapString(f))
+			pf("  - cleanup failed: %s\n", mapString(f))
 		}
 	}
 }

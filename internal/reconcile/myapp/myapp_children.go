@@ -78,9 +78,9 @@ const (
 
 // childLabels go on every child, so `kubectl get all -l` finds them.
 func childLabels(app *appsv1alpha1.MyApp) map[string]string {
-	labels := selectorLabels(app)
-	labels[ManagedByLabel] = ManagedByValue
-	return labels
+	l := selectorLabels(app)
+	l[ManagedByLabel] = ManagedByValue
+	return l
 }
 
 // CacheByObject scopes the manager's cache of the kinds a MyApp owns to the
@@ -164,7 +164,9 @@ func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp
 // taken reads the object from the API server and carries on with it: a child
 // of this MyApp is repaired, label and all (which brings it back into the
 // cache), and anyone else's object is reported by mutate as a conflict.
-func (r *Reconciler) createOrUpdateChild(ctx context.Context, obj client.Object, mutate func() error) (controllerutil.OperationResult, error) {
+func (r *Reconciler) createOrUpdateChild(
+	ctx context.Context, obj client.Object, mutate func() error,
+) (controllerutil.OperationResult, error) {
 	key := client.ObjectKeyFromObject(obj)
 	blank := obj.DeepCopyObject()
 	err := r.Client.Get(ctx, key, obj)

@@ -50,6 +50,9 @@ import (
 // finalizer guards the DNS record.
 const finalizer = "bench.myapp.dev/baseline-dns"
 
+// portName names the container port the Service targets.
+const portName = "http"
+
 // requeueAfter is the tutorial's fixed resync.
 const requeueAfter = time.Minute
 
@@ -109,7 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		dep.Spec.Template.Spec.Containers = []corev1.Container{{
 			Name:  "app",
 			Image: app.Spec.Image,
-			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: app.Spec.ContainerPort}},
+			Ports: []corev1.ContainerPort{{Name: portName, ContainerPort: app.Spec.ContainerPort}},
 		}}
 	}); err != nil {
 		return ctrl.Result{}, err
@@ -118,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.apply(ctx, app, svc, func() {
 		svc.Labels = labels
 		svc.Spec.Selector = labels
-		svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: app.Spec.ServicePort, TargetPort: intstr.FromString("http")}}
+		svc.Spec.Ports = []corev1.ServicePort{{Name: portName, Port: app.Spec.ServicePort, TargetPort: intstr.FromString(portName)}}
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -130,7 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			Host: app.Spec.Host,
 			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
 				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pathType, Backend: networkingv1.IngressBackend{
-					Service: &networkingv1.IngressServiceBackend{Name: app.Name, Port: networkingv1.ServiceBackendPort{Name: "http"}},
+					Service: &networkingv1.IngressServiceBackend{Name: app.Name, Port: networkingv1.ServiceBackendPort{Name: portName}},
 				}}},
 			}},
 		}}
