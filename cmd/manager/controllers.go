@@ -62,6 +62,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
+	if opts.myApp.orphanSweepInterval > 0 {
+		if err := (&myapp.OrphanSweeper{
+			DNS:      dnsClient,
+			Reader:   mgr.GetAPIReader(),
+			Interval: opts.myApp.orphanSweepInterval,
+		}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the DNS orphan sweep: %w", err)
+		}
+	}
 
 	backupClient, err := backup.New(externalConfig(mgr, opts, opts.backup, "backup"))
 	if err != nil {

@@ -136,6 +136,7 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--dns-default-target=2001:db8::1"}, "is an IPv6 address"},
 		{[]string{"--dns-default-target=not a host"}, "neither an IPv4 address nor a host name"},
 		{[]string{"--max-concurrent-reconciles=0"}, "--max-concurrent-reconciles must be at least 1"},
+		{[]string{"--dns-orphan-sweep-interval=-1m"}, "--dns-orphan-sweep-interval must not be negative"},
 		{[]string{"--max-retry-after=0"}, "--max-retry-after must be between 1s and 1h0m0s, got 0s"},
 		{[]string{"--max-retry-after=24h"}, "--max-retry-after must be between 1s and 1h0m0s, got 24h0m0s"},
 		{[]string{"--backup-url=https://backup.example.com"}, "--backup-url needs --backup-token-file or --backup-token-secret"},

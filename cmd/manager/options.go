@@ -79,6 +79,9 @@ type myAppOptions struct {
 	pendingPollInterval time.Duration
 	driftCheckInterval  time.Duration
 	recordTTL           int
+	// orphanSweepInterval is how often records of MyApps that are gone are
+	// looked for; zero turns the sweep off.
+	orphanSweepInterval time.Duration
 }
 
 // serviceOptions say where an external service is and where its token comes
@@ -210,6 +213,10 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"How often a PENDING DNS record is polled until it is ACTIVE (jittered by up to 20%).")
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
 		"How often an ACTIVE DNS record is checked for changes made outside the operator, at a point of the interval fixed per MyApp.")
+	fs.DurationVar(&o.myApp.orphanSweepInterval, "dns-orphan-sweep-interval", myapp.DefaultOrphanSweepInterval,
+		"How often the DNS records of MyApps that are gone (a finalizer removed by hand) are looked for and deleted "+
+			"(the first sweep after a start comes after a random part of it); 0 turns the sweep off, as clusters "+
+			"sharing one DNS service must.")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", myapp.DefaultMaxConcurrentReconciles,
 		"How many objects each controller reconciles at once.")
@@ -260,6 +267,9 @@ func (o *options) validate() error {
 	}
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
+	}
+	if o.myApp.orphanSweepInterval < 0 {
+		errs = append(errs, errors.New("--dns-orphan-sweep-interval must not be negative (0 turns the sweep off)"))
 	}
 	if o.leaderElect && !o.leaseTimingsOrdered() {
 		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+

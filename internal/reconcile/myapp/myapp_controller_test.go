@@ -298,7 +298,10 @@ func TestOrphanPolicyLeavesTheRecord(t *testing.T) {
 
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
 	eventuallyGone(t, g, client.ObjectKeyFromObject(app), &appsv1alpha1.MyApp{}, timeout)
-	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Owner", owner)))
+	// The record stays, handed to the orphaned form of its owner so the
+	// orphan sweep leaves it alone (see TestOrphanedRecordSurvivesTheSweep).
+	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Owner", orphanedRecordOwner(app))))
+	g.Expect(orphanedRecordOwner(app)).To(Equal("myapp-operator-orphaned/" + owner[len("myapp-operator/"):]))
 }
 
 func TestSameNameRecreateKeepsTheNewRecord(t *testing.T) {

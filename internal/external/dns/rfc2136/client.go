@@ -406,8 +406,12 @@ func (c *Client) List(ctx context.Context, owner string) ([]extdns.Record, error
 }
 
 // ListByOwnerPrefix returns the records whose owner starts with prefix,
-// sorted by name.
+// sorted by name. An empty prefix is refused, as by the HTTP client, so a
+// caller cannot mistake every owner's records for its own.
 func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]extdns.Record, error) {
+	if prefix == "" {
+		return nil, c.fail("list", external.KindInvalid, "owner prefix is required", nil)
+	}
 	return c.list(ctx, "list", func(o string) bool { return strings.HasPrefix(o, prefix) })
 }
 

@@ -361,6 +361,11 @@ func TestListByOwner(t *testing.T) {
 	if none, err := c.List(ctx, prefix+"nobody"); err != nil || len(none) != 0 {
 		t.Fatalf("List of an owner with no records = %+v, %v", none, err)
 	}
+	// As with the HTTP client: an empty prefix would make every owner's
+	// records look like the caller's, so it is refused.
+	if all, err := c.ListByOwnerPrefix(ctx, ""); !errors.Is(err, external.ErrInvalid) {
+		t.Fatalf("ListByOwnerPrefix(\"\") = %d records, %v; want ErrInvalid", len(all), err)
+	}
 }
 
 func TestTransferChangesTheOwnerAtomically(t *testing.T) {
