@@ -102,6 +102,13 @@ func TestBackupConfigValidation(t *testing.T) {
 		{"appRef is required", func(s map[string]any) { delete(s, "appRef") }, []string{"spec.appRef", "Required value"}},
 		{"appRef.name is required", func(s map[string]any) { s["appRef"] = map[string]any{} }, []string{"spec.appRef.name", "Required value"}},
 		{"appRef.name is an object name", func(s map[string]any) { s["appRef"] = map[string]any{"name": "My App"} }, []string{"spec.appRef.name", "must be a valid object name"}},
+		// A MyApp's name is a DNS label, so a name that cannot be one would
+		// only ever read AppNotFound.
+		{"appRef.name has no dots", func(s map[string]any) { s["appRef"] = map[string]any{"name": "web.v2"} }, []string{"spec.appRef.name", "DNS label"}},
+		{"appRef.name starts with a letter", func(s map[string]any) { s["appRef"] = map[string]any{"name": "1web"} }, []string{"spec.appRef.name", "DNS label"}},
+		{"appRef.name at most 63 characters", func(s map[string]any) {
+			s["appRef"] = map[string]any{"name": "a234567890123456789012345678901234567890123456789012345678901234"}
+		}, []string{"spec.appRef.name", "63"}},
 		{"schedule has 5 fields", func(s map[string]any) { s["schedule"] = "0 3 * *" }, []string{"spec.schedule", "5-field cron expression"}},
 		{"schedule is cron, not prose", func(s map[string]any) { s["schedule"] = "every day" }, []string{"spec.schedule", "5-field cron expression"}},
 		{"schedule has no seconds field", func(s map[string]any) { s["schedule"] = "0 0 3 * * *" }, []string{"spec.schedule", "5-field cron expression"}},
