@@ -52,6 +52,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	if err := (&myapp.Reconciler{
 		Client:                  mgr.GetClient(),
 		DNS:                     dnsClient,
+		ReplaceLeakedRecords:    opts.myApp.orphanSweepInterval > 0,
 		Recorder:                mgr.GetEventRecorder("myapp-controller"),
 		DefaultTarget:           opts.myApp.defaultTarget,
 		IngressClassName:        opts.myApp.ingressClassName,

@@ -67,7 +67,12 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 	rec dns.Record, done bool, result reconcile.Result, err error) {
 	app := s.app
 	former, ok := formerSelf(app, current.Owner)
-	if !ok || !wantsAdoption(app) {
+	// Without the annotation only a leak is taken out of the way: a record
+	// of an earlier MyApp of this name that was not orphaned on purpose,
+	// which the orphan sweep would delete anyway, and only where the sweep
+	// runs (its rule is that no other cluster shares the DNS service).
+	replaceLeak := ok && !former.orphaned && r.ReplaceLeakedRecords
+	if !ok || (!wantsAdoption(app) && !replaceLeak) {
 		result, err = r.hostConflict(ctx, s, current.Owner)
 		return current, true, result, err
 	}
@@ -87,6 +92,10 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 	if live.UID != app.UID {
 		result, err = r.hostConflict(ctx, s, current.Owner)
 		return current, true, result, err
+	}
+
+	if !wantsAdoption(app) {
+		return r.replaceLeakedRecord(ctx, s, current, former)
 	}
 
 	owner := recordOwner(app)
@@ -113,6 +122,35 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 		"Adopted DNS record %s from %s of this name (uid %s), as the annotation %s asks",
 		current.Name, what, former.uid, appsv1alpha1.AdoptDNSRecordAnnotation)
 	return adopted, false, reconcile.Result{}, nil
+}
+
+// replaceLeakedRecord deletes the record an earlier MyApp of this name left
+// behind when it went without its cleanup (the API server can remove a
+// MyApp whose finalizer a stale pass had just seen, kubernetes#77988, or
+// someone stripped the finalizer by hand). The caller has checked by a live
+// read that this MyApp is the live one of its name, so no MyApp holds that
+// UID: the record is the leak the orphan sweep would delete, and the new
+// MyApp need not wait in HostConflict until the sweep comes round. The
+// delete is owner-checked; the caller then creates the record afresh.
+func (r *Reconciler) replaceLeakedRecord(ctx context.Context, s *scope, current dns.Record, former recordOwnerRef) (
+	rec dns.Record, done bool, result reconcile.Result, err error) {
+	log.FromContext(ctx).Info("Deleting the DNS record an earlier MyApp of this name leaked", "name", current.Name,
+		"holder", current.Owner)
+	err = r.DNS.Delete(ctx, current.Name, current.Owner)
+	var ext *external.Error
+	switch {
+	case errors.As(err, &ext) && ext.Kind == external.KindConflict:
+		// Someone else took it between the read and the delete.
+		result, err = r.hostConflict(ctx, s, ext.Owner)
+		return current, true, result, err
+	case err != nil:
+		result, err = r.handleDNSError(ctx, s, "delete the leaked", err)
+		return current, true, result, err
+	}
+	r.Recorder.Eventf(s.app, nil, corev1.EventTypeNormal, ReasonDNSRecordDeleted, "DeleteDNSRecord",
+		"Deleted DNS record %s, left behind by an earlier MyApp of this name (uid %s) that no longer exists",
+		current.Name, former.uid)
+	return dns.Record{}, false, reconcile.Result{}, nil
 }
 
 // hostConflictAdvice is what a HostConflict message tells the user to do.

@@ -108,3 +108,24 @@ func TestAdoptionNeverTakesALiveMyAppsRecord(t *testing.T) {
 	g.Expect(recordsNamed(host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(holder)), HaveField("State", simulator.StateActive))))
 }
+
+// TestLeakedRecordOfAnEarlierMyAppIsReplaced: a record left, unmarked, by an
+// earlier MyApp of this namespace and name that no longer exists is a leak
+// the orphan sweep would delete: the API server can remove a MyApp with its
+// finalizer still on (kubernetes/kubernetes#77988) after a pass working from
+// the cache wrote its record, or someone strips the finalizer by hand. The
+// next MyApp of the name does not wait in HostConflict for the sweep: it
+// deletes the leaked record and registers its own.
+func TestLeakedRecordOfAnEarlierMyAppIsReplaced(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	leaked := "myapp-operator/" + ns + "/web/0b7a4f60-0000-4000-8000-0000000000bb"
+	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: app.Spec.Host, Type: dns.TypeA, Value: "192.0.2.99", TTL: 300, Owner: leaked})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	createReadyMyApp(t, g, app)
+	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(
+		HaveField("Owner", recordOwner(app)), HaveField("Value", defaultTarget))))
+	g.Expect(eventReasons(t, ns, "web")).NotTo(ContainElement(ReasonDNSRecordAdopted), "replaced, not adopted")
+}

@@ -75,6 +75,12 @@ type Reconciler struct {
 	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
+	// ReplaceLeakedRecords lets a MyApp delete a record, holding its
+	// spec.host, that an earlier MyApp of its namespace and name left
+	// behind without deletionPolicy Orphan, instead of waiting in
+	// HostConflict for the orphan sweep. Set it only where the sweep runs:
+	// both judge a record by whether its MyApp is alive in this cluster.
+	ReplaceLeakedRecords bool
 	// Recorder emits events on MyApps.
 	Recorder recorder.EventRecorder
 

@@ -131,13 +131,15 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	}
 	mgrCache = mgr.GetCache()
 	reconciler = &Reconciler{
-		Client:              interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
-		DNS:                 dnsReads,
-		Recorder:            &countingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), warnings: warnings},
-		DefaultTarget:       defaultTarget,
-		PendingPollInterval: 200 * time.Millisecond,
-		DriftCheckInterval:  driftCheckInterval,
-		Clock:               suiteClock,
+		Client: interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
+		DNS:    dnsReads,
+		// As in the manager, where the orphan sweep runs by default.
+		ReplaceLeakedRecords: true,
+		Recorder:             &countingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), warnings: warnings},
+		DefaultTarget:        defaultTarget,
+		PendingPollInterval:  200 * time.Millisecond,
+		DriftCheckInterval:   driftCheckInterval,
+		Clock:                suiteClock,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, err
