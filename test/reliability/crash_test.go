@@ -216,9 +216,12 @@ func judge(t *testing.T, r Report, what string) {
 	t.Errorf("%s: %s\n%s", what, r, strings.Join(r.Problems, "\n"))
 }
 
-// knownBugs maps test names (prefixes) onto the bug in docs/reliability.md
-// that makes them fail; empty while the campaign has found none open.
-var knownBugs = map[string]string{}
+// knownBugs maps test names (prefixes) onto the open bug in
+// docs/reliability.md that makes them fail. Consulted only in the full
+// campaign.
+var knownBugs = map[string]string{
+	"TestSameNameRecreateDuringOutage": "B1: a MyApp deleted as its finalizer is added leaks its DNS record",
+}
 
 func expectedFailure(name string) (string, bool) {
 	for prefix, bug := range knownBugs {

@@ -80,6 +80,7 @@ func newScenario(t *testing.T) *scenario {
 	})
 	s := &scenario{t: t, ns: ns, sim: sim, url: url}
 	s.oracle = newOracle(ns, sim)
+	traceMyApps(t, ns)
 	t.Cleanup(func() {
 		// Leave the namespace to the cluster's namespace controller; no
 		// manager runs any more, so its objects are stripped of finalizers

@@ -200,24 +200,22 @@ func (o *oracle) checkApps(r *Report, apps []appsv1alpha1.MyApp, bcs []backupv1a
 			if err := myAppReady(app); err != nil {
 				r.add(&r.NotReady, "MyApp %s: %v", key, err)
 			}
-			recs := owned[recordOwner(app)]
-			switch {
-			case len(recs) == 0:
-				r.add(&r.MissingRecords, "MyApp %s has no record for %s", key, app.Spec.Host)
-			case len(recs) > 1:
-				for _, rec := range recs {
-					if rec.Name != app.Spec.Host {
-						r.add(&r.DuplicateRecords, "MyApp %s also owns record %s, not its host %s", key, rec.Name, app.Spec.Host)
-					}
-				}
-			}
-			for _, rec := range recs {
-				if rec.Name == app.Spec.Host && rec.State != simulator.StateActive {
+			// Exactly one record, for the current host: any other record the
+			// MyApp owns (an old host's, say) is one too many.
+			hasHost := false
+			for _, rec := range owned[recordOwner(app)] {
+				switch {
+				case rec.Name != app.Spec.Host:
+					r.add(&r.DuplicateRecords, "MyApp %s also owns record %s, not its host %s", key, rec.Name, app.Spec.Host)
+				case rec.State != simulator.StateActive:
+					hasHost = true
 					r.add(&r.NotReady, "MyApp %s: record %s is %s", key, rec.Name, rec.State)
+				default:
+					hasHost = true
 				}
 			}
-			if len(recs) == 1 && recs[0].Name != app.Spec.Host {
-				r.add(&r.MissingRecords, "MyApp %s owns record %s, not its host %s", key, recs[0].Name, app.Spec.Host)
+			if !hasHost {
+				r.add(&r.MissingRecords, "MyApp %s has no record for %s", key, app.Spec.Host)
 			}
 		}
 		if controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) && !holdWanted(app, bcs) {
