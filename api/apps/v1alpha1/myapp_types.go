@@ -35,9 +35,9 @@ const (
 	DeletionPolicyOrphan DeletionPolicy = "Orphan"
 )
 
-// DNSRecordState is the state of the DNS record as last observed in the DNS
-// service.
-// +kubebuilder:validation:Enum=Pending;Active
+// DNSRecordState is the state of the DNS record: as observed in the DNS
+// service, or Unknown while the service cannot be asked.
+// +kubebuilder:validation:Enum=Pending;Active;Unknown
 type DNSRecordState string
 
 const (
@@ -46,6 +46,10 @@ const (
 	DNSRecordPending DNSRecordState = "Pending"
 	// DNSRecordActive means the record resolves.
 	DNSRecordActive DNSRecordState = "Active"
+	// DNSRecordUnknown means the last call to the DNS service failed, so the
+	// operator cannot tell what resolvers see; lastObservedState keeps what
+	// it saw before.
+	DNSRecordUnknown DNSRecordState = "Unknown"
 )
 
 // Condition types of a MyApp.
@@ -140,9 +144,17 @@ type DNSRecordStatus struct {
 	// +optional
 	Owner string `json:"owner,omitempty"`
 
-	// State is the record's state as last observed in the DNS service.
+	// State is what is known of the record now: Pending or Active as the
+	// DNS service last reported it, or Unknown while the last call to the
+	// service failed. The DNS column of `kubectl get myapps` shows it.
 	// +optional
 	State DNSRecordState `json:"state,omitempty"`
+
+	// LastObservedState is the state the DNS service reported when it was
+	// last asked, Pending or Active. It stays as it was while State is
+	// Unknown.
+	// +optional
+	LastObservedState DNSRecordState `json:"lastObservedState,omitempty"`
 }
 
 // MyAppStatus is the observed state of a MyApp.

@@ -30,7 +30,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -67,6 +69,9 @@ const (
 type Reconciler struct {
 	// Client reads and writes Kubernetes objects.
 	Client client.Client
+	// APIReader reads from the API server, not the cache, where a stale
+	// read could give up a MyApp's DNS name. Defaults to the manager's.
+	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
 	// Recorder emits events on MyApps.
@@ -91,8 +96,12 @@ type Reconciler struct {
 	// MaxConcurrentReconciles is how many MyApps are reconciled at once.
 	// Defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// Clock tells the time when the DNS record is next due to be read.
+	// Defaults to the real clock; tests move it forward.
+	Clock clock.PassiveClock
 
-	cleanup cleanupTracker
+	cleanup   cleanupTracker
+	dnsChecks dnsSchedule
 }
 
 // scope is what one reconcile of one MyApp works on.
@@ -103,6 +112,12 @@ type scope struct {
 	// incomplete is set when the pass stopped early waiting on the DNS
 	// service (throttled, failing), so the generation is not yet observed.
 	incomplete bool
+	// routes are the hosts the Ingress may route, as the DNS phase found
+	// them held; nil when it could not tell, so the Ingress stays as it is.
+	routes sets.Set[string]
+	// gone is set once this pass removed the last finalizer: the MyApp no
+	// longer exists, and writing its status could only fail.
+	gone bool
 }
 
 // +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;update;patch
@@ -122,8 +137,14 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
 	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("myapp-controller")
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
 	}
 	if r.PendingPollInterval == 0 {
 		r.PendingPollInterval = DefaultPendingPollInterval
@@ -140,8 +161,15 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if r.MaxConcurrentReconciles == 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.MyApp{}, hostIndex,
+		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.MyApp).Spec.Host} }); err != nil {
+		return fmt.Errorf("indexing MyApps by host: %w", err)
+	}
 	return ctrl.ControllerManagedBy(mgr).
 		For(&appsv1alpha1.MyApp{}).
+		// A MyApp waiting for a host another MyApp holds comes back when
+		// that one moves or goes, not on its next drift check.
+		Watches(&appsv1alpha1.MyApp{}, r.hostWaiters()).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).
@@ -156,6 +184,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.cleanup.forget(req.NamespacedName)
+			r.dnsChecks.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -171,12 +200,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	original := app.DeepCopy()
 	s := &scope{app: app}
 	defer func() {
+		if s.gone {
+			return
+		}
 		if retErr == nil && !s.incomplete {
 			app.Status.ObservedGeneration = app.Generation
 		}
 		// The status is written with the caller's context: it records what
 		// happened even when the phases ran out of time.
 		if err := r.patchStatus(ctx, original, app); err != nil {
+			// What the DNS phase remembers was never written: read again.
+			r.dnsChecks.forget(req.NamespacedName)
 			retErr = errors.Join(retErr, err)
 		}
 	}()
@@ -207,6 +241,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 		return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
 	}
 	result, err := r.reconcileDNSRecord(ctx, s)
+	if routeErr := r.syncIngressRoutes(ctx, s); routeErr != nil {
+		err = errors.Join(err, routeErr)
+	}
 	setReadyCondition(s.app, s.deployment)
 	return result, err
 }

@@ -46,6 +46,7 @@ func TestCreateMyApp(t *testing.T) {
 	g.Expect(app.Status.ReadyReplicas).To(Equal(int32(2)))
 	g.Expect(app.Status.DNS).To(Equal(&appsv1alpha1.DNSRecordStatus{
 		Name: app.Spec.Host, Type: "A", Value: defaultTarget, Owner: recordOwner(app), State: appsv1alpha1.DNSRecordActive,
+		LastObservedState: appsv1alpha1.DNSRecordActive,
 	}))
 	g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition)).To(HaveField("Reason", ReasonRecordActive))
 
@@ -147,6 +148,18 @@ func TestHostConflictAcrossNamespaces(t *testing.T) {
 		g.Expect(cond.Reason).To(Equal(ReasonHostConflict))
 		g.Expect(cond.Message).To(ContainSubstring("MyApp " + first + "/holder"))
 		g.Expect(conditionOf(intruder, appsv1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionFalse))
+	}, timeout, interval).Should(Succeed())
+
+	// The intruder's Ingress exists (an ingress controller gives it an
+	// address) but has no rule for the host it does not hold; the holder's
+	// routes it.
+	g.Consistently(func(g Gomega) {
+		all, _ := ingressRuleHosts(t, g, intruder)
+		g.Expect(all).NotTo(ContainElement(host))
+	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		_, routed := ingressRuleHosts(t, g, holder)
+		g.Expect(routed).To(ConsistOf(host))
 	}, timeout, interval).Should(Succeed())
 
 	// The holder's record is untouched, and deleting the intruder does not
@@ -280,22 +293,31 @@ func TestDNSDriftIsRepairedOnTheDriftCheck(t *testing.T) {
 	createReadyMyApp(t, g, app)
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)}
 
-	// At steady state a reconcile asks to come back on the jittered drift
-	// interval, not sooner.
+	// At steady state a reconcile asks to come back at this MyApp's drift
+	// check: its own point in every interval, at most one interval away.
 	result, err := reconciler.Reconcile(t.Context(), req)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(result.RequeueAfter).To(BeNumerically(">=", driftCheckInterval))
-	g.Expect(result.RequeueAfter).To(BeNumerically("<=", time.Duration(float64(driftCheckInterval)*(1+dnsJitterFactor))))
+	g.Expect(result.RequeueAfter).To(BeNumerically(">", 0))
+	g.Expect(result.RequeueAfter).To(BeNumerically("<=", driftCheckInterval))
+	at := suiteClock.Now().Add(result.RequeueAfter)
+	offPhase := (time.Duration(at.UnixNano()) - driftPhase(app.UID, driftCheckInterval)) % driftCheckInterval
+	g.Expect(min(offPhase, driftCheckInterval-offPhase)).To(BeNumerically("<", time.Second), "the check is at the MyApp's phase")
 
 	// The record is changed outside the operator, then deleted; each drift
-	// check (a reconcile the timer would start) puts it back.
+	// check (a reconcile the timer starts once the clock reaches it) puts it
+	// back. A reconcile before that time leaves the service alone.
 	_, err = dnsClient.Upsert(t.Context(), dns.Record{Name: app.Spec.Host, Type: "A", Value: "198.51.100.7", TTL: 60, Owner: recordOwner(app)})
 	g.Expect(err).NotTo(HaveOccurred())
+	_, err = reconciler.Reconcile(t.Context(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Value", "198.51.100.7")), "not due yet")
+	suiteClock.step(result.RequeueAfter)
 	_, err = reconciler.Reconcile(t.Context(), req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(HaveField("Value", defaultTarget), HaveField("TTL", int32(300)))))
 
 	g.Expect(dnsClient.Delete(t.Context(), app.Spec.Host, recordOwner(app))).To(Succeed())
+	suiteClock.step(driftCheckInterval)
 	_, err = reconciler.Reconcile(t.Context(), req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Owner", recordOwner(app))))
@@ -327,6 +349,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	writesBefore := writes.count(ns)
 	upsertsBefore := sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)
 	readsBefore := dnsReads.getsOf(app.Spec.Host)
+	passesBefore := writes.reconciles(client.ObjectKeyFromObject(app))
 
 	// Each annotation change makes the controller reconcile the MyApp.
 	for i := range 5 {
@@ -339,10 +362,11 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	g.Eventually(func() int {
-		return dnsReads.getsOf(app.Spec.Host) - readsBefore
+		return writes.reconciles(client.ObjectKeyFromObject(app)) - passesBefore
 	}, timeout, interval).Should(BeNumerically(">=", 5), "the controller reconciled this MyApp after each change")
 
 	g.Expect(writes.count(ns)-writesBefore).To(BeZero(), "no write to the API server at steady state")
+	g.Expect(dnsReads.getsOf(app.Spec.Host)-readsBefore).To(BeZero(), "no read of the DNS service before its drift check")
 	g.Expect(sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)-upsertsBefore).To(BeZero(), "no write to the DNS service")
 }
 

@@ -21,6 +21,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -49,18 +51,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 	} else {
 		setDNSCondition(app, false, ReasonDeletingRecord,
 			fmt.Sprintf("Deleting the DNS record for %s before the MyApp goes", app.Spec.Host))
-		if err := r.deleteRecordsExcept(ctx, app, ""); err != nil {
-			return r.handleDNSError(ctx, s, "delete", err)
-		}
-		// The deletes succeeded; confirm with the service that nothing it
-		// holds still names this owner before letting the MyApp go.
-		left, err := r.DNS.List(ctx, recordOwner(app))
-		if err != nil {
-			return r.handleDNSError(ctx, s, "confirm the deletion of", err)
-		}
-		if len(left) > 0 {
-			log.FromContext(ctx).Info("DNS service still lists records of this MyApp; checking again", "count", len(left))
-			return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
+		if done, result, err := r.deleteAllRecords(ctx, s); !done {
+			return result, err
 		}
 		app.Status.DNS = nil
 	}
@@ -69,8 +61,53 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 	if err := r.patchFinalizers(ctx, app, func(app *appsv1alpha1.MyApp) {
 		controllerutil.RemoveFinalizer(app, appsv1alpha1.DNSCleanupFinalizer)
 	}); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.gone = true
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	// With no finalizer left the API server deletes the MyApp at once.
+	s.gone = len(app.Finalizers) == 0
 	r.cleanup.done(app)
 	return reconcile.Result{}, nil
+}
+
+// deleteAllRecords deletes every record this MyApp owns, at the cost of one
+// delete per record and one list. The candidates come from the status and
+// spec.host, deleted without asking the service first; the service's list
+// by owner then confirms. Whatever it still lists (a record an interrupted
+// host change left that no status shows, or one an eventually consistent
+// list still shows) is deleted and listed again. done is false when the pass
+// must end with result and err: a call failed, or records are still listed.
+func (r *Reconciler) deleteAllRecords(ctx context.Context, s *scope) (done bool, result reconcile.Result, err error) {
+	app := s.app
+	candidates, known := sets.New(app.Spec.Host), sets.New[string]()
+	if held := heldHost(app); held != "" {
+		candidates.Insert(held)
+		known.Insert(held)
+	}
+	for range 2 {
+		if err := r.deleteRecordNames(ctx, app, candidates, known); err != nil {
+			result, err := r.handleDNSError(ctx, s, "delete", err)
+			return false, result, err
+		}
+		// The deletes succeeded; confirm with the service that nothing it
+		// holds still names this owner before letting the MyApp go.
+		left, err := r.DNS.List(ctx, recordOwner(app))
+		if err != nil {
+			result, err := r.handleDNSError(ctx, s, "confirm the deletion of", err)
+			return false, result, err
+		}
+		if len(left) == 0 {
+			return true, reconcile.Result{}, nil
+		}
+		candidates = sets.New[string]()
+		for _, rec := range left {
+			candidates.Insert(rec.Name)
+		}
+		known = candidates
+		log.FromContext(ctx).Info("DNS service still lists records of this MyApp; deleting them", "names", sets.List(candidates))
+	}
+	log.FromContext(ctx).Info("DNS service still lists records of this MyApp; checking again", "count", candidates.Len())
+	return false, reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
 }

@@ -25,8 +25,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -62,8 +65,8 @@ func describeOwner(owner string) string {
 func (r *Reconciler) desiredTarget(ing *networkingv1.Ingress) (recordType, value string, ok bool) {
 	if ing != nil {
 		for _, lb := range ing.Status.LoadBalancer.Ingress {
-			if ip := net.ParseIP(lb.IP); ip != nil && ip.To4() != nil {
-				return dns.TypeA, lb.IP, true
+			if ip := ipv4(lb.IP); ip != "" {
+				return dns.TypeA, ip, true
 			}
 			if lb.Hostname != "" {
 				return dns.TypeCNAME, lb.Hostname, true
@@ -73,13 +76,26 @@ func (r *Reconciler) desiredTarget(ing *networkingv1.Ingress) (recordType, value
 	if r.DefaultTarget == "" {
 		return "", "", false
 	}
+	if ip := ipv4(r.DefaultTarget); ip != "" {
+		return dns.TypeA, ip, true
+	}
 	return TargetType(r.DefaultTarget), r.DefaultTarget, true
+}
+
+// ipv4 is s in dotted IPv4 form when it is an IPv4 address, also one written
+// IPv4-mapped in IPv6 (::ffff:192.0.2.1), which the DNS service refuses in
+// an A record; otherwise "".
+func ipv4(s string) string {
+	if ip := net.ParseIP(s); ip != nil && ip.To4() != nil {
+		return ip.To4().String()
+	}
+	return ""
 }
 
 // TargetType is the record type for a target: A for an IPv4 address, CNAME
 // for anything else (a host name).
 func TargetType(target string) string {
-	if ip := net.ParseIP(target); ip != nil && ip.To4() != nil {
+	if ipv4(target) != "" {
 		return dns.TypeA
 	}
 	return dns.TypeCNAME
@@ -89,7 +105,9 @@ func TargetType(target string) string {
 // owned by this MyApp and pointing at its target, and removes records this
 // MyApp owns under other names. It observes the service before it writes, so
 // a crash between a write and the status update that records it is repaired
-// by the next pass instead of leaking or duplicating.
+// by the next pass instead of leaking or duplicating. It reads the service
+// only when a read is due (myapp_dns_schedule.go), and leaves in s.routes the
+// hosts the Ingress may route.
 func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcile.Result, error) {
 	app := s.app
 	host := app.Spec.Host
@@ -103,6 +121,15 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 				"the record for %s is written once either exists", app.Name, host))
 		return reconcile.Result{}, nil
 	}
+	if due, untilDue := r.dnsReadDue(ctx, app, recordType, value); !due {
+		// Nothing the record depends on changed and no check is due: the
+		// status stands as the last read left it.
+		s.routes = sets.New[string]()
+		if held := heldHost(app); held != "" {
+			s.routes.Insert(held)
+		}
+		return reconcile.Result{RequeueAfter: untilDue}, nil
+	}
 
 	current, err := r.DNS.Get(ctx, host)
 	if errors.Is(err, external.ErrNotFound) {
@@ -112,32 +139,27 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 		return r.handleDNSError(ctx, s, "read", err)
 	}
 	if current.Name != "" && current.Owner != owner {
-		return r.hostConflict(ctx, app, current.Owner)
+		return r.hostConflict(ctx, s, current.Owner)
 	}
 
 	want := dns.Record{Name: host, Type: recordType, Value: value, TTL: r.RecordTTL, Owner: owner}
-	if current.Name == "" || current.Type != want.Type || current.Value != want.Value || current.TTL != want.TTL {
-		created := current.Name == ""
-		log.FromContext(ctx).Info("Writing DNS record", "name", host, "type", recordType, "value", value)
-		current, err = r.DNS.Upsert(ctx, want)
-		if errors.Is(err, external.ErrConflict) {
-			// Another owner registered the host between the read and the write.
-			var ext *external.Error
-			errors.As(err, &ext)
-			return r.hostConflict(ctx, app, ext.Owner)
-		}
-		if err != nil {
-			return r.handleDNSError(ctx, s, "write", err)
-		}
-		if created {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordCreated, "CreateDNSRecord",
-				"Registered %s %s -> %s in the DNS service", recordType, host, value)
-		} else {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordUpdated, "UpdateDNSRecord",
-				"Set %s %s -> %s in the DNS service, replacing a record that differed", recordType, host, value)
-		}
+	current, err = r.writeRecord(ctx, app, current, want)
+	if errors.Is(err, external.ErrConflict) {
+		// Another owner registered the host between the read and the write.
+		var ext *external.Error
+		errors.As(err, &ext)
+		return r.hostConflict(ctx, s, ext.Owner)
+	}
+	if err != nil {
+		return r.handleDNSError(ctx, s, "write", err)
 	}
 
+	// spec.host is held now, so the Ingress may route it; the previous host
+	// stays routed until its record is gone.
+	s.routes = sets.New(host)
+	if held := heldHost(app); held != "" {
+		s.routes.Insert(held)
+	}
 	// Only now that spec.host is registered are records under earlier hosts
 	// removed, so a host change never leaves the app without a name.
 	if app.Status.DNS == nil || app.Status.DNS.Name != host {
@@ -145,37 +167,137 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 			return r.handleDNSError(ctx, s, "delete the previous", err)
 		}
 	}
+	s.routes = sets.New(host)
 
 	state := appsv1alpha1.DNSRecordPending
 	if current.State == dns.StateActive {
 		state = appsv1alpha1.DNSRecordActive
 	}
 	app.Status.DNS = &appsv1alpha1.DNSRecordStatus{
-		Name: host, Type: current.Type, Value: current.Value, Owner: owner, State: state,
+		Name: host, Type: current.Type, Value: current.Value, Owner: owner, State: state, LastObservedState: state,
 	}
+	now := r.Clock.Now()
 	if state != appsv1alpha1.DNSRecordActive {
 		setDNSCondition(app, false, ReasonRecordPending,
 			fmt.Sprintf("The DNS service accepted %s %s -> %s and is propagating it", current.Type, host, current.Value))
-		return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
+		next := now.Add(wait.Jitter(r.PendingPollInterval, dnsJitterFactor))
+		return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
 	}
 	setDNSCondition(app, true, ReasonRecordActive,
 		fmt.Sprintf("%s %s -> %s is active in the DNS service", current.Type, host, current.Value))
-	return reconcile.Result{RequeueAfter: wait.Jitter(r.DriftCheckInterval, dnsJitterFactor)}, nil
+	next := nextDriftCheck(app.UID, r.DriftCheckInterval, now)
+	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
+}
+
+// writeRecord brings the record from current (empty when there is none) to
+// want, and returns what the service stored; a record that is as wanted is
+// not written.
+func (r *Reconciler) writeRecord(ctx context.Context, app *appsv1alpha1.MyApp, current, want dns.Record) (dns.Record, error) {
+	if current.Name != "" && current.Type == want.Type && current.Value == want.Value && current.TTL == want.TTL {
+		return current, nil
+	}
+	log.FromContext(ctx).Info("Writing DNS record", "name", want.Name, "type", want.Type, "value", want.Value)
+	stored, err := r.DNS.Upsert(ctx, want)
+	if err != nil {
+		return stored, err
+	}
+	if current.Name == "" {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordCreated, "CreateDNSRecord",
+			"Registered %s %s -> %s in the DNS service", want.Type, want.Name, want.Value)
+	} else {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordUpdated, "UpdateDNSRecord",
+			"Set %s %s -> %s in the DNS service, replacing a record that differed", want.Type, want.Name, want.Value)
+	}
+	return stored, nil
 }
 
 // hostConflict reports that another owner holds spec.host. The other record
-// is never touched; the check is repeated on the drift interval in case its
-// owner releases the host.
-func (r *Reconciler) hostConflict(ctx context.Context, app *appsv1alpha1.MyApp, holder string) (reconcile.Result, error) {
+// is never touched, and the Ingress does not route the host. The host is
+// read again at this MyApp's drift check, or sooner when the MyApp holding
+// it changes.
+//
+// Two MyApps swapping hosts would wait for each other for ever, each keeping
+// its old record until it holds the new one. So when the holder is a live
+// MyApp whose spec.host is now the host this MyApp holds, this MyApp
+// releases its record first; in every other case it keeps its old host, so
+// a host change never leaves the app without a name.
+func (r *Reconciler) hostConflict(ctx context.Context, s *scope, holder string) (reconcile.Result, error) {
+	app := s.app
+	held := heldHost(app)
+	if held == app.Spec.Host {
+		// The status says this MyApp holds spec.host, but the service says
+		// otherwise: the record was deleted and taken outside the operator.
+		app.Status.DNS, held = nil, ""
+	}
+	s.routes = sets.New[string]()
+	if held != "" {
+		s.routes.Insert(held)
+	}
+
+	var snapshot *holderSnapshot
+	if holderApp := r.holderMyApp(ctx, holder); holderApp != nil {
+		snapshot = snapshotOf(holderApp)
+		if held != "" && holderApp.Spec.Host == held {
+			// Confirm with the API server, not the cache, before giving up
+			// a name.
+			live := &appsv1alpha1.MyApp{}
+			err := r.APIReader.Get(ctx, snapshot.key, live)
+			if err == nil && live.UID == holderApp.UID && live.Spec.Host == held && live.DeletionTimestamp.IsZero() {
+				return r.releaseForSwap(ctx, s, live)
+			}
+		}
+	}
+
 	who := describeOwner(holder)
 	log.FromContext(ctx).Info("Host is registered by another owner; leaving it alone", "host", app.Spec.Host, "holder", holder)
 	msg := fmt.Sprintf("Host %s is already registered in the DNS service by %s; choose another host, "+
 		"or delete that MyApp or record first", app.Spec.Host, who)
+	if held != "" {
+		msg += fmt.Sprintf("; %s stays registered and routed meanwhile", held)
+	}
 	if !isDNSConditionReason(app, ReasonHostConflict) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonHostConflict, "CreateDNSRecord", "%s", msg)
 	}
 	setDNSCondition(app, false, ReasonHostConflict, msg)
-	return reconcile.Result{RequeueAfter: wait.Jitter(r.DriftCheckInterval, dnsJitterFactor)}, nil
+	next := nextDriftCheck(app.UID, r.DriftCheckInterval, r.Clock.Now())
+	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshot)}, nil
+}
+
+// holderMyApp is the live MyApp (from the cache) that the owner identity
+// holder names, or nil when holder is not a MyApp's or that MyApp is gone.
+func (r *Reconciler) holderMyApp(ctx context.Context, holder string) *appsv1alpha1.MyApp {
+	parts := strings.Split(strings.TrimPrefix(holder, ownerPrefix), "/")
+	if !strings.HasPrefix(holder, ownerPrefix) || len(parts) != 3 {
+		return nil
+	}
+	app := &appsv1alpha1.MyApp{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: parts[0], Name: parts[1]}, app); err != nil ||
+		string(app.UID) != parts[2] {
+		return nil
+	}
+	return app
+}
+
+// releaseForSwap deletes this MyApp's records so the holder of spec.host,
+// which is moving to the host this MyApp held, can take it and release
+// spec.host in turn. This MyApp reads spec.host again soon after.
+func (r *Reconciler) releaseForSwap(ctx context.Context, s *scope, holder *appsv1alpha1.MyApp) (reconcile.Result, error) {
+	app := s.app
+	released := heldHost(app)
+	log.FromContext(ctx).Info("Releasing the previous host to the MyApp moving to it, which holds this MyApp's new host",
+		"host", app.Spec.Host, "released", released, "holder", klog.KObj(holder))
+	if err := r.deleteRecordsExcept(ctx, app, app.Spec.Host); err != nil {
+		return r.handleDNSError(ctx, s, "release the previous", err)
+	}
+	app.Status.DNS = nil
+	s.routes = sets.New[string]()
+	msg := fmt.Sprintf("Host %s is held by MyApp %s/%s, which is moving to %s, the host this MyApp held; "+
+		"%s was released so the two can swap, and %s is registered once it is free",
+		app.Spec.Host, holder.Namespace, holder.Name, released, released, app.Spec.Host)
+	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordReleased, "DeleteDNSRecord", "%s", msg)
+	setDNSCondition(app, false, ReasonHostConflict, msg)
+	next := r.Clock.Now().Add(wait.Jitter(r.PendingPollInterval, dnsJitterFactor))
+	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshotOf(holder))}, nil
 }
 
 // deleteRecordsExcept deletes every record this MyApp owns except keep (none
@@ -193,8 +315,8 @@ func (r *Reconciler) deleteRecordsExcept(ctx context.Context, app *appsv1alpha1.
 		listed.Insert(rec.Name)
 	}
 	names := listed.Clone()
-	if app.Status.DNS != nil && app.Status.DNS.Owner == owner {
-		names.Insert(app.Status.DNS.Name)
+	if held := heldHost(app); held != "" {
+		names.Insert(held)
 	}
 	if keep == "" {
 		// On deletion the current host is a candidate even if neither the
@@ -203,6 +325,15 @@ func (r *Reconciler) deleteRecordsExcept(ctx context.Context, app *appsv1alpha1.
 		names.Insert(app.Spec.Host)
 	}
 	names.Delete(keep)
+	return r.deleteRecordNames(ctx, app, names, listed)
+}
+
+// deleteRecordNames deletes the records called names on behalf of this
+// MyApp; a record another owner holds is skipped. Of the candidates, only
+// those known to exist are worth an event: the others were most likely
+// never there.
+func (r *Reconciler) deleteRecordNames(ctx context.Context, app *appsv1alpha1.MyApp, names, known sets.Set[string]) error {
+	owner := recordOwner(app)
 	for _, name := range sets.List(names) {
 		log.FromContext(ctx).Info("Deleting DNS record", "name", name)
 		err := r.DNS.Delete(ctx, name, owner)
@@ -212,9 +343,7 @@ func (r *Reconciler) deleteRecordsExcept(ctx context.Context, app *appsv1alpha1.
 		if err != nil {
 			return err
 		}
-		// Candidates the service did not list were most likely never there;
-		// only a record known to exist is worth an event.
-		if listed.Has(name) {
+		if known.Has(name) {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordDeleted, "DeleteDNSRecord",
 				"Deleted DNS record %s", name)
 		}
@@ -233,7 +362,16 @@ func (r *Reconciler) deleteRecordsExcept(ctx context.Context, app *appsv1alpha1.
 func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string, err error) (reconcile.Result, error) {
 	app := s.app
 	s.incomplete = true
+	// The next pass reads the record again, whatever brings it.
+	r.dnsChecks.forget(client.ObjectKeyFromObject(app))
+	if app.Status.DNS != nil {
+		app.Status.DNS.State = appsv1alpha1.DNSRecordUnknown
+	}
+	deleting := !app.DeletionTimestamp.IsZero()
 	reason, advice := dnsErrorReason(err)
+	if reason == ReasonDNSRequestRejected && deleting {
+		advice = deleteRejectedAdvice
+	}
 	msg := fmt.Sprintf("Could not %s the DNS record for %s: %s", action, app.Spec.Host, advice)
 	log.FromContext(ctx).Error(err, "DNS service call failed", "action", action, "reason", reason)
 	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, reason, "DNS", "%s", msg)
@@ -242,11 +380,19 @@ func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string
 	if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
 		return reconcile.Result{RequeueAfter: retryAfter}, nil
 	}
-	if reason == ReasonDNSRequestRejected {
+	if reason == ReasonDNSRequestRejected && !deleting {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	return reconcile.Result{}, err
 }
+
+// deleteRejectedAdvice is the advice when a delete is refused as invalid. The
+// request cannot be wrong unless something between the operator and the
+// service refuses it, and a deletion must not stall silently: it is retried
+// with backoff, and the way out is documented.
+const deleteRejectedAdvice = "the DNS service, or a proxy in front of it, rejected the request as invalid " +
+	"(see the operator's log for the answer); the operator retries with backoff. To let the MyApp go and leave " +
+	"the record in place, set deletionPolicy: Orphan"
 
 // dnsErrorReason maps an error to a condition reason and advice that does
 // not change from one failure to the next, so the status does not churn.

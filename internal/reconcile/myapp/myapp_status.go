@@ -64,6 +64,7 @@ const (
 	ReasonDNSRecordUpdated  = "DNSRecordUpdated"
 	ReasonDNSRecordDeleted  = "DNSRecordDeleted"
 	ReasonDNSRecordOrphaned = "DNSRecordOrphaned"
+	ReasonDNSRecordReleased = "DNSRecordReleased"
 )
 
 func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string) {

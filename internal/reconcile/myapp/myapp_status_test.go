@@ -18,13 +18,16 @@ package myapp
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -167,6 +170,9 @@ func TestDesiredTarget(t *testing.T) {
 		{"IPv6 load-balancer address is skipped for the next one", "",
 			withLB(networkingv1.IngressLoadBalancerIngress{IP: "2001:db8::1"},
 				networkingv1.IngressLoadBalancerIngress{IP: "203.0.113.9"}), "A", "203.0.113.9", true},
+		{"IPv4-mapped IPv6 load-balancer address is written as IPv4", "",
+			withLB(networkingv1.IngressLoadBalancerIngress{IP: "::ffff:192.0.2.1"}), "A", "192.0.2.1", true},
+		{"IPv4-mapped IPv6 default target is written as IPv4", "::ffff:192.0.2.10", nil, "A", "192.0.2.10", true},
 		{"only IPv6 falls back to the default", "192.0.2.10",
 			withLB(networkingv1.IngressLoadBalancerIngress{IP: "2001:db8::1"}), "A", "192.0.2.10", true},
 	}
@@ -180,4 +186,40 @@ func TestDesiredTarget(t *testing.T) {
 			g.Expect(value).To(Equal(tc.wantValue))
 		})
 	}
+}
+
+func TestDriftChecksAreSpreadOverTheInterval(t *testing.T) {
+	g := NewWithT(t)
+	const interval = 5 * time.Minute
+	const apps, buckets = 10000, 10
+	// UIDs as the API server makes them; a fixed seed keeps the test
+	// deterministic.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	counts := make([]int, buckets)
+	for range apps {
+		var b [16]byte
+		for i := range b {
+			b[i] = byte(rnd.Uint32())
+		}
+		uid := types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]))
+		phase := driftPhase(uid, interval)
+		g.Expect(phase).To(And(BeNumerically(">=", 0), BeNumerically("<", interval)))
+		g.Expect(driftPhase(uid, interval)).To(Equal(phase), "the same UID always gets the same phase")
+		counts[int(phase*buckets/interval)]++
+	}
+	// Each tenth of the interval holds a tenth of the checks, within 10%:
+	// a restart peak is the mean rate, not N reads at once.
+	for i, n := range counts {
+		g.Expect(n).To(BeNumerically("~", apps/buckets, apps/buckets/10), "bucket %d", i)
+	}
+
+	// The next check is the first point at the phase after now, so a
+	// restart at any time schedules it within one interval.
+	uid := types.UID("0b7c3b9e-8a5f-4c43-9f64-3d7f6a1a2b3c")
+	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
+	next := nextDriftCheck(uid, interval, now)
+	g.Expect(next.After(now)).To(BeTrue())
+	g.Expect(next.Sub(now)).To(BeNumerically("<=", interval))
+	g.Expect((time.Duration(next.UnixNano()) % interval)).To(Equal(driftPhase(uid, interval)))
+	g.Expect(nextDriftCheck(uid, interval, next)).To(Equal(next.Add(interval)), "from a check, the next is one interval on")
 }

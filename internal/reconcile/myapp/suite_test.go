@@ -67,9 +67,13 @@ var (
 	sim        *simulator.Server
 	dnsClient  dns.Client
 	reconciler *Reconciler
-	writes     = &writeCounter{byNamespace: map[string]int{}}
-	// dnsReads is the reconciler's DNS client; it counts reads by name.
+	writes     = &writeCounter{byNamespace: map[string]int{}, notFound: map[string]int{}, passes: map[client.ObjectKey]int{}}
+	// dnsReads is the reconciler's DNS client; it counts reads by name, and
+	// deletes and lists by owner.
 	dnsReads *countingDNS
+	// suiteClock is the reconciler's clock: real time, moved forward by a
+	// test that wants a drift check to be due without waiting an hour.
+	suiteClock = &offsetClock{}
 )
 
 func TestMain(m *testing.M) {
@@ -104,7 +108,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	dnsReads = &countingDNS{Client: dnsClient, gets: map[string]int{}}
+	dnsReads = newCountingDNS(dnsClient)
 
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:                 scheme,
@@ -121,6 +125,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		DefaultTarget:       defaultTarget,
 		PendingPollInterval: 200 * time.Millisecond,
 		DriftCheckInterval:  driftCheckInterval,
+		Clock:               suiteClock,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -159,10 +164,14 @@ func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (
 }
 
 // writeCounter counts the write requests the reconciler's client makes, by
-// namespace, so a test can prove a steady state writes nothing.
+// namespace, so a test can prove a steady state writes nothing; the writes
+// the API server answered with NotFound, which could never have succeeded;
+// and the reconciler's reads of each MyApp, one per reconcile.
 type writeCounter struct {
 	mu          sync.Mutex
 	byNamespace map[string]int
+	notFound    map[string]int
+	passes      map[client.ObjectKey]int
 }
 
 func (w *writeCounter) add(obj client.Object) {
@@ -171,14 +180,47 @@ func (w *writeCounter) add(obj client.Object) {
 	w.byNamespace[obj.GetNamespace()]++
 }
 
+// result records a write's answer and hands it back.
+func (w *writeCounter) result(obj client.Object, err error) error {
+	if apierrors.IsNotFound(err) {
+		w.mu.Lock()
+		w.notFound[obj.GetNamespace()]++
+		w.mu.Unlock()
+	}
+	return err
+}
+
 func (w *writeCounter) count(namespace string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.byNamespace[namespace]
 }
 
+// notFoundCount is how many writes in namespace found their object gone.
+func (w *writeCounter) notFoundCount(namespace string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.notFound[namespace]
+}
+
+// reconciles is how many times the reconciler has read the MyApp with key:
+// each reconcile starts with that read.
+func (w *writeCounter) reconciles(key client.ObjectKey) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.passes[key]
+}
+
 func (w *writeCounter) funcs() interceptor.Funcs {
 	return interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*appsv1alpha1.MyApp); ok {
+				w.mu.Lock()
+				w.passes[key]++
+				w.mu.Unlock()
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			w.add(obj)
 			return c.Create(ctx, obj, opts...)
@@ -189,7 +231,7 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			w.add(obj)
-			return c.Patch(ctx, obj, patch, opts...)
+			return w.result(obj, c.Patch(ctx, obj, patch, opts...))
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			w.add(obj)
@@ -202,17 +244,24 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch,
 			opts ...client.SubResourcePatchOption) error {
 			w.add(obj)
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			return w.result(obj, c.SubResource(sub).Patch(ctx, obj, patch, opts...))
 		},
 	}
 }
 
-// countingDNS counts the reconciler's record reads by name, so a test sees
-// reconciles of its own MyApp, not of every MyApp in the suite.
+// countingDNS counts the reconciler's record reads by name, and its deletes
+// and lists by owner, so a test sees the calls for its own MyApp, not for
+// every MyApp in the suite.
 type countingDNS struct {
 	dns.Client
-	mu   sync.Mutex
-	gets map[string]int
+	mu      sync.Mutex
+	gets    map[string]int
+	deletes map[string]int
+	lists   map[string]int
+}
+
+func newCountingDNS(c dns.Client) *countingDNS {
+	return &countingDNS{Client: c, gets: map[string]int{}, deletes: map[string]int{}, lists: map[string]int{}}
 }
 
 func (c *countingDNS) Get(ctx context.Context, name string) (dns.Record, error) {
@@ -222,10 +271,57 @@ func (c *countingDNS) Get(ctx context.Context, name string) (dns.Record, error) 
 	return c.Client.Get(ctx, name)
 }
 
+func (c *countingDNS) Delete(ctx context.Context, name, owner string) error {
+	c.mu.Lock()
+	c.deletes[owner]++
+	c.mu.Unlock()
+	return c.Client.Delete(ctx, name, owner)
+}
+
+func (c *countingDNS) List(ctx context.Context, owner string) ([]dns.Record, error) {
+	c.mu.Lock()
+	c.lists[owner]++
+	c.mu.Unlock()
+	return c.Client.List(ctx, owner)
+}
+
 func (c *countingDNS) getsOf(name string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gets[name]
+}
+
+func (c *countingDNS) deletesBy(owner string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deletes[owner]
+}
+
+func (c *countingDNS) listsBy(owner string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lists[owner]
+}
+
+// offsetClock is the real clock moved forward by what tests added.
+type offsetClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *offsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// step moves the clock forward by d.
+func (c *offsetClock) step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }
 
 // newNamespace creates a namespace of its own for a test.

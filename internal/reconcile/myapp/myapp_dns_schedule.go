@@ -1,0 +1,221 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package myapp
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+)
+
+// A MyApp is reconciled for many reasons that have nothing to do with its DNS
+// record: each child it creates, each Deployment status change during a
+// rollout, each of its own status writes. Reading the record on every one of
+// those passes would cost the DNS service several calls per MyApp while it
+// converges, and after a manager restart one call per MyApp within a second.
+// So the record is read only when a read is due:
+//
+//   - the host or the target changed, or the status does not show what the
+//     last read left (nothing read yet, a status edited or not yet in the
+//     cache), or the last call failed;
+//   - a PENDING record's poll time came;
+//   - an ACTIVE record's drift check, or a host conflict's re-check, came:
+//     once per drift interval at a point of it fixed by the MyApp's UID, so
+//     checks are spread evenly over the interval and stay so across restarts
+//     without writing a time into the status;
+//   - the MyApp holding the contested host changed (it moved, released its
+//     record or went away).
+//
+// What the last read left lives in memory. A restarted manager remembers
+// nothing and trusts a status that shows a settled record (ACTIVE and as
+// wanted, or a conflict judged for the current spec): it waits for that
+// MyApp's next drift check instead of reading every record at once.
+
+// dnsSchedule remembers, per MyApp, what the last read of its record left in
+// the status and when the record is next due.
+type dnsSchedule struct {
+	mu      sync.Mutex
+	entries map[types.NamespacedName]dnsCheck
+}
+
+// dnsCheck is what one MyApp's last read left.
+type dnsCheck struct {
+	uid types.UID
+	// host is the spec.host the read was for.
+	host string
+	// readFrom is the resourceVersion of the MyApp the reading pass started
+	// from. A pass that starts from it again runs on a cache that has not
+	// caught up with that pass's status write yet: its status is older than
+	// what the read found, not different from it.
+	readFrom string
+	// seen is the DNS part of the status the read left.
+	seen dnsSeen
+	// next is when the record is next read.
+	next time.Time
+	// holder is the MyApp holding spec.host when the read found a conflict,
+	// as the cache showed it; nil when there is no conflict or the holder is
+	// not a live MyApp.
+	holder *holderSnapshot
+}
+
+// dnsSeen is the part of a MyApp's status a read of its record decides.
+type dnsSeen struct {
+	record appsv1alpha1.DNSRecordStatus
+	reason string
+}
+
+// holderSnapshot is what about the MyApp holding a contested host decides
+// whether it may release the host.
+type holderSnapshot struct {
+	key      types.NamespacedName
+	uid      types.UID
+	host     string
+	dnsName  string
+	deleting bool
+}
+
+func seenOf(app *appsv1alpha1.MyApp) dnsSeen {
+	var s dnsSeen
+	if app.Status.DNS != nil {
+		s.record = *app.Status.DNS
+	}
+	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
+		s.reason = c.Reason
+	}
+	return s
+}
+
+func snapshotOf(holder *appsv1alpha1.MyApp) *holderSnapshot {
+	s := &holderSnapshot{
+		key:      client.ObjectKeyFromObject(holder),
+		uid:      holder.UID,
+		host:     holder.Spec.Host,
+		deleting: !holder.DeletionTimestamp.IsZero(),
+	}
+	if holder.Status.DNS != nil {
+		s.dnsName = holder.Status.DNS.Name
+	}
+	return s
+}
+
+func (d *dnsSchedule) get(key types.NamespacedName, uid types.UID) (dnsCheck, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c, ok := d.entries[key]
+	return c, ok && c.uid == uid
+}
+
+func (d *dnsSchedule) set(key types.NamespacedName, c dnsCheck) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.entries == nil {
+		d.entries = map[types.NamespacedName]dnsCheck{}
+	}
+	d.entries[key] = c
+}
+
+// forget drops what was remembered of key: its next pass reads the record
+// unless the status shows it settled.
+func (d *dnsSchedule) forget(key types.NamespacedName) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.entries, key)
+}
+
+// driftPhase is the point of every drift interval at which the MyApp with
+// uid is checked, counted from the Unix epoch. A hash spreads the MyApps of
+// a cluster evenly over the interval, and the same UID always gets the same
+// point, so a restart changes nobody's schedule.
+func driftPhase(uid types.UID, interval time.Duration) time.Duration {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(uid))
+	return time.Duration(h.Sum64() % uint64(interval))
+}
+
+// nextDriftCheck is the MyApp's first drift check after now.
+func nextDriftCheck(uid types.UID, interval time.Duration, now time.Time) time.Time {
+	into := (time.Duration(now.UnixNano()) - driftPhase(uid, interval)) % interval
+	if into < 0 {
+		into += interval
+	}
+	return now.Add(interval - into)
+}
+
+// dnsReadDue says whether this pass must read the MyApp's record, given
+// the type and value it should have; if not, untilDue is how long until
+// it must.
+func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, recordType, value string) (due bool, untilDue time.Duration) {
+	now := r.Clock.Now()
+	st := app.Status.DNS
+	asWanted := st != nil && st.Name == app.Spec.Host && st.Owner == recordOwner(app) &&
+		st.Type == recordType && st.Value == value
+	seen := seenOf(app)
+	conflict := seen.reason == ReasonHostConflict
+
+	last, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID)
+	if !known {
+		cond := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
+		settled := asWanted && st.State == appsv1alpha1.DNSRecordActive && seen.reason == ReasonRecordActive ||
+			conflict && cond.ObservedGeneration == app.Generation
+		if !settled {
+			return true, 0
+		}
+		next := nextDriftCheck(app.UID, r.DriftCheckInterval, now)
+		r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{uid: app.UID, host: app.Spec.Host, seen: seen, next: next})
+		return false, next.Sub(now)
+	}
+	switch {
+	case last.host != app.Spec.Host:
+		return true, 0
+	case last.seen != seen && app.ResourceVersion != last.readFrom:
+		return true, 0 // the status is not what the last read left
+	case !conflict && !asWanted && last.seen == seen:
+		return true, 0 // the target changed
+	case last.holder != nil && r.holderChanged(ctx, *last.holder):
+		return true, 0
+	case !now.Before(last.next):
+		return true, 0
+	}
+	return false, last.next.Sub(now)
+}
+
+// holderChanged reports whether the MyApp holding a contested host is no
+// longer as the last read found it, in the cache: it may have released the
+// host. Any doubt is a change; it costs one read.
+func (r *Reconciler) holderChanged(ctx context.Context, was holderSnapshot) bool {
+	holder := &appsv1alpha1.MyApp{}
+	if err := r.Client.Get(ctx, was.key, holder); err != nil {
+		return true
+	}
+	return *snapshotOf(holder) != was
+}
+
+// rememberDNSCheck records what this pass's read left in the status, and
+// when the record is next due; it returns the wait until then.
+func (r *Reconciler) rememberDNSCheck(app *appsv1alpha1.MyApp, next time.Time, holder *holderSnapshot) time.Duration {
+	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
+		uid: app.UID, host: app.Spec.Host, readFrom: app.ResourceVersion, seen: seenOf(app), next: next, holder: holder,
+	})
+	return next.Sub(r.Clock.Now())
+}

@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package myapp
+
+import (
+	"context"
+	"fmt"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+)
+
+// The Ingress routes a host only while this MyApp holds its DNS record. On a
+// shared ingress controller a rule for a host another tenant holds could
+// take that tenant's traffic, and during a move the old host must keep
+// working until the new record is held.
+//
+// The record points at the Ingress's load-balancer address, so the Ingress
+// must exist before the record does. An Ingress needs a rule or a default
+// backend, and a default backend would catch every host; so while the MyApp
+// holds no host, its Ingress has one rule without paths for unroutedHost, a
+// name under the reserved .invalid domain (RFC 6761) that never resolves.
+const unroutedHost = "unrouted.myapp-operator.invalid"
+
+// hostIndex indexes MyApps by spec.host, to find the MyApps waiting for a
+// host when its holder changes.
+const hostIndex = "spec.host"
+
+// heldHost is the host whose record this MyApp holds according to its
+// status, or "".
+func heldHost(app *appsv1alpha1.MyApp) string {
+	if st := app.Status.DNS; st != nil && st.Owner == recordOwner(app) {
+		return st.Name
+	}
+	return ""
+}
+
+// routedHostsBeforeDNS is what the Ingress routes before this pass has asked
+// the DNS service anything: the host the status shows held and spec.host if
+// the Ingress already routes it (an earlier pass found it held, and a failed
+// call since must not take it away). The DNS phase corrects it.
+func routedHostsBeforeDNS(app *appsv1alpha1.MyApp, ing *networkingv1.Ingress) sets.Set[string] {
+	hosts := sets.New[string]()
+	if held := heldHost(app); held != "" {
+		hosts.Insert(held)
+	}
+	for _, rule := range ing.Spec.Rules {
+		if rule.Host == app.Spec.Host && rule.HTTP != nil {
+			hosts.Insert(rule.Host)
+		}
+	}
+	return hosts
+}
+
+// ingressRules routes each host to the app's Service; with no host, the one
+// unroutedHost rule without paths keeps the Ingress valid and routes nothing.
+func ingressRules(app *appsv1alpha1.MyApp, hosts sets.Set[string]) []networkingv1.IngressRule {
+	if hosts.Len() == 0 {
+		return []networkingv1.IngressRule{{Host: unroutedHost}}
+	}
+	rules := make([]networkingv1.IngressRule, 0, hosts.Len())
+	// The spec's host first, then the one being moved away from.
+	for _, host := range append([]string{app.Spec.Host}, sets.List(hosts.Clone().Delete(app.Spec.Host))...) {
+		if !hosts.Has(host) {
+			continue
+		}
+		rule := networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: httpRuleValue(app)}}
+		rules = append(rules, rule)
+	}
+	return rules
+}
+
+// syncIngressRoutes brings the Ingress's rules to what the DNS phase found
+// held, with one merge patch on the object this pass already wrote or read,
+// so a stale cache cannot turn it into a conflict.
+func (r *Reconciler) syncIngressRoutes(ctx context.Context, s *scope) error {
+	if s.routes == nil || s.ingress == nil || s.ingress.UID == "" {
+		return nil
+	}
+	want := ingressRules(s.app, s.routes)
+	if equality.Semantic.DeepEqual(s.ingress.Spec.Rules, want) {
+		return nil
+	}
+	before := s.ingress.DeepCopy()
+	s.ingress.Spec.Rules = want
+	log.FromContext(ctx).Info("Routing the hosts this MyApp holds", "hosts", sets.List(s.routes))
+	if err := r.Client.Patch(ctx, s.ingress, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("routing the held hosts in Ingress %s: %w", s.ingress.Name, err)
+	}
+	return nil
+}
+
+// hostWaiters wakes the MyApps waiting for a host when a MyApp that may hold
+// it changes its host, its record or goes away: the waiter's next pass
+// reads the host again instead of waiting for its drift check.
+func (r *Reconciler) hostWaiters() handler.EventHandler {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	enqueue := func(ctx context.Context, self client.Object, hosts sets.Set[string], q queue) {
+		for _, host := range sets.List(hosts) {
+			var waiting appsv1alpha1.MyAppList
+			if err := r.Client.List(ctx, &waiting, client.MatchingFields{hostIndex: host}); err != nil {
+				log.FromContext(ctx).Error(err, "Listing the MyApps waiting for a host", "host", host)
+				continue
+			}
+			for i := range waiting.Items {
+				if waiting.Items[i].UID != self.GetUID() {
+					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&waiting.Items[i])})
+				}
+			}
+		}
+	}
+	hostsOf := func(app *appsv1alpha1.MyApp) sets.Set[string] {
+		hosts := sets.New(app.Spec.Host)
+		if held := heldHost(app); held != "" {
+			hosts.Insert(held)
+		}
+		return hosts
+	}
+	return handler.Funcs{
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
+			old, okOld := e.ObjectOld.(*appsv1alpha1.MyApp)
+			app, okNew := e.ObjectNew.(*appsv1alpha1.MyApp)
+			if !okOld || !okNew {
+				return
+			}
+			if old.Spec.Host == app.Spec.Host && heldHost(old) == heldHost(app) &&
+				old.DeletionTimestamp.IsZero() == app.DeletionTimestamp.IsZero() {
+				return // nothing a waiter cares about
+			}
+			enqueue(ctx, app, hostsOf(old).Union(hostsOf(app)), q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
+			if app, ok := e.Object.(*appsv1alpha1.MyApp); ok {
+				enqueue(ctx, app, hostsOf(app), q)
+			}
+		},
+	}
+}
