@@ -188,24 +188,31 @@ func (s *scenario) restartIfCrashed() bool {
 // way, and fails the test with what if it does not within stepTimeout.
 func (s *scenario) waitFor(what string, cond func(ctx context.Context) error) {
 	s.t.Helper()
+	if err := s.tryFor(cond); err != nil {
+		s.t.Errorf("%s: not within %s: %v", what, stepTimeout, err)
+	}
+}
+
+// tryFor is waitFor that leaves the verdict to the caller, and to the oracle:
+// it returns the condition's last error when it did not hold in time.
+func (s *scenario) tryFor(cond func(ctx context.Context) error) error {
 	ctx := s.t.Context()
 	deadline := time.Now().Add(stepTimeout)
-	var last error
-	for time.Now().Before(deadline) {
+	for {
 		if s.restartIfCrashed() {
 			// A fresh deadline: the step starts again on the new manager.
 			deadline = time.Now().Add(stepTimeout)
 		}
-		if last = cond(ctx); last == nil {
-			return
+		err := cond(ctx)
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-time.After(tick):
 		}
 	}
-	s.t.Errorf("%s: not within %s: %v", what, stepTimeout, last)
 }
 
 // newMyApp builds a MyApp with one replica served on <name>.<ns>.example.com.

@@ -115,26 +115,44 @@ func (o *oracle) isRetained(uid types.UID) bool {
 	return o.retained[uid]
 }
 
-// settle applies the oracle until it counts nothing or within has passed,
-// and returns the last report: a scenario has settled when the operator
-// has nothing left to do, which the oracle cannot tell from a slow operator
-// except by waiting.
+// quietPeriod is how long the oracle must count nothing before a scenario
+// counts as settled: a leak can appear after a moment of calm, when a late
+// pass of the controller writes what nobody will clean up.
+const quietPeriod = 2 * time.Second
+
+// settle applies the oracle until it has counted nothing for quietPeriod or
+// within has passed, and returns the last report: a scenario has settled
+// when the operator has nothing left to do, which the oracle cannot tell
+// from a slow operator except by waiting.
 func (o *oracle) settle(t *testing.T, within time.Duration) Report {
 	t.Helper()
 	deadline := time.Now().Add(within)
+	var cleanSince time.Time
 	for {
 		r, err := o.check(t.Context())
-		if err == nil && (r.Clean() || time.Now().After(deadline)) {
-			if !r.Clean() {
+		now := time.Now()
+		switch {
+		case err != nil:
+			cleanSince = time.Time{}
+			if now.After(deadline) {
+				t.Fatalf("oracle: %v", err)
+			}
+		case r.Clean():
+			if cleanSince.IsZero() {
+				cleanSince = now
+			}
+			if now.Sub(cleanSince) >= quietPeriod {
+				return r
+			}
+		default:
+			cleanSince = time.Time{}
+			if now.After(deadline) {
 				t.Logf("oracle: %s", r)
 				for _, p := range r.Problems {
 					t.Logf("  %s", p)
 				}
+				return r
 			}
-			return r
-		}
-		if err != nil && time.Now().After(deadline) {
-			t.Fatalf("oracle: %v", err)
 		}
 		select {
 		case <-t.Context().Done():
