@@ -59,8 +59,9 @@ FUZZTIME ?= 10s
 GO_TEST_FLAGS ?=
 
 .PHONY: test
-test: manifests generate fmt vet controlplane kustomize ## Run all tests on the locally built control plane, then each fuzz target briefly.
+test: manifests generate fmt vet controlplane kustomize helm-lint bind9 ## Run all tests on the locally built control plane (the alert rules' module too), then each fuzz target briefly.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
+	cd test/alerts && KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz
 
 .PHONY: fuzz
@@ -85,9 +86,21 @@ test-reliability: manifests generate controlplane ## Run the whole reliability c
 # FUZZ_TARGETS lists package:FuzzName pairs run by `make fuzz`.
 FUZZ_TARGETS ?= ./internal/external:FuzzDecodeResponse
 
+.PHONY: chart
+chart: manifests ## Regenerate the Helm chart's CRDs, manager ClusterRole and alerts from config/.
+	hack/chart.sh
+
+.PHONY: helm-lint
+helm-lint: chart helm ## Lint the Helm chart with its default values and with every option on.
+	"$(HELM)" lint --strict charts/myapp-operator
+	"$(HELM)" lint --strict charts/myapp-operator --set prometheus.rules.enable=true \
+		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t \
+		--set externalServices.caBundle=pem,manager.logLevel=debug,manager.maxConcurrentReconciles=8,manager.maxRetryAfter=2m
+
 .PHONY: verify
-verify: manifests generate ## Regenerate everything and fail if the tree is not clean.
+verify: manifests generate chart ## Regenerate everything (the chart too) and fail if the tree is not clean.
 	go mod tidy
+	cd test/alerts && go mod tidy
 	cd hack/controlplane/kubernetes && go mod tidy
 	cd hack/controlplane/etcd && go mod tidy
 	cd hack/controlplane/kwok && go mod tidy
@@ -106,9 +119,22 @@ build: manifests generate fmt vet ## Build the manager, the simulator and devenv
 
 # LOCAL_CLUSTER=true makes `make run` start a local cluster even when the
 # current kubeconfig context reaches one. ARGS are extra manager flags.
+# DEVENV is the devenv binary `make run` probes the cluster with and runs.
+DEVENV ?= bin/devenv
+# DNS_PROVIDER=rfc2136 keeps the records in a local BIND (named) instead of
+# the simulator, so `dig` shows what the operator wrote.
+DNS_PROVIDER ?= http
+
+# `make run` builds the control plane only when devenv, asked first, says it
+# will start a local cluster: against a reachable current context it needs
+# just bin/manager and devenv (which serves the simulator). The probe line
+# holds $(MAKE), so `make -n run` runs it too and shows the decision
+# (cmd/devenv's TestMakeBuildsTheControlPlaneOnlyForALocalCluster).
 .PHONY: run
-run: build controlplane ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" bin/devenv --manager bin/manager -- $(ARGS)
+run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
+	@cluster=$$("$(DEVENV)" --which-cluster); \
+	if [ "$$cluster" = local ]; then $(MAKE) --no-print-directory controlplane; fi
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(DEVENV)" --manager bin/manager --dns-provider=$(DNS_PROVIDER) -- $(ARGS)
 
 .PHONY: demo
 demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.
@@ -147,8 +173,23 @@ deploy: manifests kustomize ## Deploy the manager to the cluster of the current 
 	cd config/manager && "$(KUSTOMIZE)" edit set image controller=$(IMG)
 	"$(KUSTOMIZE)" build config/default | $(KUBECTL) apply --server-side -f -
 
+# UNDEPLOY_TIMEOUT bounds how long `make undeploy` waits for the custom
+# resources' cleanup before it gives up and leaves the manager running.
+UNDEPLOY_TIMEOUT ?= 5m
+
+# Deleting the CRDs deletes every MyApp and BackupConfig, whose finalizers
+# need the manager the same delete removes: they would be stranded. So the
+# custom resources go first, while the manager runs, MyApps before
+# BackupConfigs so that final backups are taken; a cleanup that does not
+# finish stops the target with the manager still running.
 .PHONY: undeploy
-undeploy: kustomize ## Remove the manager. Call with ignore-not-found=true to ignore missing resources.
+undeploy: kustomize ## Delete every MyApp and BackupConfig while the manager runs, then remove the manager and CRDs. Call with ignore-not-found=true to ignore missing resources.
+	@for kind in myapps.apps.myapp.dev backupconfigs.backup.myapp.dev; do \
+		if $(KUBECTL) get crd "$$kind" >/dev/null 2>&1; then \
+			echo "Deleting every $$kind, waiting up to $(UNDEPLOY_TIMEOUT) for the manager to clean up"; \
+			$(KUBECTL) delete "$$kind" --all --all-namespaces --wait --timeout=$(UNDEPLOY_TIMEOUT); \
+		fi; \
+	done
 	"$(KUSTOMIZE)" build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Control plane
@@ -166,6 +207,19 @@ controlplane: setup-envtest $(LOCALBIN) ## Build etcd, kube-apiserver, kube-cont
 
 ##@ Dependencies
 
+# The RFC 2136 DNS tests and `make run DNS_PROVIDER=rfc2136` run BIND 9's
+# named. Debian's package is installed when it is missing and this user can
+# (root with apt-get); otherwise those tests fail saying how to install it.
+.PHONY: bind9
+bind9: ## Install BIND 9 (named, nsupdate, dig) with apt-get when named is missing.
+	@if command -v named >/dev/null || [ -x /usr/sbin/named ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing bind9 and bind9-dnsutils with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bind9 bind9-dnsutils; \
+	else \
+		echo "named (BIND 9) is missing and cannot be installed here: the RFC 2136 tests will fail; run: sudo apt-get install -y bind9 bind9-dnsutils"; \
+	fi
+
 LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"
@@ -177,12 +231,15 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+HELM ?= $(LOCALBIN)/helm
 
 # kustomize v5.8.3 needs Go 1.27; v5.8.1 is the newest that builds with 1.26.
 KUSTOMIZE_VERSION ?= v5.8.1
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 SETUP_ENVTEST_VERSION ?= v0.25.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# helm v3.22.0 builds with Go 1.26 (its go.mod asks for 1.26.0).
+HELM_VERSION ?= v3.22.0
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.
@@ -203,6 +260,11 @@ $(SETUP_ENVTEST): $(LOCALBIN)
 golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
 $(GOLANGCI_LINT): $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: helm
+helm: $(HELM) ## Install helm into bin/.
+$(HELM): $(LOCALBIN)
+	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION))
 
 # go-install-tool installs a versioned tool into bin/ as NAME-VERSION and links
 # NAME to it, so changing a pinned version reinstalls it.

@@ -21,7 +21,9 @@ limitations under the License.
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok with a
 // fake node) with the CRDs installed. It always starts the DNS and backup
 // simulator unless --dns-url and --backup-url name real services, then runs
-// the manager binary against all of it. Ctrl-C stops everything it started;
+// the manager binary against all of it. With --dns-provider=rfc2136 the DNS
+// records go to a local BIND (named) serving example.com instead, so `dig`
+// shows what the operator wrote. Ctrl-C stops everything it started;
 // a run that crashed is cleaned up by the next one.
 package main
 
@@ -59,8 +61,14 @@ type options struct {
 	token         string
 	dnsURL        string
 	backupURL     string
+	dnsProvider   string
+	bindAddr      string
 	managerArgs   []string
+	whichCluster  bool
 }
+
+// bindZone is the zone the local named serves: the samples' hosts are in it.
+const bindZone = "example.com"
 
 func main() {
 	opts := options{}
@@ -73,8 +81,19 @@ func main() {
 	flag.StringVar(&opts.token, "token", "devtoken", "The simulator's bearer token.")
 	flag.StringVar(&opts.dnsURL, "dns-url", "", "A real DNS service to use instead of the simulator (needs a token file in the manager args).")
 	flag.StringVar(&opts.backupURL, "backup-url", "", "A real backup service to use instead of the simulator.")
+	flag.BoolVar(&opts.whichCluster, "which-cluster", false,
+		"Print \"local\" when a run would start a local cluster and \"current\" when it would use the current context, "+
+			"and exit: `make run` builds the control plane only for a local cluster.")
+	flag.StringVar(&opts.dnsProvider, "dns-provider", "http",
+		"http keeps DNS records in the simulator; rfc2136 in a local BIND (named) serving "+bindZone+".")
+	flag.StringVar(&opts.bindAddr, "bind-addr", "127.0.0.1:8053", "Where the local named listens with --dns-provider=rfc2136.")
 	flag.Parse()
 	opts.managerArgs = flag.Args()
+
+	if opts.whichCluster {
+		fmt.Println(whichCluster(opts.local))
+		return
+	}
 
 	if err := run(opts); err != nil {
 		fmt.Fprintf(os.Stderr, "devenv: %v\n", err)
@@ -95,45 +114,25 @@ func run(opts options) error {
 	}
 	kubeconfig := filepath.Join(stateDir, "kubeconfig")
 
-	// Pick the cluster: the current context when it answers, else a local one.
-	current, reason := reachableCurrentContext()
-	if opts.local || current == nil {
-		if !opts.local {
-			fmt.Printf("No cluster reachable (%s): starting a local one.\n", reason)
-		}
-		fmt.Println("Starting the local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok ...")
-		start := time.Now()
-		cp, err := harness.Start(ctx, harness.Options{
-			Tier:      harness.TierCluster,
-			StateRoot: filepath.Join(stateDir, "controlplane"),
-		})
-		if err != nil {
-			return fmt.Errorf("starting the local cluster: %w", err)
-		}
-		defer func() {
-			fmt.Println("Stopping the local cluster")
-			if err := cp.Stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "devenv: stopping the local cluster: %v\n", err)
-			}
-		}()
-		if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+	stopCluster, err := pickCluster(ctx, opts.local, stateDir, kubeconfig)
+	if err != nil {
+		return err
+	}
+	defer stopCluster()
+
+	var dnsArgs []string
+	var bind *harness.BIND
+	if opts.dnsProvider == "rfc2136" {
+		if bind, dnsArgs, err = startBIND(ctx, opts.bindAddr, stateDir); err != nil {
 			return err
 		}
-		fmt.Printf("Local cluster ready in %s (logs in %s/logs)\n", time.Since(start).Round(100*time.Millisecond), cp.Dir)
-	} else {
-		if err := clientcmd.WriteToFile(current.raw, kubeconfig); err != nil {
-			return err
-		}
-		fmt.Printf("Using the cluster of the current kubeconfig context %q (%s)\n", current.raw.CurrentContext, current.config.Host)
-		if err := checkCRDsInstalled(ctx, current.config); err != nil {
-			return err
-		}
+		defer stopBIND(bind)
 	}
 
 	// The simulator runs in this process unless real services are named.
 	dnsURL, backupURL := opts.dnsURL, opts.backupURL
 	var simURL string
-	if dnsURL == "" || backupURL == "" {
+	if (dnsURL == "" && bind == nil) || backupURL == "" {
 		srv, url, err := startSimulator(opts.simulatorAddr, opts.token)
 		if err != nil {
 			return err
@@ -152,23 +151,66 @@ func run(opts options) error {
 		return err
 	}
 
-	printBanner(kubectlCommand(), kubeconfig, simURL, opts.token)
+	printBanner(kubectlCommand(), kubeconfig, simURL, opts.token, bind, filepath.Join(opts.stateDir, "tsig.key"))
 
-	args := append([]string{
-		"--kubeconfig=" + kubeconfig,
-		"--dns-url=" + dnsURL,
-		"--dns-token-file=" + tokenFile,
-		"--backup-url=" + backupURL,
-		"--backup-token-file=" + tokenFile,
-		// kwok gives Ingresses no load-balancer address; records point here.
-		"--dns-default-target=192.0.2.10",
-		"--dns-pending-poll-interval=2s",
-		"--backup-poll-interval=1s",
-		"--health-probe-bind-address=0",
-		"--metrics-bind-address=0",
-		"--zap-devel",
-	}, opts.managerArgs...)
+	if bind == nil {
+		dnsArgs = []string{"--dns-url=" + dnsURL, "--dns-token-file=" + tokenFile}
+	}
+	args := managerArgs(kubeconfig, dnsArgs, backupURL, tokenFile, opts.managerArgs)
 	return runManager(ctx, opts.managerBinary, args)
+}
+
+// whichCluster is the cluster a run would use, "local" or "current", by the
+// same check run itself makes.
+func whichCluster(local bool) string {
+	if local {
+		return "local"
+	}
+	if current, _ := reachableCurrentContext(); current == nil {
+		return "local"
+	}
+	return "current"
+}
+
+// pickCluster writes the kubeconfig of the cluster the operator runs
+// against: the current context's when it answers (and local is false),
+// else a local one it starts. The returned function stops what it started.
+func pickCluster(ctx context.Context, local bool, stateDir, kubeconfig string) (func(), error) {
+	current, reason := reachableCurrentContext()
+	if local || current == nil {
+		if !local {
+			fmt.Printf("No cluster reachable (%s): starting a local one.\n", reason)
+		}
+		fmt.Println("Starting the local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok ...")
+		start := time.Now()
+		cp, err := harness.Start(ctx, harness.Options{
+			Tier:      harness.TierCluster,
+			StateRoot: filepath.Join(stateDir, "controlplane"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("starting the local cluster: %w", err)
+		}
+		stop := func() {
+			fmt.Println("Stopping the local cluster")
+			if err := cp.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "devenv: stopping the local cluster: %v\n", err)
+			}
+		}
+		if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+			stop()
+			return nil, err
+		}
+		fmt.Printf("Local cluster ready in %s (logs in %s/logs)\n", time.Since(start).Round(100*time.Millisecond), cp.Dir)
+		return stop, nil
+	}
+	if err := clientcmd.WriteToFile(current.raw, kubeconfig); err != nil {
+		return nil, err
+	}
+	fmt.Printf("Using the cluster of the current kubeconfig context %q (%s)\n", current.raw.CurrentContext, current.config.Host)
+	if err := checkCRDsInstalled(ctx, current.config); err != nil {
+		return nil, err
+	}
+	return func() {}, nil
 }
 
 // currentContext is a kubeconfig whose current context answered.
@@ -248,6 +290,56 @@ func startSimulator(addr, token string) (*http.Server, string, error) {
 	return srv, "http://" + l.Addr().String(), nil
 }
 
+// startBIND starts a named serving bindZone on addr, writes its TSIG key
+// where the manager reads it, and returns the manager's DNS flags. Like the
+// simulator, it starts empty: records of an earlier run would belong to
+// MyApps that no longer exist.
+func startBIND(ctx context.Context, addr, stateDir string) (*harness.BIND, []string, error) {
+	b, err := harness.StartBIND(ctx, harness.BINDOptions{
+		Zone:      bindZone,
+		Addr:      addr,
+		StateRoot: filepath.Join(stateDir, "bind"),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting named on %s (another `make run`?): %w", addr, err)
+	}
+	keyFile := filepath.Join(stateDir, "tsig.key")
+	if err := os.WriteFile(keyFile, []byte(b.Key()+"\n"), 0o600); err != nil {
+		return nil, nil, errors.Join(err, b.Close())
+	}
+	fmt.Printf("named serves %s on %s (log in %s/named.log)\n", bindZone, addr, b.Dir)
+	return b, []string{
+		"--dns-provider=rfc2136",
+		"--rfc2136-server=" + addr,
+		"--rfc2136-zone=" + bindZone,
+		"--rfc2136-tsig-key-file=" + keyFile,
+	}, nil
+}
+
+// managerArgs are the manager's flags: the cluster, the DNS backend's flags,
+// the backup service, settings for a quick local loop, then the user's.
+func managerArgs(kubeconfig string, dnsArgs []string, backupURL, tokenFile string, extra []string) []string {
+	args := append(append([]string{"--kubeconfig=" + kubeconfig}, dnsArgs...),
+		"--backup-url="+backupURL,
+		"--backup-token-file="+tokenFile,
+		// kwok gives Ingresses no load-balancer address; records point here.
+		"--dns-default-target=192.0.2.10",
+		"--dns-pending-poll-interval=2s",
+		"--backup-poll-interval=1s",
+		"--health-probe-bind-address=0",
+		"--metrics-bind-address=0",
+		"--zap-devel",
+	)
+	return append(args, extra...)
+}
+
+func stopBIND(b *harness.BIND) {
+	fmt.Println("Stopping named")
+	if err := b.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "devenv: stopping named: %v\n", err)
+	}
+}
+
 // runManager runs the manager in the foreground until ctx is cancelled, then
 // stops it with SIGTERM, as a kubelet would.
 func runManager(ctx context.Context, binary string, args []string) error {
@@ -289,7 +381,7 @@ func kubectlCommand() string {
 	return "kubectl"
 }
 
-func printBanner(kubectl, kubeconfig, simURL, token string) {
+func printBanner(kubectl, kubeconfig, simURL, token string, bind *harness.BIND, keyFile string) {
 	fmt.Printf(`
 ==> The operator is starting. In another terminal, in this directory:
 
@@ -305,6 +397,16 @@ func printBanner(kubectl, kubeconfig, simURL, token string) {
     curl -s -H 'Authorization: Bearer %[2]s' %[1]s/backup/v1/backups
     curl -s -H 'Authorization: Bearer %[2]s' %[1]s/admin/v1/state   # everything it holds
 `, simURL, token)
+	}
+	if bind != nil {
+		host, port, _ := net.SplitHostPort(bind.Addr)
+		fmt.Printf(`
+  DNS records are in a local named serving %[1]s (TSIG key in %[4]s):
+
+    dig @%[2]s -p %[3]s +short web.%[1]s                       # the sample MyApp's record
+    dig @%[2]s -p %[3]s +short TXT _myapp-owner.web.%[1]s      # who owns it
+    dig @%[2]s -p %[3]s -y "$(cat %[4]s)" AXFR %[1]s         # the whole zone
+`, bind.Zone, host, port, keyFile)
 	}
 	fmt.Print("\n  Ctrl-C stops the operator, the simulator and the local cluster.\n\n")
 }

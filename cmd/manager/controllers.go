@@ -27,6 +27,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
@@ -44,7 +45,7 @@ const (
 // setupControllers builds the external clients and registers the
 // controllers with the manager.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) error {
-	dnsClient, err := dns.New(externalConfig(mgr, opts, opts.dns, "dns"))
+	dnsClient, err := newDNSClient(mgr, opts)
 	if err != nil {
 		return fmt.Errorf("configuring the DNS client: %w", err)
 	}
@@ -60,6 +61,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
+	}
+	if opts.myApp.orphanSweepInterval > 0 {
+		if err := (&myapp.OrphanSweeper{
+			DNS:      dnsClient,
+			Reader:   mgr.GetAPIReader(),
+			Interval: opts.myApp.orphanSweepInterval,
+		}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the DNS orphan sweep: %w", err)
+		}
 	}
 
 	backupClient, err := backup.New(externalConfig(mgr, opts, opts.backup, "backup"))
@@ -78,11 +88,30 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	return nil
 }
 
+// newDNSClient builds the client of the DNS backend --dns-provider picks.
+func newDNSClient(mgr ctrl.Manager, opts *options) (dns.Client, error) {
+	if opts.dnsProvider != dnsProviderRFC2136 {
+		return dns.New(externalConfig(mgr, opts, opts.dns, "dns"))
+	}
+	r := opts.rfc2136
+	// The TSIG key is read, cached and rotated like a bearer token.
+	key := rfc2136.KeyFromTokenSource(tokenSource(mgr.GetAPIReader(),
+		serviceOptions{tokenFile: r.keyFile, tokenSecret: r.keySecret}, tsigKeySecretKey))
+	return rfc2136.New(rfc2136.Config{
+		Server:      r.server,
+		Zone:        r.zone,
+		Key:         key,
+		Nameservers: r.nameserverList(),
+		Timeout:     r.timeout,
+		Logger:      ctrl.Log.WithName("external").WithName("rfc2136"),
+	})
+}
+
 // externalConfig is the client configuration of one external service.
 func externalConfig(mgr ctrl.Manager, opts *options, svc serviceOptions, name string) external.Config {
 	return external.Config{
 		BaseURL:        svc.url,
-		Token:          tokenSource(mgr.GetAPIReader(), svc),
+		Token:          tokenSource(mgr.GetAPIReader(), svc, tokenSecretKey),
 		CAFile:         opts.externalCAFile,
 		AttemptTimeout: externalAttemptTimeout,
 		MaxRetries:     externalMaxRetries,
@@ -97,10 +126,10 @@ func externalConfig(mgr ctrl.Manager, opts *options, svc serviceOptions, name st
 // where a single get on one named Secret is all the manager is granted. The
 // token source keeps what it read for 30 seconds, so external calls do not
 // each cost a read from the API server.
-func tokenSource(r client.Reader, svc serviceOptions) external.TokenSource {
+func tokenSource(r client.Reader, svc serviceOptions, dataKey string) external.TokenSource {
 	if svc.tokenSecret != "" {
 		key, _ := parseNamespacedName(svc.tokenSecret) // validated with the flags
-		return external.NewSecretTokenSource(r, key, tokenSecretKey)
+		return external.NewSecretTokenSource(r, key, dataKey)
 	}
 	return external.NewFileTokenSource(svc.tokenFile)
 }

@@ -134,11 +134,18 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--dns-default-target=2001:db8::1"}, "is an IPv6 address"},
 		{[]string{"--dns-default-target=not a host"}, "neither an IPv4 address nor a host name"},
 		{[]string{"--max-concurrent-reconciles=0"}, "--max-concurrent-reconciles must be at least 1"},
+		{[]string{"--dns-orphan-sweep-interval=-1m"}, "--dns-orphan-sweep-interval must not be negative"},
 		{[]string{"--max-retry-after=0"}, "--max-retry-after must be between 1s and 1h0m0s, got 0s"},
 		{[]string{"--max-retry-after=24h"}, "--max-retry-after must be between 1s and 1h0m0s, got 24h0m0s"},
 		{[]string{"--backup-url=https://backup.example.com"}, "--backup-url needs --backup-token-file or --backup-token-secret"},
 		{[]string{"--dns-token-file=/t", "--dns-token-secret=ns/name"}, "--dns-token-file and --dns-token-secret are exclusive"},
 		{[]string{"--backup-token-secret=name-only"}, "want namespace/name"},
+		{[]string{"--dns-provider=route53"}, `--dns-provider must be http or rfc2136, not "route53"`},
+		{[]string{"--dns-provider=rfc2136"}, "--rfc2136-server is required with --dns-provider=rfc2136"},
+		{[]string{"--dns-provider=rfc2136"}, "--rfc2136-zone is required"},
+		{[]string{"--dns-provider=rfc2136"}, "needs --rfc2136-tsig-key-file or --rfc2136-tsig-key-secret"},
+		{[]string{"--dns-provider=rfc2136", "--dns-url=https://dns.example.com"}, "--dns-url is for --dns-provider=http"},
+		{[]string{"--dns-provider=rfc2136", "--rfc2136-tsig-key-file=/k", "--rfc2136-tsig-key-secret=ns/n"}, "are exclusive"},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {

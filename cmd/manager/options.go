@@ -48,8 +48,12 @@ type options struct {
 	retryPeriod             time.Duration
 	gracefulShutdownTimeout time.Duration
 
-	dns    serviceOptions
-	backup serviceOptions
+	// dnsProvider picks the DNS backend: the HTTP service (dns) or an RFC
+	// 2136 server (rfc2136).
+	dnsProvider string
+	dns         serviceOptions
+	rfc2136     rfc2136Options
+	backup      serviceOptions
 	// externalCAFile is a PEM bundle trusted, in addition to the system
 	// roots, for both external services.
 	externalCAFile string
@@ -71,6 +75,9 @@ type myAppOptions struct {
 	pendingPollInterval time.Duration
 	driftCheckInterval  time.Duration
 	recordTTL           int
+	// orphanSweepInterval is how often records of MyApps that are gone are
+	// looked for; zero turns the sweep off.
+	orphanSweepInterval time.Duration
 }
 
 // serviceOptions say where an external service is and where its token comes
@@ -80,6 +87,73 @@ type serviceOptions struct {
 	url         string
 	tokenFile   string
 	tokenSecret string
+}
+
+// DNS providers --dns-provider accepts.
+const (
+	dnsProviderHTTP    = "http"
+	dnsProviderRFC2136 = "rfc2136"
+)
+
+// rfc2136Options say how to reach an RFC 2136 server and where its TSIG key
+// comes from.
+type rfc2136Options struct {
+	server      string
+	zone        string
+	keyFile     string
+	keySecret   string
+	nameservers string
+	timeout     time.Duration
+}
+
+// tsigKeySecretKey is the key a TSIG key Secret holds the key under.
+const tsigKeySecretKey = "tsig-key"
+
+func (r *rfc2136Options) bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.server, "rfc2136-server", "", "With --dns-provider=rfc2136: the primary server, host:port (port 53 by default).")
+	fs.StringVar(&r.zone, "rfc2136-zone", "", "With --dns-provider=rfc2136: the zone every MyApp host must be in, such as example.com.")
+	fs.StringVar(&r.keyFile, "rfc2136-tsig-key-file", "",
+		"A file holding the TSIG key as [algorithm:]name:secret (nsupdate -y form; hmac-sha256 by default), re-read when it changes.")
+	fs.StringVar(&r.keySecret, "rfc2136-tsig-key-secret", "",
+		fmt.Sprintf("Instead, a Secret holding the TSIG key under the key %q, as namespace/name.", tsigKeySecretKey))
+	fs.StringVar(&r.nameservers, "rfc2136-nameservers", "",
+		"Comma-separated host:port of every nameserver that must serve a record before it is ACTIVE; empty means the primary.")
+	fs.DurationVar(&r.timeout, "rfc2136-timeout", externalAttemptTimeout, "How long one exchange with a DNS server may take.")
+}
+
+func (r *rfc2136Options) validate() error {
+	var errs []error
+	if r.server == "" {
+		errs = append(errs, errors.New("--rfc2136-server is required with --dns-provider=rfc2136"))
+	}
+	if r.zone == "" {
+		errs = append(errs, errors.New("--rfc2136-zone is required with --dns-provider=rfc2136"))
+	}
+	switch {
+	case r.keyFile == "" && r.keySecret == "":
+		errs = append(errs, errors.New("--dns-provider=rfc2136 needs --rfc2136-tsig-key-file or --rfc2136-tsig-key-secret"))
+	case r.keyFile != "" && r.keySecret != "":
+		errs = append(errs, errors.New("--rfc2136-tsig-key-file and --rfc2136-tsig-key-secret are exclusive"))
+	case r.keySecret != "":
+		if _, err := parseNamespacedName(r.keySecret); err != nil {
+			errs = append(errs, fmt.Errorf("--rfc2136-tsig-key-secret: %w", err))
+		}
+	}
+	if r.timeout <= 0 {
+		errs = append(errs, errors.New("--rfc2136-timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// nameserverList splits --rfc2136-nameservers.
+func (r *rfc2136Options) nameserverList() []string {
+	var out []string
+	for ns := range strings.SplitSeq(r.nameservers, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 func bindOptions(fs *flag.FlagSet) *options {
@@ -109,7 +183,11 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.gracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second,
 		"How long in-flight reconciles may run after SIGTERM before the manager exits.")
 
+	fs.StringVar(&o.dnsProvider, "dns-provider", dnsProviderHTTP,
+		"Where DNS records are kept: http (the DNS service at --dns-url) or rfc2136 (a DNS server that accepts "+
+			"TSIG-signed dynamic updates, see the --rfc2136-* flags).")
 	o.dns.bind(fs, "dns", "DNS", "https://dns.example.com")
+	o.rfc2136.bind(fs)
 	o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
 	fs.StringVar(&o.externalCAFile, "external-ca-file", "",
 		"A PEM bundle of CA certificates to trust for the external services, besides the system roots.")
@@ -126,6 +204,10 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"How often a PENDING DNS record is polled until it is ACTIVE (jittered by up to 20%).")
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
 		"How often an ACTIVE DNS record is checked for changes made outside the operator, at a point of the interval fixed per MyApp.")
+	fs.DurationVar(&o.myApp.orphanSweepInterval, "dns-orphan-sweep-interval", myapp.DefaultOrphanSweepInterval,
+		"How often the DNS records of MyApps that are gone (a finalizer removed by hand) are looked for and deleted "+
+			"(the first sweep after a start comes after a random part of it); 0 turns the sweep off, as clusters "+
+			"sharing one DNS service must.")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", myapp.DefaultMaxConcurrentReconciles,
 		"How many objects each controller reconciles at once.")
@@ -155,8 +237,18 @@ const tokenSecretKey = "token"
 
 func (o *options) validate() error {
 	errs := []error{o.dns.validate("dns"), o.backup.validate("backup")}
-	if o.dns.url == "" {
-		errs = append(errs, errors.New("--dns-url is required: the MyApp controller registers every MyApp's host there"))
+	switch o.dnsProvider {
+	case dnsProviderHTTP:
+		if o.dns.url == "" {
+			errs = append(errs, errors.New("--dns-url is required: the MyApp controller registers every MyApp's host there"))
+		}
+	case dnsProviderRFC2136:
+		if o.dns.url != "" {
+			errs = append(errs, errors.New("--dns-url is for --dns-provider=http; rfc2136 uses --rfc2136-server"))
+		}
+		errs = append(errs, o.rfc2136.validate())
+	default:
+		errs = append(errs, fmt.Errorf("--dns-provider must be %s or %s, not %q", dnsProviderHTTP, dnsProviderRFC2136, o.dnsProvider))
 	}
 	if o.backup.url == "" {
 		errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
@@ -166,6 +258,9 @@ func (o *options) validate() error {
 	}
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
+	}
+	if o.myApp.orphanSweepInterval < 0 {
+		errs = append(errs, errors.New("--dns-orphan-sweep-interval must not be negative (0 turns the sweep off)"))
 	}
 	if o.leaderElect && !o.leaseTimingsOrdered() {
 		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+

@@ -104,7 +104,7 @@ func (s *Server) adminState(w http.ResponseWriter, _ *http.Request) {
 	body := struct {
 		Records []Record `json:"records"`
 		Backups []Backup `json:"backups"`
-	}{s.listRecordsLocked("", false), s.listBackupsLocked("", "", false)}
+	}{s.listRecordsLocked("", "", false), s.listBackupsLocked("", "", false)}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, body)
 }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
@@ -138,21 +139,86 @@ func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
-	owner := r.URL.Query().Get("owner")
+// transferRequest is the body of PUT /dns/v1/records/{name}/owner.
+type transferRequest struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// transferRecord hands a record from one owner to another in one step, so a
+// record is never ownerless and two claimants cannot both win: the change
+// happens only while the owner is still "from". A record already owned by
+// "to" is answered as it is, which makes a repeated transfer harmless.
+func (s *Server) transferRecord(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := dnsrules.ValidateName(name); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
+		return
+	}
+	var req transferRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if err := dnsrules.ValidateOwner(req.From); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "from: "+err.Error(), "")
+		return
+	}
+	if err := dnsrules.ValidateOwner(req.To); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "to: "+err.Error(), "")
+		return
+	}
+
 	s.mu.Lock()
-	records := s.listRecordsLocked(owner, true)
+	now := s.now()
+	rec, ok := s.records[name]
+	switch {
+	case !ok:
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("record %q does not exist", name), "")
+		return
+	case rec.Owner == req.To:
+		view := rec.view(now)
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, view)
+		return
+	case rec.Owner != req.From:
+		current := rec.Owner
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, "conflict", fmt.Sprintf("record %q is owned by %q", name, current), current)
+		return
+	}
+	// Resolvers serve the same answer whoever owns the record, so a
+	// transfer leaves its state alone: an ACTIVE record stays ACTIVE.
+	rec.Owner = req.To
+	rec.UpdatedAt = now
+	view := rec.view(now)
+	snapshot := s.snapshotLocked()
+	s.mu.Unlock()
+
+	s.save(snapshot)
+	writeJSON(w, http.StatusOK, view)
+}
+
+func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
+	query := r.URL.Query()
+	owner, prefix := query.Get("owner"), query.Get("ownerPrefix")
+	s.mu.Lock()
+	records := s.listRecordsLocked(owner, prefix, true)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string][]Record{"records": records})
 }
 
-// listRecordsLocked returns the records of owner (all when empty) sorted by
-// name; consistent hides records still inside the consistency delay.
-func (s *Server) listRecordsLocked(owner string, consistent bool) []Record {
+// listRecordsLocked returns the records of owner and whose owner starts with
+// prefix (either filter off when empty) sorted by name; consistent hides
+// records still inside the consistency delay.
+func (s *Server) listRecordsLocked(owner, prefix string, consistent bool) []Record {
 	now := s.now()
 	out := make([]Record, 0, len(s.records))
 	for _, rec := range s.records {
 		if owner != "" && rec.Owner != owner {
+			continue
+		}
+		if !strings.HasPrefix(rec.Owner, prefix) {
 			continue
 		}
 		if consistent && !s.visibleLocked(ServiceDNS, rec.CreatedAt, now) {

@@ -180,7 +180,7 @@ func (s *Server) SetBackupDuration(d time.Duration) {
 func (s *Server) Records() []Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.listRecordsLocked("", false)
+	return s.listRecordsLocked("", "", false)
 }
 
 // Backups returns every stored backup as a read would show it now, ignoring
@@ -200,6 +200,7 @@ func (s *Server) routes() {
 	s.handle(m, "PUT /dns/v1/records/{name}", ServiceDNS, OpUpsert, s.upsertRecord)
 	s.handle(m, "GET /dns/v1/records/{name}", ServiceDNS, OpGet, s.getRecord)
 	s.handle(m, "DELETE /dns/v1/records/{name}", ServiceDNS, OpDelete, s.deleteRecord)
+	s.handle(m, "PUT /dns/v1/records/{name}/owner", ServiceDNS, OpTransfer, s.transferRecord)
 	s.handle(m, "GET /dns/v1/records", ServiceDNS, OpList, s.listRecords)
 
 	s.handle(m, "POST /backup/v1/backups", ServiceBackup, OpStart, s.startBackup)

@@ -41,11 +41,12 @@ type Operation string
 // The operations of the services, named as in the request counters and the
 // admin API's fault paths.
 const (
-	OpUpsert Operation = "upsert" // dns only
-	OpStart  Operation = "start"  // backup only
-	OpGet    Operation = "get"
-	OpDelete Operation = "delete"
-	OpList   Operation = "list"
+	OpUpsert   Operation = "upsert"   // dns only
+	OpTransfer Operation = "transfer" // dns only
+	OpStart    Operation = "start"    // backup only
+	OpGet      Operation = "get"
+	OpDelete   Operation = "delete"
+	OpList     Operation = "list"
 	// AllOperations addresses a fault to every operation of a service. A
 	// fault set for one operation takes precedence over it.
 	AllOperations Operation = "all"
@@ -53,7 +54,7 @@ const (
 
 // operations lists the operations each service serves.
 var operations = map[Service][]Operation{
-	ServiceDNS:    {OpUpsert, OpGet, OpDelete, OpList},
+	ServiceDNS:    {OpUpsert, OpGet, OpDelete, OpList, OpTransfer},
 	ServiceBackup: {OpStart, OpGet, OpDelete, OpList},
 }
 

@@ -30,8 +30,11 @@ const (
 	// DeletionPolicyDelete removes the DNS record before the MyApp is gone.
 	DeletionPolicyDelete DeletionPolicy = "Delete"
 	// DeletionPolicyOrphan leaves the DNS record in place and releases the
-	// MyApp at once. It is the documented way out when the DNS service is gone
-	// for good, instead of editing finalizers by hand.
+	// MyApp without waiting for the DNS service. The record is handed to the
+	// owner myapp-operator-orphaned/<namespace>/<name>/<uid> when the service
+	// answers, so the orphan sweep leaves it alone. It is the documented way
+	// out when the DNS service is gone for good, instead of editing
+	// finalizers by hand.
 	DeletionPolicyOrphan DeletionPolicy = "Orphan"
 )
 
@@ -66,6 +69,13 @@ const (
 // the DNS service confirms the record is gone (or the deletion policy is
 // Orphan).
 const DNSCleanupFinalizer = "apps.myapp.dev/dns-cleanup"
+
+// AdoptDNSRecordAnnotation, set to "true" on a MyApp, lets it take over the
+// record for its spec.host when that record is held by an earlier MyApp of
+// the same namespace and name that no longer exists (one deleted with
+// deletionPolicy Orphan, or the original of a restored MyApp). Without it
+// such a record is never taken over: the MyApp reports HostConflict.
+const AdoptDNSRecordAnnotation = "apps.myapp.dev/adopt-dns-record"
 
 // MyAppSpec is the desired state of a MyApp.
 type MyAppSpec struct {
@@ -119,7 +129,9 @@ type MyAppSpec struct {
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// DeletionPolicy says what happens to the DNS record when the MyApp is
-	// deleted: Delete removes it first, Orphan leaves it in the DNS service.
+	// deleted: Delete removes it first, Orphan leaves it in the DNS service,
+	// handed to the owner myapp-operator-orphaned/<namespace>/<name>/<uid> so
+	// that the orphan sweep never deletes it.
 	// +kubebuilder:default=Delete
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`

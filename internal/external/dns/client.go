@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
@@ -93,6 +94,19 @@ type Client interface {
 	// List returns the records held by owner, or every record when owner is
 	// empty, sorted by name.
 	List(ctx context.Context, owner string) ([]Record, error)
+	// ListByOwnerPrefix returns the records whose owner starts with prefix,
+	// sorted by name: every record a family of owners (one operator's
+	// "myapp-operator/...") holds, whoever of them it is. An empty prefix is
+	// external.ErrInvalid, so a caller cannot mistake every record in the
+	// service for its own.
+	ListByOwnerPrefix(ctx context.Context, prefix string) ([]Record, error)
+	// Transfer changes the owner of the record called name from "from" to
+	// "to" in one step and returns the record. A record owned by anyone but
+	// "from" is not touched: the error matches external.ErrConflict and
+	// names the holder. A missing record is external.ErrNotFound. A record
+	// already owned by "to" is success, so a transfer can be repeated after
+	// a lost response. Resolvers see no change, so the state stays as it was.
+	Transfer(ctx context.Context, name, from, to string) (Record, error)
 }
 
 // New returns a Client for the DNS service described by cfg.
@@ -198,6 +212,58 @@ func (c *client) List(ctx context.Context, owner string) ([]Record, error) {
 	return out.Records, nil
 }
 
+func (c *client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]Record, error) {
+	if prefix == "" {
+		return nil, c.api.Invalid("list", "owner prefix is required")
+	}
+	var out listBody
+	err := c.api.Do(ctx, httpapi.Call{
+		Operation: "list",
+		Method:    http.MethodGet,
+		Path:      recordsPath(),
+		Query:     url.Values{"ownerPrefix": {prefix}},
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	// As in List: a service that ignores the filter must not make every
+	// record look like one of ours to a caller about to delete them.
+	out.Records = slices.DeleteFunc(out.Records, func(r Record) bool { return !strings.HasPrefix(r.Owner, prefix) })
+	return out.Records, nil
+}
+
+// transferBody is the request body of a transfer; the name travels in the
+// path.
+type transferBody struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+func (c *client) Transfer(ctx context.Context, name, from, to string) (Record, error) {
+	switch {
+	case name == "":
+		return Record{}, c.api.Invalid("transfer", "record name is required")
+	case from == "" || to == "":
+		return Record{}, c.api.Invalid("transfer", "both owners are required")
+	}
+	// The answer must name the new owner: a service that answered 200
+	// without making the change would let a caller believe it holds a
+	// record it does not.
+	out := recordBody{name: name, owner: to}
+	// A PUT of the owner with the expected current owner is idempotent, so
+	// the client may retry it after a lost response like any other PUT.
+	err := c.api.Do(ctx, httpapi.Call{
+		Operation: "transfer",
+		Method:    http.MethodPut,
+		Path:      append(recordsPath(name), "owner"),
+		Body:      transferBody{From: from, To: to},
+	}, &out)
+	if err != nil {
+		return Record{}, err
+	}
+	return out.Record, nil
+}
+
 // recordsPath is the path of the record collection, or of the record called
 // name when one is given.
 func recordsPath(name ...string) []string {
@@ -210,6 +276,8 @@ type recordBody struct {
 	// name is the record the call asked about; a response about another one
 	// means something between the client and the service is broken.
 	name string
+	// owner, when set, is the owner the record must have.
+	owner string
 }
 
 func (r *recordBody) Validate() error {
@@ -218,6 +286,9 @@ func (r *recordBody) Validate() error {
 	}
 	if r.Name != r.name {
 		return fmt.Errorf("asked for record %q, got %q", r.name, r.Name)
+	}
+	if r.owner != "" && r.Owner != r.owner {
+		return fmt.Errorf("record %q is owned by %q, not %q", r.Name, r.Owner, r.owner)
 	}
 	return nil
 }

@@ -851,3 +851,130 @@ func TestBaseURLWithPathPrefix(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sim.Records()).To(HaveLen(1))
 }
+
+func TestListByOwnerPrefix(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	_, url := simtest.Start(t, simulator.Options{Token: testToken})
+	c := newClient(t, url)
+	for _, rec := range []dns.Record{
+		record("c.example.com", "op/ns/a/1"),
+		record("a.example.com", "op/ns/b/2"),
+		record("b.example.com", "op-marked/ns/c/3"),
+		record("d.example.com", "team-a"),
+	} {
+		_, err := c.Upsert(ctx, rec)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+
+	ours, err := c.ListByOwnerPrefix(ctx, "op/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ours).To(HaveExactElements(
+		And(HaveField("Name", "a.example.com"), HaveField("Owner", "op/ns/b/2")),
+		And(HaveField("Name", "c.example.com"), HaveField("Owner", "op/ns/a/1")),
+	), "sorted by name, and a prefix is a prefix of the owner, not of a path segment")
+	none, err := c.ListByOwnerPrefix(ctx, "nobody/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(none).To(BeEmpty())
+
+	_, err = c.ListByOwnerPrefix(ctx, "")
+	g.Expect(err).To(MatchError(external.ErrInvalid), "an empty prefix would list every record in the service")
+}
+
+// TestListByOwnerPrefixFiltersWhenTheServiceDoesNot puts the service behind a
+// proxy that drops the prefix filter: a sweep that trusted the answer would
+// take every record in the service for its own.
+func TestListByOwnerPrefixFiltersWhenTheServiceDoesNot(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	_, url := simtest.StartBehind(t, simulator.Options{Token: testToken}, simtest.DropQuery(http.MethodGet, "ownerPrefix"))
+	c := newClient(t, url)
+	for _, rec := range []dns.Record{record("a.example.com", "op/1"), record("b.example.com", "team-b")} {
+		_, err := c.Upsert(ctx, rec)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(listOwnersUnfiltered(t, url+"/dns/v1/records?ownerPrefix=op/")).To(HaveLen(2),
+		"the proxy drops the filter, so the service answers with every record")
+
+	ours, err := c.ListByOwnerPrefix(ctx, "op/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ours).To(HaveExactElements(HaveField("Name", "a.example.com")))
+}
+
+func TestTransfer(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	clock := clocktesting.NewFakeClock(epoch)
+	sim, url := simtest.Start(t, simulator.Options{Token: testToken, PropagationDelay: 5 * time.Second, Clock: clock})
+	c := newClient(t, url)
+	_, err := c.Upsert(ctx, record("www.example.com", "team-a"))
+	g.Expect(err).NotTo(HaveOccurred())
+	clock.Step(5 * time.Second)
+
+	moved, err := c.Transfer(ctx, "www.example.com", "team-a", "team-b")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(moved.Owner).To(Equal("team-b"))
+	g.Expect(moved.Value).To(Equal("192.0.2.10"))
+	g.Expect(moved.State).To(Equal(dns.StateActive), "resolvers see no change, so nothing propagates")
+	g.Expect(sim.Records()).To(ConsistOf(HaveField("Owner", "team-b")))
+
+	again, err := c.Transfer(ctx, "www.example.com", "team-a", "team-b")
+	g.Expect(err).NotTo(HaveOccurred(), "a repeated transfer, as after a lost response, is success")
+	g.Expect(again.Owner).To(Equal("team-b"))
+
+	// The old owner has lost every right to the record.
+	g.Expect(c.Delete(ctx, "www.example.com", "team-a")).To(MatchError(external.ErrConflict))
+	_, err = c.Upsert(ctx, record("www.example.com", "team-a"))
+	g.Expect(err).To(MatchError(external.ErrConflict))
+
+	_, err = c.Transfer(ctx, "www.example.com", "team-c", "team-d")
+	g.Expect(err).To(MatchError(external.ErrConflict))
+	var e *external.Error
+	g.Expect(errors.As(err, &e)).To(BeTrue())
+	g.Expect(e.Owner).To(Equal("team-b"), "the conflict names the holder")
+	g.Expect(sim.Records()).To(ConsistOf(HaveField("Owner", "team-b")), "a refused transfer changes nothing")
+
+	_, err = c.Transfer(ctx, "nothing.example.com", "team-a", "team-b")
+	g.Expect(err).To(MatchError(external.ErrNotFound))
+
+	for _, args := range [][3]string{{"", "a", "b"}, {"www.example.com", "", "b"}, {"www.example.com", "a", ""}} {
+		_, err = c.Transfer(ctx, args[0], args[1], args[2])
+		g.Expect(err).To(MatchError(external.ErrInvalid), "arguments %q", args)
+	}
+	_, err = c.Transfer(ctx, "www.example.com", "team-b", "no spaces allowed")
+	g.Expect(err).To(MatchError(external.ErrInvalid))
+	g.Expect(err.Error()).To(ContainSubstring("to: has character"))
+}
+
+// TestTransferAfterALostResponse resets the connection after the service
+// committed a transfer: the client's retry finds the record already moved
+// and reports success, not a conflict with the caller itself.
+func TestTransferAfterALostResponse(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+	c := newClient(t, url)
+	_, err := c.Upsert(ctx, record("www.example.com", "team-a"))
+	g.Expect(err).NotTo(HaveOccurred())
+	sim.SetFault(simulator.ServiceDNS, simulator.OpTransfer, simulator.Fault{ResetAfterCommit: true, Count: 1})
+
+	moved, err := c.Transfer(ctx, "www.example.com", "team-a", "team-b")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(moved.Owner).To(Equal("team-b"))
+	g.Expect(sim.RequestCount(simulator.ServiceDNS, simulator.OpTransfer)).To(Equal(2))
+}
+
+// TestTransferAnswerMustNameTheNewOwner stands in for a service that answers
+// 200 without making the change: the caller must not believe it holds the
+// record.
+func TestTransferAnswerMustNameTheNewOwner(t *testing.T) {
+	g := NewWithT(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"name":"www.example.com","type":"A","value":"192.0.2.10","ttl":300,"owner":"team-a","state":"ACTIVE"}`))
+	}))
+	t.Cleanup(srv.Close)
+	_, err := newClient(t, srv.URL).Transfer(context.Background(), "www.example.com", "team-a", "team-b")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(ContainSubstring(`owned by "team-a", not "team-b"`))
+}

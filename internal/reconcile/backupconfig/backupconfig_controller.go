@@ -298,6 +298,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			// it is held any more.
 			r.memory.forget(req.NamespacedName)
 			backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
+			forgetFreshness(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -333,6 +334,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if err := r.patchStatus(ctx, s, succeeded); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
+		recordFreshness(s)
 		if retErr != nil {
 			// controller-runtime ignores a result returned with an error.
 			result = ctrl.Result{}

@@ -20,11 +20,15 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // metricLabelTrigger labels backup metrics with the trigger of the backup.
 const metricLabelTrigger = "trigger"
+
+// objectLabels label the per-BackupConfig metrics with its namespace and name.
+var objectLabels = []string{"namespace", "name"}
 
 // Metrics of the controller, served with controller-runtime's on /metrics.
 // Backup outcomes are labelled by trigger only, so their cardinality is fixed;
@@ -57,7 +61,18 @@ var (
 		Name: "myapp_backupconfig_backups_held_for_cleanup",
 		Help: "Backups a BackupConfig being deleted still waits to see deleted before its finalizer goes; while " +
 			"the backup service cannot list them, the last count seen, or 1 for status.lastBackup before any count.",
-	}, []string{"namespace", "name"})
+	}, objectLabels)
+	// The two freshness gauges are per BackupConfig, so an alert can name
+	// the one whose backups are late; they go with the BackupConfig.
+	lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "myapp_backupconfig_last_success_timestamp_seconds",
+		Help: "When the last successful backup of a BackupConfig completed (status.lastSuccessfulBackupTime), in seconds since the epoch.",
+	}, objectLabels)
+	backupDue = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "myapp_backupconfig_backup_due_timestamp_seconds",
+		Help: "The first schedule time after a scheduled BackupConfig's last successful backup (or its creation), in seconds " +
+			"since the epoch: a newer successful backup is due then. Absent without a usable schedule or while suspended.",
+	}, objectLabels)
 )
 
 // Causes of backup deletions, the values of the cause label.
@@ -73,6 +88,33 @@ var registerOnce sync.Once
 func registerMetrics() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(backupsStarted, backupsSucceeded, backupsFailed, backupDuration,
-			backupsDeleted, backupsHeldForCleanup)
+			backupsDeleted, backupsHeldForCleanup, lastSuccess, backupDue)
 	})
+}
+
+// recordFreshness sets the freshness gauges of the BackupConfig a pass
+// leaves behind, from its status and parsed schedule.
+func recordFreshness(s *scope) {
+	if !s.bc.DeletionTimestamp.IsZero() {
+		forgetFreshness(s.key)
+		return
+	}
+	since := s.bc.CreationTimestamp.Time
+	if t := s.bc.Status.LastSuccessfulBackupTime; t != nil {
+		lastSuccess.WithLabelValues(s.key.Namespace, s.key.Name).Set(float64(t.Unix()))
+		since = t.Time
+	}
+	if s.schedule == nil || s.bc.Spec.Suspend {
+		// Nothing is due: no schedule, or backups were stopped on purpose.
+		backupDue.DeleteLabelValues(s.key.Namespace, s.key.Name)
+		return
+	}
+	backupDue.WithLabelValues(s.key.Namespace, s.key.Name).Set(float64(s.schedule.Next(since).Unix()))
+}
+
+// forgetFreshness drops the freshness gauges of a BackupConfig that is
+// being deleted or gone.
+func forgetFreshness(key types.NamespacedName) {
+	lastSuccess.DeleteLabelValues(key.Namespace, key.Name)
+	backupDue.DeleteLabelValues(key.Namespace, key.Name)
 }

@@ -38,10 +38,17 @@ var (
 		Name: "myapp_dns_cleanup_waiting",
 		Help: "MyApps being deleted whose DNS cleanup has not finished.",
 	})
+	// cleanupStarted names each MyApp that waits, so an alert can say which
+	// one has waited too long. Its series exist only while a cleanup waits,
+	// so its cardinality is that of the MyApps being deleted.
+	cleanupStarted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "myapp_dns_cleanup_started_timestamp_seconds",
+		Help: "When a MyApp whose DNS cleanup has not finished was deleted, in seconds since the epoch, by namespace and name.",
+	}, []string{"namespace", "name"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(cleanupDuration, cleanupWaiting)
+	metrics.Registry.MustRegister(cleanupDuration, cleanupWaiting, cleanupStarted)
 }
 
 // cleanupTracker counts the MyApps waiting on DNS cleanup, for the gauge. It
@@ -61,6 +68,9 @@ func (t *cleanupTracker) waiting(app *appsv1alpha1.MyApp) {
 	}
 	t.pending[client.ObjectKeyFromObject(app)] = struct{}{}
 	cleanupWaiting.Set(float64(len(t.pending)))
+	if app.DeletionTimestamp != nil {
+		cleanupStarted.WithLabelValues(app.Namespace, app.Name).Set(float64(app.DeletionTimestamp.Unix()))
+	}
 }
 
 // done records that app's cleanup finished, and how long it took.
@@ -77,4 +87,5 @@ func (t *cleanupTracker) forget(key types.NamespacedName) {
 	defer t.mu.Unlock()
 	delete(t.pending, key)
 	cleanupWaiting.Set(float64(len(t.pending)))
+	cleanupStarted.DeleteLabelValues(key.Namespace, key.Name)
 }

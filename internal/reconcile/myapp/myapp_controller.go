@@ -70,7 +70,8 @@ type Reconciler struct {
 	// Client reads and writes Kubernetes objects.
 	Client client.Client
 	// APIReader reads from the API server, not the cache, where a stale
-	// read could give up a MyApp's DNS name. Defaults to the manager's.
+	// read could give up a MyApp's DNS name or hand a record to the wrong
+	// MyApp (adoption). Defaults to the manager's.
 	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client

@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -46,8 +45,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 
 	if app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan {
 		log.FromContext(ctx).Info("Leaving DNS records in place", "deletionPolicy", app.Spec.DeletionPolicy)
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordOrphaned, "DeleteDNSRecord",
-			"Left the DNS record for %s in the DNS service: deletionPolicy is Orphan", app.Spec.Host)
+		// Marked as orphaned on purpose, so the orphan sweep leaves them.
+		if result, ok := r.markRecordsOrphaned(ctx, s); !ok {
+			return result, nil
+		}
 	} else {
 		setDNSCondition(app, false, ReasonDeletingRecord,
 			fmt.Sprintf("Deleting the DNS record for %s before the MyApp goes", app.Spec.Host))

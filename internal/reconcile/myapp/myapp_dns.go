@@ -51,9 +51,12 @@ func recordOwner(app *appsv1alpha1.MyApp) string {
 
 // describeOwner turns an owner identity into words for a condition message.
 func describeOwner(owner string) string {
-	parts := strings.Split(strings.TrimPrefix(owner, ownerPrefix), "/")
-	if strings.HasPrefix(owner, ownerPrefix) && len(parts) == 3 {
-		return fmt.Sprintf("MyApp %s/%s (uid %s)", parts[0], parts[1], parts[2])
+	ref, ok := parseRecordOwner(owner)
+	switch {
+	case ok && ref.orphaned:
+		return fmt.Sprintf("MyApp %s (uid %s), deleted with deletionPolicy Orphan", ref.key, ref.uid)
+	case ok:
+		return fmt.Sprintf("MyApp %s (uid %s)", ref.key, ref.uid)
 	}
 	return fmt.Sprintf("owner %q", owner)
 }
@@ -139,7 +142,13 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 		return r.handleDNSError(ctx, s, "read", err)
 	}
 	if current.Name != "" && current.Owner != owner {
-		return r.hostConflict(ctx, s, current.Owner)
+		// Another owner holds the host; adopt.go decides whether this MyApp
+		// may take the record over or is in conflict.
+		var done bool
+		var result reconcile.Result
+		if current, done, result, err = r.adoptOrConflict(ctx, s, current); done {
+			return result, err
+		}
 	}
 
 	want := dns.Record{Name: host, Type: recordType, Value: value, TTL: r.RecordTTL, Owner: owner}
@@ -250,8 +259,8 @@ func (r *Reconciler) hostConflict(ctx context.Context, s *scope, holder string) 
 
 	who := describeOwner(holder)
 	log.FromContext(ctx).Info("Host is registered by another owner; leaving it alone", "host", app.Spec.Host, "holder", holder)
-	msg := fmt.Sprintf("Host %s is already registered in the DNS service by %s; choose another host, "+
-		"or delete that MyApp or record first", app.Spec.Host, who)
+	msg := fmt.Sprintf("Host %s is already registered in the DNS service by %s; %s",
+		app.Spec.Host, who, hostConflictAdvice(app, holder))
 	if held != "" {
 		msg += fmt.Sprintf("; %s stays registered and routed meanwhile", held)
 	}

@@ -45,7 +45,8 @@ import (
 //     checks are spread evenly over the interval and stay so across restarts
 //     without writing a time into the status;
 //   - the MyApp holding the contested host changed (it moved, released its
-//     record or went away).
+//     record or went away);
+//   - the adoption annotation (adopt.go) was set or removed.
 //
 // What the last read left lives in memory. A restarted manager remembers
 // nothing and trusts a status that shows a settled record (ACTIVE and as
@@ -77,6 +78,8 @@ type dnsCheck struct {
 	// as the cache showed it; nil when there is no conflict or the holder is
 	// not a live MyApp.
 	holder *holderSnapshot
+	// adopt is whether the MyApp asked to adopt its record at the read.
+	adopt bool
 }
 
 // dnsSeen is the part of a MyApp's status a read of its record decides.
@@ -175,19 +178,13 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 
 	last, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID)
 	if !known {
-		cond := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
-		settled := asWanted && st.State == appsv1alpha1.DNSRecordActive && seen.reason == ReasonRecordActive ||
-			conflict && cond.ObservedGeneration == app.Generation
-		if !settled {
-			return true, 0
-		}
-		next := nextDriftCheck(app.UID, r.DriftCheckInterval, now)
-		r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{uid: app.UID, host: app.Spec.Host, seen: seen, next: next})
-		return false, next.Sub(now)
+		return r.dueAfterRestart(app, asWanted, seen, now)
 	}
 	switch {
 	case last.host != app.Spec.Host:
 		return true, 0
+	case conflict && last.adopt != wantsAdoption(app):
+		return true, 0 // the annotation asking to adopt the record came or went (adopt.go)
 	case last.seen != seen && app.ResourceVersion != last.readFrom:
 		return true, 0 // the status is not what the last read left
 	case !conflict && !asWanted && last.seen == seen:
@@ -198,6 +195,26 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 		return true, 0
 	}
 	return false, last.next.Sub(now)
+}
+
+// dueAfterRestart decides for a MyApp this manager has not read the record
+// of yet (it just started): a status that shows a settled record is trusted
+// until the MyApp's next drift check; anything else is read now.
+func (r *Reconciler) dueAfterRestart(app *appsv1alpha1.MyApp, asWanted bool, seen dnsSeen, now time.Time) (bool, time.Duration) {
+	st := app.Status.DNS
+	cond := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
+	// A conflict the MyApp asks to adopt out of is read once more: the
+	// annotation may have come after the conflict was judged.
+	settled := asWanted && st.State == appsv1alpha1.DNSRecordActive && seen.reason == ReasonRecordActive ||
+		seen.reason == ReasonHostConflict && cond.ObservedGeneration == app.Generation && !wantsAdoption(app)
+	if !settled {
+		return true, 0
+	}
+	next := nextDriftCheck(app.UID, r.DriftCheckInterval, now)
+	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
+		uid: app.UID, host: app.Spec.Host, seen: seen, next: next, adopt: wantsAdoption(app),
+	})
+	return false, next.Sub(now)
 }
 
 // holderChanged reports whether the MyApp holding a contested host is no
@@ -216,6 +233,7 @@ func (r *Reconciler) holderChanged(ctx context.Context, was holderSnapshot) bool
 func (r *Reconciler) rememberDNSCheck(app *appsv1alpha1.MyApp, next time.Time, holder *holderSnapshot) time.Duration {
 	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
 		uid: app.UID, host: app.Spec.Host, readFrom: app.ResourceVersion, seen: seenOf(app), next: next, holder: holder,
+		adopt: wantsAdoption(app),
 	})
 	return next.Sub(r.Clock.Now())
 }

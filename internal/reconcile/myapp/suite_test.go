@@ -77,7 +77,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite))
+	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite, setupRFC2136Backend))
 }
 
 func testScheme() *runtime.Scheme {
@@ -114,6 +114,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		Cache:                  httpBackendCache(), // see dns_backends_test.go
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,648 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package rfc2136 is a dns.Client for any DNS server that accepts RFC 2136
+// dynamic updates signed with TSIG (RFC 8945): BIND, Knot, PowerDNS,
+// Windows DNS and most appliances. It talks to one primary server and one
+// zone.
+//
+// # Ownership
+//
+// Each record name N carries its owner in a TXT record at
+// "_myapp-owner.N" whose single string is the owner identity, such as
+// "myapp-operator/shop/web/0d9c...". The leading underscore makes the
+// label one no host name has (RFC 952 host names are letters, digits and
+// hyphens), and the client refuses to manage a name whose first label is
+// "_myapp-owner", so an owner record can never be mistaken for a user's
+// record or overwritten through this client. The owner name is 13
+// characters longer than N, so N is at most MaxNameLength (240) characters.
+//
+// Every write is one UPDATE message whose prerequisites make it atomic on
+// the server: a create requires that neither N nor its owner name is in use,
+// a change, delete or transfer requires that the owner TXT holds exactly the
+// caller's identity. A concurrent writer that got there first makes the
+// prerequisite fail (YXDOMAIN or NXRRSET); the client then reads the holder
+// back and returns external.ErrConflict naming it. Unlike a registry that
+// reads, then writes, no interleaving lets two owners both believe they
+// hold N.
+//
+// # Listing and propagation
+//
+// List and ListByOwnerPrefix read the zone with a TSIG-signed AXFR, so the
+// server must allow transfers for the key. A record is StateActive once
+// every configured nameserver serves the zone at a serial no older than the
+// primary's and answers the record's value, StatePending until then.
+package rfc2136
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/miekg/dns"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
+)
+
+// OwnerLabel is the first label of the name an owner TXT record lives at.
+const OwnerLabel = "_myapp-owner"
+
+// MaxNameLength is the longest record name this client manages: the owner
+// name, OwnerLabel and a dot in front of it, must fit the 253 characters a
+// domain name may have.
+const MaxNameLength = extdns.MaxNameLength - len(OwnerLabel) - 1
+
+// UnmanagedOwner is the Owner of a record that has no owner TXT: one someone
+// wrote by hand. No owner identity can equal it (parentheses are not
+// allowed in one), so nothing this client writes ever matches it.
+const UnmanagedOwner = "(unmanaged)"
+
+// DefaultTimeout bounds one exchange with a server.
+const DefaultTimeout = 5 * time.Second
+
+// tsigFudge is the clock skew, in seconds, a TSIG signature tolerates.
+const tsigFudge = 300
+
+// Config configures a Client.
+type Config struct {
+	// Server is the primary's address, host:port; ":53" is added when there
+	// is no port. Updates, reads and transfers go there.
+	Server string
+	// Zone is the zone the records live in, such as "example.com".
+	Zone string
+	// Key supplies the TSIG key. Required.
+	Key KeySource
+	// Nameservers are the servers, host:port, that must all answer a record
+	// before it is StateActive. Empty means the primary alone.
+	Nameservers []string
+	// Timeout bounds each exchange with a server. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// Logger receives debug lines about calls, with the key's name but never
+	// its secret.
+	Logger logr.Logger
+	// Now is the clock TSIG signatures are dated by; time.Now when nil.
+	// Tests skew it to provoke BADTIME.
+	Now func() time.Time
+}
+
+// Client manages records in one zone of an RFC 2136 server. It is safe for
+// concurrent use.
+type Client struct {
+	server      string
+	zone        string // fully qualified, lower case
+	key         KeySource
+	nameservers []string
+	timeout     time.Duration
+	log         logr.Logger
+	now         func() time.Time
+}
+
+var _ extdns.Client = (*Client)(nil)
+
+// The methods dns.Client is gaining for owner handover, pinned here so the
+// signatures cannot drift before the interface has them.
+var _ interface {
+	ListByOwnerPrefix(ctx context.Context, prefix string) ([]extdns.Record, error)
+	Transfer(ctx context.Context, name, from, to string) (extdns.Record, error)
+} = (*Client)(nil)
+
+// New returns a Client for cfg. It does not contact the server.
+func New(cfg Config) (*Client, error) {
+	if cfg.Server == "" {
+		return nil, errors.New("rfc2136: Server is required")
+	}
+	if cfg.Zone == "" {
+		return nil, errors.New("rfc2136: Zone is required")
+	}
+	if cfg.Key == nil {
+		return nil, errors.New("rfc2136: Key is required")
+	}
+	zone := strings.ToLower(dns.Fqdn(cfg.Zone))
+	if _, ok := dns.IsDomainName(zone); !ok {
+		return nil, fmt.Errorf("rfc2136: Zone %q is not a domain name", cfg.Zone)
+	}
+	c := &Client{
+		server:  withPort(cfg.Server),
+		zone:    zone,
+		key:     cfg.Key,
+		timeout: cfg.Timeout,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+	}
+	for _, ns := range cfg.Nameservers {
+		c.nameservers = append(c.nameservers, withPort(ns))
+	}
+	if len(c.nameservers) == 0 {
+		c.nameservers = []string{c.server}
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c, nil
+}
+
+func withPort(addr string) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	return net.JoinHostPort(strings.Trim(addr, "[]"), "53")
+}
+
+// state is what the primary holds for one name.
+type state struct {
+	name string
+	// rrs are the A and CNAME records at the name.
+	rrs []dns.RR
+	// owner is the owner TXT's identity, or "" when there is none.
+	owner string
+}
+
+func (s state) exists() bool { return len(s.rrs) > 0 }
+
+// holder is who holds the name: its owner, or UnmanagedOwner for records
+// without one. It is "" for a free name.
+func (s state) holder() string {
+	switch {
+	case s.owner != "":
+		return s.owner
+	case s.exists():
+		return UnmanagedOwner
+	default:
+		return ""
+	}
+}
+
+// record turns the state into a Record; several RRs (someone added one by
+// hand) are joined, so the value never equals a desired one and an upsert
+// replaces them.
+func (s state) record() extdns.Record {
+	rec := extdns.Record{Name: s.name, Owner: s.holder()}
+	values := make([]string, 0, len(s.rrs))
+	for _, rr := range s.rrs {
+		typ, value := rrValue(rr)
+		rec.Type, rec.TTL = typ, int32(rr.Header().Ttl) //nolint:gosec // a TTL fits, MaxTTL is far below 2^31
+		values = append(values, value)
+	}
+	slices.Sort(values)
+	rec.Value = strings.Join(values, ",")
+	return rec
+}
+
+func (s state) matches(rec extdns.Record) bool {
+	cur := s.record()
+	return len(s.rrs) == 1 && cur.Type == rec.Type && cur.Value == rec.Value && cur.TTL == rec.TTL
+}
+
+func rrValue(rr dns.RR) (typ, value string) {
+	switch v := rr.(type) {
+	case *dns.A:
+		return extdns.TypeA, v.A.String()
+	case *dns.CNAME:
+		return extdns.TypeCNAME, strings.TrimSuffix(strings.ToLower(v.Target), ".")
+	}
+	return "", ""
+}
+
+// Get returns the record called name with its owner and whether every
+// nameserver serves it yet.
+func (c *Client) Get(ctx context.Context, name string) (extdns.Record, error) {
+	const op = "get"
+	name, err := c.checkName(op, name)
+	if err != nil {
+		return extdns.Record{}, err
+	}
+	st, err := c.read(ctx, op, name)
+	if err != nil {
+		return extdns.Record{}, err
+	}
+	if !st.exists() {
+		return extdns.Record{}, c.fail(op, external.KindNotFound, fmt.Sprintf("no A or CNAME record at %s", name), nil)
+	}
+	rec := st.record()
+	rec.State = c.propagation(ctx, rec)
+	return rec, nil
+}
+
+// Upsert creates the record or changes it in one UPDATE whose prerequisites
+// make it atomic; see the package documentation.
+func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (extdns.Record, error) {
+	const op = "upsert"
+	name, err := c.checkName(op, rec.Name)
+	if err != nil {
+		return extdns.Record{}, err
+	}
+	rec.Name = name
+	if err := c.checkRecord(op, rec); err != nil {
+		return extdns.Record{}, err
+	}
+	// Each pass reads, then writes on the condition that what it read still
+	// holds. A failed condition means another writer moved in between: the
+	// next pass sees what they did.
+	createRefused := false
+	for range 3 {
+		st, err := c.read(ctx, op, name)
+		if err != nil {
+			return extdns.Record{}, err
+		}
+		m := c.newUpdate()
+		switch st.holder() {
+		case "":
+			if createRefused {
+				// The name is in use, but not by an A, a CNAME or an owner
+				// TXT: someone keeps other records there.
+				e := c.fail(op, external.KindConflict, fmt.Sprintf("%s has records of other types, written outside this operator", name), nil)
+				e.Owner = UnmanagedOwner
+				return extdns.Record{}, e
+			}
+			createRefused = true
+			m.NameNotUsed([]dns.RR{anyRR(name), anyRR(ownerName(name))})
+		case rec.Owner:
+			if st.matches(rec) {
+				out := st.record()
+				out.State = c.propagation(ctx, out)
+				return out, nil
+			}
+			m.Used([]dns.RR{ownerTXT(name, rec.Owner, 0)})
+			m.RemoveRRset([]dns.RR{typedRR(name, dns.TypeA), typedRR(name, dns.TypeCNAME), typedRR(ownerName(name), dns.TypeTXT)})
+		default:
+			return extdns.Record{}, c.conflict(op, st)
+		}
+		rr, err := newRR(rec)
+		if err != nil {
+			return extdns.Record{}, c.fail(op, external.KindInvalid, err.Error(), nil)
+		}
+		m.Insert([]dns.RR{rr, ownerTXT(name, rec.Owner, uint32(rec.TTL))}) //nolint:gosec // checked positive
+		err = c.update(ctx, op, m)
+		if errors.Is(err, errPrerequisite) {
+			continue
+		}
+		if err != nil {
+			return extdns.Record{}, err
+		}
+		c.log.V(1).Info("Wrote DNS record", "name", name, "type", rec.Type, "value", rec.Value, "owner", rec.Owner)
+		rec.State = extdns.StatePending
+		return rec, nil
+	}
+	return extdns.Record{}, c.fail(op, external.KindTransient, fmt.Sprintf("%s kept changing under concurrent writers", name), nil)
+}
+
+// Delete removes the record and its owner TXT in one UPDATE that requires
+// the owner TXT to be owner's.
+func (c *Client) Delete(ctx context.Context, name, owner string) error {
+	const op = "delete"
+	name, err := c.checkName(op, name)
+	if err != nil {
+		return err
+	}
+	if err := c.checkOwner(op, owner); err != nil {
+		return err
+	}
+	for range 3 {
+		m := c.newUpdate()
+		m.Used([]dns.RR{ownerTXT(name, owner, 0)})
+		m.RemoveRRset([]dns.RR{typedRR(name, dns.TypeA), typedRR(name, dns.TypeCNAME), typedRR(ownerName(name), dns.TypeTXT)})
+		err := c.update(ctx, op, m)
+		if err == nil {
+			c.log.V(1).Info("Deleted DNS record", "name", name, "owner", owner)
+			return nil
+		}
+		if !errors.Is(err, errPrerequisite) {
+			return err
+		}
+		// The owner TXT is not owner's: find out whether the name is free
+		// (nothing to delete) or someone else's.
+		st, err := c.read(ctx, op, name)
+		if err != nil {
+			return err
+		}
+		switch st.holder() {
+		case "":
+			return nil
+		case owner:
+			continue // it changed back between the update and the read
+		default:
+			return c.conflict(op, st)
+		}
+	}
+	return c.fail(op, external.KindTransient, fmt.Sprintf("%s kept changing under concurrent writers", name), nil)
+}
+
+// Transfer hands the record from one owner to another in one UPDATE that
+// requires the owner TXT to be from's. A record already held by to is
+// returned as it is.
+func (c *Client) Transfer(ctx context.Context, name, from, to string) (extdns.Record, error) {
+	const op = "transfer"
+	name, err := c.checkName(op, name)
+	if err != nil {
+		return extdns.Record{}, err
+	}
+	if err := errors.Join(c.checkOwner(op, from), c.checkOwner(op, to)); err != nil {
+		return extdns.Record{}, err
+	}
+	for range 3 {
+		st, err := c.read(ctx, op, name)
+		if err != nil {
+			return extdns.Record{}, err
+		}
+		if !st.exists() {
+			return extdns.Record{}, c.fail(op, external.KindNotFound, fmt.Sprintf("no A or CNAME record at %s", name), nil)
+		}
+		rec := st.record()
+		switch st.holder() {
+		case to:
+			rec.State = c.propagation(ctx, rec)
+			return rec, nil
+		case from:
+		default:
+			return extdns.Record{}, c.conflict(op, st)
+		}
+		m := c.newUpdate()
+		m.Used([]dns.RR{ownerTXT(name, from, 0)})
+		m.RemoveRRset([]dns.RR{typedRR(ownerName(name), dns.TypeTXT)})
+		m.Insert([]dns.RR{ownerTXT(name, to, uint32(rec.TTL))}) //nolint:gosec // read from the server
+		err = c.update(ctx, op, m)
+		if errors.Is(err, errPrerequisite) {
+			continue
+		}
+		if err != nil {
+			return extdns.Record{}, err
+		}
+		c.log.V(1).Info("Transferred DNS record", "name", name, "from", from, "to", to)
+		rec.Owner = to
+		rec.State = c.propagation(ctx, rec)
+		return rec, nil
+	}
+	return extdns.Record{}, c.fail(op, external.KindTransient, fmt.Sprintf("%s kept changing under concurrent writers", name), nil)
+}
+
+// List returns the records owner holds, or every record that has an owner
+// TXT when owner is empty, sorted by name. Records without an owner TXT are
+// not this client's to list.
+func (c *Client) List(ctx context.Context, owner string) ([]extdns.Record, error) {
+	return c.list(ctx, "list", func(o string) bool { return owner == "" || o == owner })
+}
+
+// ListByOwnerPrefix returns the records whose owner starts with prefix,
+// sorted by name. An empty prefix is refused, as by the HTTP client, so a
+// caller cannot mistake every owner's records for its own.
+func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]extdns.Record, error) {
+	if prefix == "" {
+		return nil, c.fail("list", external.KindInvalid, "owner prefix is required", nil)
+	}
+	return c.list(ctx, "list", func(o string) bool { return strings.HasPrefix(o, prefix) })
+}
+
+func (c *Client) list(ctx context.Context, op string, keep func(owner string) bool) ([]extdns.Record, error) {
+	rrs, serial, err := c.axfr(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]*state{}
+	get := func(name string) *state {
+		if states[name] == nil {
+			states[name] = &state{name: name}
+		}
+		return states[name]
+	}
+	for _, rr := range rrs {
+		name := strings.TrimSuffix(strings.ToLower(rr.Header().Name), ".")
+		switch v := rr.(type) {
+		case *dns.A, *dns.CNAME:
+			st := get(name)
+			st.rrs = append(st.rrs, rr)
+		case *dns.TXT:
+			if rest, ok := strings.CutPrefix(name, OwnerLabel+"."); ok {
+				get(rest).owner = strings.Join(v.Txt, "")
+			}
+		}
+	}
+	state := extdns.StateActive
+	if !c.serialsCaughtUp(ctx, serial) {
+		state = extdns.StatePending
+	}
+	var out []extdns.Record
+	for _, st := range states {
+		if st.owner == "" || !st.exists() || !keep(st.owner) {
+			continue
+		}
+		rec := st.record()
+		rec.State = state
+		out = append(out, rec)
+	}
+	slices.SortFunc(out, func(a, b extdns.Record) int { return strings.Compare(a.Name, b.Name) })
+	if out == nil {
+		out = []extdns.Record{}
+	}
+	return out, nil
+}
+
+// read asks the primary for the A or CNAME at name and for its owner TXT.
+func (c *Client) read(ctx context.Context, op, name string) (state, error) {
+	st := state{name: name}
+	fqdn := dns.Fqdn(name)
+	r, err := c.query(ctx, op, c.server, fqdn, dns.TypeA, true)
+	if err != nil {
+		return st, err
+	}
+	for _, rr := range r.Answer {
+		// An A query at a CNAME also answers the target's records; only the
+		// ones at name itself are the record.
+		if strings.EqualFold(rr.Header().Name, fqdn) {
+			if typ, _ := rrValue(rr); typ != "" {
+				st.rrs = append(st.rrs, rr)
+			}
+		}
+	}
+	r, err = c.query(ctx, op, c.server, dns.Fqdn(ownerName(name)), dns.TypeTXT, true)
+	if err != nil {
+		return st, err
+	}
+	var owners []string
+	for _, rr := range r.Answer {
+		if txt, ok := rr.(*dns.TXT); ok {
+			owners = append(owners, strings.Join(txt.Txt, ""))
+		}
+	}
+	slices.Sort(owners)
+	st.owner = strings.Join(owners, ",")
+	return st, nil
+}
+
+// propagation says whether every nameserver serves rec yet: at a zone
+// serial no older than the primary's, with rec's value. A nameserver that
+// does not answer is one that has not caught up.
+func (c *Client) propagation(ctx context.Context, rec extdns.Record) extdns.RecordState {
+	serial, err := c.serial(ctx, c.server, true)
+	if err != nil {
+		return extdns.StatePending
+	}
+	fqdn := dns.Fqdn(rec.Name)
+	for _, ns := range c.nameservers {
+		got, err := c.serial(ctx, ns, false)
+		if err != nil || !serialAtLeast(got, serial) {
+			return extdns.StatePending
+		}
+		r, err := c.query(ctx, "get", ns, fqdn, dns.TypeA, false)
+		if err != nil {
+			return extdns.StatePending
+		}
+		var values []string
+		for _, rr := range r.Answer {
+			if strings.EqualFold(rr.Header().Name, fqdn) {
+				if _, v := rrValue(rr); v != "" {
+					values = append(values, v)
+				}
+			}
+		}
+		slices.Sort(values)
+		if strings.Join(values, ",") != rec.Value {
+			c.log.V(1).Info("DNS record not served by a nameserver yet", "name", rec.Name, "nameserver", ns)
+			return extdns.StatePending
+		}
+	}
+	return extdns.StateActive
+}
+
+// serialsCaughtUp reports whether every nameserver serves the zone at
+// serial or later.
+func (c *Client) serialsCaughtUp(ctx context.Context, serial uint32) bool {
+	for _, ns := range c.nameservers {
+		got, err := c.serial(ctx, ns, false)
+		if err != nil || !serialAtLeast(got, serial) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Client) serial(ctx context.Context, server string, signed bool) (uint32, error) {
+	r, err := c.query(ctx, "get", server, c.zone, dns.TypeSOA, signed)
+	if err != nil {
+		return 0, err
+	}
+	for _, rr := range r.Answer {
+		if soa, ok := rr.(*dns.SOA); ok {
+			return soa.Serial, nil
+		}
+	}
+	return 0, c.fail("get", external.KindTransient, fmt.Sprintf("%s has no SOA for zone %s", server, c.zone), nil)
+}
+
+// serialAtLeast compares zone serials in RFC 1982 arithmetic.
+func serialAtLeast(got, want uint32) bool { return int32(got-want) >= 0 } //nolint:gosec // wrap-around is the point
+
+func (c *Client) newUpdate() *dns.Msg {
+	m := new(dns.Msg)
+	m.SetUpdate(c.zone)
+	return m
+}
+
+// checkName normalises name and refuses one this client cannot manage.
+func (c *Client) checkName(op, name string) (string, error) {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	if name == "" {
+		return "", c.fail(op, external.KindInvalid, "record name is required", nil)
+	}
+	if err := extdns.ValidateName(name); err != nil {
+		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q: %v", name, err), nil)
+	}
+	if len(name) > MaxNameLength {
+		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q: must be at most %d characters, so that its owner "+
+			"record %s.<name> fits in a domain name", name, MaxNameLength, OwnerLabel), nil)
+	}
+	if !dns.IsSubDomain(c.zone, dns.Fqdn(name)) {
+		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s", name, strings.TrimSuffix(c.zone, ".")), nil)
+	}
+	if first, _, _ := strings.Cut(name, "."); first == OwnerLabel {
+		return "", c.fail(op, external.KindInvalid,
+			fmt.Sprintf("record name %q: the label %s is reserved for owner records", name, OwnerLabel), nil)
+	}
+	return name, nil
+}
+
+func (c *Client) checkOwner(op, owner string) error {
+	if owner == "" {
+		return c.fail(op, external.KindInvalid, "record owner is required", nil)
+	}
+	if err := extdns.ValidateOwner(owner); err != nil {
+		return c.fail(op, external.KindInvalid, "record owner: "+err.Error(), nil)
+	}
+	return nil
+}
+
+func (c *Client) checkRecord(op string, rec extdns.Record) error {
+	if err := c.checkOwner(op, rec.Owner); err != nil {
+		return err
+	}
+	if err := extdns.ValidateTarget(rec.Type, rec.Value); err != nil {
+		return c.fail(op, external.KindInvalid, fmt.Sprintf("record %s %s: %v", rec.Type, rec.Value, err), nil)
+	}
+	if err := extdns.ValidateTTL(int64(rec.TTL)); err != nil {
+		return c.fail(op, external.KindInvalid, "record TTL: "+err.Error(), nil)
+	}
+	return nil
+}
+
+// ownerName is where name's owner TXT lives.
+func ownerName(name string) string { return OwnerLabel + "." + name }
+
+func ownerTXT(name, owner string, ttl uint32) dns.RR {
+	return &dns.TXT{
+		Hdr: dns.RR_Header{Name: dns.Fqdn(ownerName(name)), Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: ttl},
+		Txt: []string{owner},
+	}
+}
+
+// anyRR and typedRR name an RRset in a prerequisite or a deletion.
+func anyRR(name string) dns.RR {
+	return &dns.ANY{Hdr: dns.RR_Header{Name: dns.Fqdn(name), Rrtype: dns.TypeANY}}
+}
+
+func typedRR(name string, typ uint16) dns.RR {
+	return &dns.ANY{Hdr: dns.RR_Header{Name: dns.Fqdn(name), Rrtype: typ}}
+}
+
+func newRR(rec extdns.Record) (dns.RR, error) {
+	hdr := dns.RR_Header{Name: dns.Fqdn(rec.Name), Class: dns.ClassINET, Ttl: uint32(rec.TTL)} //nolint:gosec // checked positive
+	switch rec.Type {
+	case extdns.TypeA:
+		ip := net.ParseIP(rec.Value).To4()
+		if ip == nil {
+			return nil, fmt.Errorf("%q is not an IPv4 address", rec.Value)
+		}
+		hdr.Rrtype = dns.TypeA
+		return &dns.A{Hdr: hdr, A: ip}, nil
+	case extdns.TypeCNAME:
+		hdr.Rrtype = dns.TypeCNAME
+		return &dns.CNAME{Hdr: hdr, Target: dns.Fqdn(strings.ToLower(rec.Value))}, nil
+	}
+	return nil, fmt.Errorf("record type must be A or CNAME, not %q", rec.Type)
+}
+
+// String names the server and zone, for logs.
+func (c *Client) String() string {
+	return "rfc2136 " + c.server + " zone " + strings.TrimSuffix(c.zone, ".") + " (" + strconv.Itoa(len(c.nameservers)) + " nameservers)"
+}

@@ -1,0 +1,265 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package myapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+)
+
+const (
+	// DefaultOrphanSweepInterval is how often the records this operator
+	// owns are checked for MyApps that are gone.
+	DefaultOrphanSweepInterval = time.Hour
+	// DefaultOrphanSweepPace is the pause between two records of one sweep,
+	// so a sweep that finds many reads the API server and calls the DNS
+	// service at a trickle, not in a burst.
+	DefaultOrphanSweepPace = 200 * time.Millisecond
+)
+
+// orphanedRecordsDeleted counts the records the sweep removed.
+var orphanedRecordsDeleted = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "myapp_dns_orphaned_records_deleted_total",
+	Help: "DNS records deleted by the orphan sweep because the MyApp that owned them is gone.",
+})
+
+func init() {
+	metrics.Registry.MustRegister(orphanedRecordsDeleted)
+}
+
+// OrphanSweeper deletes the DNS records of MyApps that are gone without
+// their finalizer having cleaned up: one removed by hand, or one whose
+// namespace was force-deleted. Nothing else would ever look at such a record
+// again, since no MyApp reconcile names its owner.
+//
+// A record is judged by a live read of the MyApp its owner names, never by
+// the cache: a cache that has not seen a new MyApp yet would otherwise get
+// its record deleted. Records left on purpose (deletionPolicy Orphan) carry
+// the orphaned owner, outside the swept prefix, and are never touched.
+//
+// The sweep assumes it is the only writer of owners under "myapp-operator/"
+// in the DNS service: clusters that share one DNS service must turn it off,
+// since each would find the other's MyApps missing.
+type OrphanSweeper struct {
+	// DNS is the external DNS service.
+	DNS dns.Client
+	// Reader reads MyApps from the API server, bypassing any cache: the
+	// manager's GetAPIReader().
+	Reader client.Reader
+	// Interval is the time between two sweeps; the first comes after a
+	// random part of it. Defaults to DefaultOrphanSweepInterval.
+	Interval time.Duration
+	// Pace is the pause between two records of one sweep. Defaults to
+	// DefaultOrphanSweepPace.
+	Pace time.Duration
+	// Log receives a line per record deleted and per sweep that found any.
+	Log logr.Logger
+}
+
+var _ manager.LeaderElectionRunnable = &OrphanSweeper{}
+
+// SetupWithManager adds the sweeper to the manager, which runs it on the
+// leader only.
+func (s *OrphanSweeper) SetupWithManager(mgr manager.Manager) error {
+	if s.DNS == nil {
+		return errors.New("the orphan sweep needs a DNS client")
+	}
+	if s.Reader == nil {
+		s.Reader = mgr.GetAPIReader()
+	}
+	if s.Log.GetSink() == nil {
+		s.Log = mgr.GetLogger().WithName("dns-orphan-sweep")
+	}
+	return mgr.Add(s)
+}
+
+// NeedLeaderElection makes only the leader sweep: two replicas sweeping
+// would only double the calls.
+func (*OrphanSweeper) NeedLeaderElection() bool { return true }
+
+// Start sweeps until ctx ends. The first sweep waits a random part of the
+// interval, so managers restarted together (a rollout, a node drain) do not
+// all list the DNS service at once, and later ones are jittered. A failed
+// sweep is logged and tried again at the next interval: nothing is lost by
+// waiting, since an orphaned record stays orphaned.
+func (s *OrphanSweeper) Start(ctx context.Context) error {
+	interval := s.interval()
+	timer := time.NewTimer(firstSweepDelay(interval))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		if _, err := s.sweepOnce(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Error(err, "Orphaned DNS record sweep failed; trying again at the next interval", "interval", interval)
+		}
+		timer.Reset(wait.Jitter(interval, dnsJitterFactor))
+	}
+}
+
+// firstSweepDelay is the wait before the first sweep after a start: between
+// half the interval and the whole of it.
+func firstSweepDelay(interval time.Duration) time.Duration {
+	half := interval / 2
+	return half + rand.N(interval-half) //nolint:gosec // spreading load needs no secure randomness
+}
+
+func (s *OrphanSweeper) interval() time.Duration {
+	if s.Interval > 0 {
+		return s.Interval
+	}
+	return DefaultOrphanSweepInterval
+}
+
+func (s *OrphanSweeper) pace() time.Duration {
+	if s.Pace > 0 {
+		return s.Pace
+	}
+	return DefaultOrphanSweepPace
+}
+
+// sweepOnce lists the records this operator owns and deletes those whose
+// MyApp is gone, one at a time with a pause between records. It returns how
+// many it deleted. A record it cannot judge (an unreadable owner, a failed
+// read) is kept; a failed delete ends the sweep, since the DNS service is
+// then most likely failing for the rest too.
+func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
+	records, err := s.DNS.ListByOwnerPrefix(ctx, ownerPrefix)
+	if err != nil {
+		return 0, fmt.Errorf("listing the operator's DNS records: %w", err)
+	}
+	removed := 0
+	defer func() {
+		if removed > 0 {
+			s.Log.Info("Swept orphaned DNS records", "deleted", removed, "checked", len(records))
+		}
+	}()
+	for i, rec := range records {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return removed, ctx.Err()
+			case <-time.After(s.pace()):
+			}
+		}
+		owner, ok := parseRecordOwner(rec.Owner)
+		if !ok {
+			continue // not an owner this operator wrote: never ours to judge
+		}
+		gone, err := s.ownerGone(ctx, owner)
+		if err != nil {
+			s.Log.Error(err, "Could not read the MyApp that owns a DNS record; keeping the record",
+				"record", rec.Name, "myApp", owner.key)
+			continue
+		}
+		if !gone {
+			continue
+		}
+		s.Log.Info("Deleting DNS record of a MyApp that is gone", "record", rec.Name, "owner", rec.Owner)
+		// The delete names the owner the record was listed with, so a
+		// record adopted or re-registered since the list is refused, not
+		// deleted.
+		err = s.DNS.Delete(ctx, rec.Name, rec.Owner)
+		if errors.Is(err, external.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return removed, fmt.Errorf("deleting DNS record %s: %w", rec.Name, err)
+		}
+		removed++
+		orphanedRecordsDeleted.Inc()
+	}
+	return removed, nil
+}
+
+// ownerGone reports whether the MyApp that owner names no longer exists: its
+// namespace and name hold no MyApp, or one with another UID (a later MyApp
+// of the same name). It reads the API server directly.
+func (s *OrphanSweeper) ownerGone(ctx context.Context, owner recordOwnerRef) (bool, error) {
+	app := &appsv1alpha1.MyApp{}
+	err := s.Reader.Get(ctx, owner.key, app)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return app.UID != owner.uid, nil
+}
+
+// orphanedOwnerPrefix starts the owner a record is handed to when its MyApp
+// is deleted with deletionPolicy Orphan. It is not under ownerPrefix, so the
+// sweep, which lists ownerPrefix, never sees such a record; it keeps the
+// namespace, name and UID, so people can tell where it came from and a MyApp
+// of the same name can adopt it.
+const orphanedOwnerPrefix = "myapp-operator-orphaned/"
+
+// orphanedRecordOwner is the owner of app's records once it was deleted with
+// deletionPolicy Orphan.
+func orphanedRecordOwner(app *appsv1alpha1.MyApp) string {
+	return orphanedOwnerPrefix + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+}
+
+// recordOwnerRef is what an owner identity this operator wrote says: the
+// MyApp's namespace, name and UID, and whether the record was orphaned on
+// purpose.
+type recordOwnerRef struct {
+	key      types.NamespacedName
+	uid      types.UID
+	orphaned bool
+}
+
+// parseRecordOwner reads an owner identity of either form,
+// myapp-operator/<ns>/<name>/<uid> or myapp-operator-orphaned/<ns>/<name>/<uid>.
+// Anything else is not this operator's.
+func parseRecordOwner(owner string) (recordOwnerRef, bool) {
+	rest, orphaned := strings.CutPrefix(owner, orphanedOwnerPrefix)
+	if !orphaned {
+		var ok bool
+		if rest, ok = strings.CutPrefix(owner, ownerPrefix); !ok {
+			return recordOwnerRef{}, false
+		}
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return recordOwnerRef{}, false
+	}
+	return recordOwnerRef{
+		key:      types.NamespacedName{Namespace: parts[0], Name: parts[1]},
+		uid:      types.UID(parts[2]),
+		orphaned: orphaned,
+	}, true
+}

@@ -1,0 +1,340 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package alerts tests config/prometheus's alert rules against the series a
+// running manager really exports: every metric a rule reads must exist, and
+// every alert must fire, naming its object, on a timeline built from the
+// real series.
+package alerts
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/util/teststorage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+// TestAlertsFireOnTheOperatorsSeries drives a real manager into every
+// situation an alert is about (a MyApp whose DNS cleanup waits, a scheduled
+// BackupConfig, a DNS service that throttles and then fails), scrapes its
+// /metrics, and evaluates the rules with Prometheus's rule engine over a
+// timeline made of exactly the series scraped.
+func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
+	g := NewWithT(t)
+	ns := harness.CreateNamespace(t, k8sClient, "alerts")
+
+	app := &appsv1alpha1.MyApp{}
+	app.Namespace, app.Name = ns, "web"
+	app.Spec.Image, app.Spec.Host = "nginx:1.27", "web."+ns+".example.com"
+	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
+	bc := &backupv1alpha1.BackupConfig{}
+	bc.Namespace, bc.Name = ns, "web-nightly"
+	bc.Spec.AppRef.Name, bc.Spec.Schedule = "web", "0 3 * * *"
+	g.Expect(k8sClient.Create(t.Context(), bc)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		g.Expect(app.Status.DNS).NotTo(BeNil(), "the record is written")
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(bc), bc)).To(Succeed())
+		g.Expect(bc.Status.LastSuccessfulBackupTime).NotTo(BeNil(), "the first backup succeeded")
+	}, timeout, interval).Should(Succeed())
+
+	// A backup of an image change fails, so failures are counted too.
+	sim.FailBackups("disk full", 1)
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		app.Spec.Image = "nginx:1.28"
+		g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+	}, timeout, interval).Should(Succeed())
+	g.Eventually(scrape, timeout, interval).Should(HaveKey("myapp_backupconfig_backups_failed_total"))
+
+	// The DNS service throttles the deletion, then goes down: the cleanup
+	// waits, and both outcomes are counted.
+	sim.SetFault(simulator.ServiceDNS, simulator.AllOperations, simulator.Fault{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
+	t.Cleanup(func() { sim.ClearFaults(); sim.SetOutage(simulator.ServiceDNS, false) })
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+	g.Eventually(scrape, timeout, interval).Should(HaveKeyWithValue("myapp_external_requests_total",
+		ContainElement(HaveKeyWithValue("outcome", "throttled"))))
+	sim.ClearFaults()
+	sim.SetOutage(simulator.ServiceDNS, true)
+
+	var families map[string][]map[string]string
+	g.Eventually(func(g Gomega) {
+		families = scrape(g)
+		g.Expect(families).To(HaveKeyWithValue("myapp_external_requests_total", ContainElement(HaveKeyWithValue("outcome", "transient"))))
+		g.Expect(families).To(HaveKeyWithValue("myapp_dns_cleanup_started_timestamp_seconds",
+			ContainElement(SatisfyAll(HaveKeyWithValue("namespace", ns), HaveKeyWithValue("name", "web")))))
+		g.Expect(families).To(HaveKeyWithValue("myapp_backupconfig_backup_due_timestamp_seconds",
+			ContainElement(SatisfyAll(HaveKeyWithValue("namespace", ns), HaveKeyWithValue("name", "web-nightly")))))
+		g.Expect(families).To(HaveKeyWithValue("controller_runtime_reconcile_errors_total",
+			ContainElement(HaveKeyWithValue("controller", "myapp"))))
+	}, timeout, interval).Should(Succeed(), "the manager exports every series the alerts read")
+	samples := scrapeSamples(g)
+
+	alerting := loadAlertingRules(t)
+	g.Expect(alerting).To(HaveLen(5))
+
+	// Every metric a rule reads is one the manager exports.
+	for _, rule := range alerting {
+		parser.Inspect(rule.Query(), func(node parser.Node, _ []parser.Node) error {
+			if vs, ok := node.(*parser.VectorSelector); ok {
+				_, exported := families[vs.Name]
+				g.Expect(exported).To(BeTrue(), "alert %s reads %s, which the manager does not export", rule.Name(), vs.Name)
+			}
+			return nil
+		})
+	}
+
+	// So is every metric a panel of the Grafana dashboard reads.
+	for _, expr := range dashboardQueries(t) {
+		parsed, err := parser.NewParser(parser.Options{}).ParseExpr(strings.ReplaceAll(expr, "$__rate_interval", "5m"))
+		g.Expect(err).NotTo(HaveOccurred(), "dashboard query %s", expr)
+		parser.Inspect(parsed, func(node parser.Node, _ []parser.Node) error {
+			if vs, ok := node.(*parser.VectorSelector); ok {
+				_, exported := families[vs.Name]
+				g.Expect(exported).To(BeTrue(), "the dashboard reads %s, which the manager does not export", vs.Name)
+			}
+			return nil
+		})
+	}
+
+	// The timeline: every scraped series, from now until well after the
+	// latest deadline a gauge holds. Timestamp gauges keep their value;
+	// the counters the rules rate grow as in a lasting outage (the failing
+	// and throttled outcomes and reconcile errors by one a second, the rest
+	// not at all).
+	now := time.Now().Truncate(time.Minute)
+	end := now.Add(2 * time.Hour)
+	for _, s := range samples {
+		if strings.HasSuffix(s.name, "_timestamp_seconds") {
+			end = maxTime(end, time.Unix(int64(s.value), 0).Add(2*time.Hour))
+		}
+	}
+	storage := teststorage.New(t)
+	appender := storage.Appender(t.Context())
+	for _, s := range samples {
+		growing := s.name == "controller_runtime_reconcile_errors_total" ||
+			(s.name == "myapp_external_requests_total" && slices.Contains([]string{"transient", "throttled"}, s.labels.Get("outcome")))
+		for ts := now; !ts.After(end); ts = ts.Add(time.Minute) {
+			v := s.value
+			if growing {
+				v += ts.Sub(now).Seconds()
+			}
+			_, err := appender.Append(0, s.labels, ts.UnixMilli(), v)
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+	}
+	g.Expect(appender.Commit()).To(Succeed())
+
+	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	query := rules.EngineQueryFunc(engine, storage)
+	fired := map[string][]labels.Labels{}
+	for ts := now.Add(time.Minute); !ts.After(end); ts = ts.Add(time.Minute) {
+		for _, rule := range alerting {
+			_, err := rule.Eval(t.Context(), 0, ts, query, nil, 0)
+			g.Expect(err).NotTo(HaveOccurred(), "evaluating %s", rule.Name())
+			if ts.Equal(now.Add(time.Minute)) {
+				for _, a := range rule.ActiveAlerts() {
+					g.Expect(a.State).NotTo(Equal(rules.StateFiring), "%s fires at once", rule.Name())
+				}
+			}
+			for _, a := range rule.ActiveAlerts() {
+				if a.State == rules.StateFiring && !slices.ContainsFunc(fired[rule.Name()], func(l labels.Labels) bool { return labels.Equal(l, a.Labels) }) {
+					fired[rule.Name()] = append(fired[rule.Name()], a.Labels)
+				}
+			}
+		}
+	}
+
+	named := func(name string) labels.Labels { return labels.FromStrings("namespace", ns, "name", name) }
+	g.Expect(fired).To(HaveKeyWithValue("MyAppDNSCleanupStuck", ContainElement(includes(named("web")))))
+	g.Expect(fired).To(HaveKeyWithValue("BackupConfigBackupOverdue", ContainElement(includes(named("web-nightly")))))
+	g.Expect(fired).To(HaveKeyWithValue("MyAppExternalServiceFailing", ContainElement(includes(labels.FromStrings("service", "dns")))))
+	g.Expect(fired).To(HaveKeyWithValue("MyAppExternalServiceThrottling", ContainElement(includes(labels.FromStrings("service", "dns")))))
+	g.Expect(fired).To(HaveKeyWithValue("MyAppReconcileErrors", ContainElement(includes(labels.FromStrings("controller", "myapp")))))
+	for _, rule := range alerting {
+		g.Expect(rule.Annotations().Get("runbook_url")).To(ContainSubstring("docs/runbook.md#"+strings.ToLower(rule.Name())), rule.Name())
+	}
+
+	// Let the MyApp go, so the namespace can.
+	sim.SetOutage(simulator.ServiceDNS, false)
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app))
+	}, timeout, interval).Should(BeTrue())
+}
+
+// TestRunbookHasASectionPerAlert checks each runbook_url's anchor exists.
+func TestRunbookHasASectionPerAlert(t *testing.T) {
+	g := NewWithT(t)
+	runbook, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "docs", "runbook.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, rule := range loadAlertingRules(t) {
+		g.Expect(string(runbook)).To(ContainSubstring("\n## "+rule.Name()+"\n"), "docs/runbook.md has a section for %s", rule.Name())
+	}
+}
+
+// dashboardQueries are the PromQL queries of the Grafana dashboard's panels.
+func dashboardQueries(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "config", "grafana", "myapp-operator.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dashboard struct {
+		Panels []struct {
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &dashboard); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range dashboard.Panels {
+		for _, target := range p.Targets {
+			out = append(out, target.Expr)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("the dashboard has no queries")
+	}
+	return out
+}
+
+// includes matches alert labels holding every one of want's.
+func includes(want labels.Labels) OmegaMatcher {
+	return WithTransform(func(l labels.Labels) bool {
+		ok := true
+		want.Range(func(w labels.Label) { ok = ok && l.Get(w.Name) == w.Value })
+		return ok
+	}, BeTrue())
+}
+
+// loadAlertingRules parses the PrometheusRule's groups as Prometheus does
+// (rulefmt validates them) and builds the alerting rules.
+func loadAlertingRules(t *testing.T) []*rules.AlertingRule {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "config", "prometheus", "prometheusrule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prometheusRule struct {
+		Spec any `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &prometheusRule); err != nil {
+		t.Fatal(err)
+	}
+	groups, err := yaml.Marshal(prometheusRule.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parser.NewParser(parser.Options{})
+	parsed, errs := rulefmt.Parse(groups, false, model.UTF8Validation, p, promslog.NewNopLogger())
+	if len(errs) > 0 {
+		t.Fatalf("config/prometheus/prometheusrule.yaml: %v", errs)
+	}
+	var out []*rules.AlertingRule
+	for _, group := range parsed.Groups {
+		for _, r := range group.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			expr, err := p.ParseExpr(r.Expr)
+			if err != nil {
+				t.Fatalf("%s: %v", r.Alert, err)
+			}
+			out = append(out, rules.NewAlertingRule(r.Alert, expr, time.Duration(r.For), time.Duration(r.KeepFiringFor),
+				labels.FromMap(r.Labels), labels.FromMap(r.Annotations), labels.EmptyLabels(), "", false, promslog.NewNopLogger()))
+		}
+	}
+	return out
+}
+
+// sample is one scraped series and its value.
+type sample struct {
+	name   string
+	labels labels.Labels
+	value  float64
+}
+
+// scrape reads the manager's /metrics into the label sets of each family.
+func scrape(g Gomega) map[string][]map[string]string {
+	families := map[string][]map[string]string{}
+	for _, s := range scrapeSamples(g) {
+		families[s.name] = append(families[s.name], s.labels.Map())
+	}
+	return families
+}
+
+// scrapeSamples reads the manager's /metrics as Prometheus stores it: one
+// series per sample, histograms as their _bucket, _sum and _count series.
+func scrapeSamples(g Gomega) []sample {
+	resp, err := http.Get(metricsURL)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	decoder := expfmt.SampleDecoder{
+		Dec:  expfmt.NewDecoder(resp.Body, expfmt.NewFormat(expfmt.TypeTextPlain)),
+		Opts: &expfmt.DecodeOptions{Timestamp: model.Now()},
+	}
+	var out []sample
+	for {
+		var vector model.Vector
+		if err := decoder.Decode(&vector); err != nil {
+			g.Expect(err.Error()).To(Equal("EOF"))
+			return out
+		}
+		for _, s := range vector {
+			b := labels.NewScratchBuilder(len(s.Metric))
+			for k, v := range s.Metric {
+				b.Add(string(k), string(v))
+			}
+			b.Sort()
+			out = append(out, sample{name: string(s.Metric[model.MetricNameLabel]), labels: b.Labels(), value: float64(s.Value)})
+		}
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

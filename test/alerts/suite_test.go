@@ -1,0 +1,127 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package alerts
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+const (
+	simToken = "alerts-token"
+	timeout  = 60 * time.Second
+	interval = 200 * time.Millisecond
+)
+
+var (
+	cp         *harness.ControlPlane
+	k8sClient  client.Client
+	sim        *simulator.Server
+	metricsURL string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp, setupSuite))
+}
+
+// setupSuite starts the simulator and the manager binary, serving plain
+// HTTP metrics on a loopback port for the test to scrape.
+func setupSuite(cp *harness.ControlPlane) (func(), error) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = appsv1alpha1.AddToScheme(scheme)
+	_ = backupv1alpha1.AddToScheme(scheme)
+	var err error
+	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "myapp-alerts-")
+	if err != nil {
+		return nil, err
+	}
+	managerBin := filepath.Join(dir, "manager")
+	build := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
+	build.Dir = harness.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the manager: %w\n%s", err, out)
+	}
+	tokenFile := filepath.Join(dir, "token")
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(tokenFile, []byte(simToken), 0o600); err != nil {
+		return nil, err
+	}
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		return nil, err
+	}
+	sim = simulator.New(simulator.Options{
+		Token:            simToken,
+		PropagationDelay: 300 * time.Millisecond,
+		BackupDuration:   300 * time.Millisecond,
+	})
+	srv := httptest.NewServer(sim)
+	metricsAddr, err := harness.FreeAddress()
+	if err != nil {
+		return nil, err
+	}
+	metricsURL = "http://" + metricsAddr + "/metrics"
+	manager := exec.Command(managerBin,
+		"--kubeconfig="+kubeconfig,
+		"--dns-url="+srv.URL, "--dns-token-file="+tokenFile,
+		"--backup-url="+srv.URL, "--backup-token-file="+tokenFile,
+		"--dns-default-target=192.0.2.10",
+		"--dns-pending-poll-interval=200ms",
+		"--backup-poll-interval=200ms",
+		"--health-probe-bind-address=0",
+		"--metrics-bind-address="+metricsAddr,
+		"--metrics-secure=false",
+	)
+	logs, err := os.Create(filepath.Join(dir, "manager.log"))
+	if err != nil {
+		return nil, err
+	}
+	manager.Stdout, manager.Stderr = logs, logs
+	manager.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := manager.Start(); err != nil {
+		return nil, err
+	}
+	return func() {
+		_ = manager.Process.Signal(syscall.SIGTERM)
+		_ = manager.Wait()
+		sim.Close()
+		srv.Close()
+		if os.Getenv("KEEP_MANAGER_LOG") == "" {
+			_ = os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "manager log: %s\n", logs.Name())
+		}
+	}, nil
+}

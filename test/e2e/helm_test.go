@@ -1,0 +1,280 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+const (
+	chartDir    = "charts/myapp-operator"
+	releaseName = "myapp-operator"
+)
+
+var operatorCRDs = []string{"myapps.apps.myapp.dev", "backupconfigs.backup.myapp.dev"}
+
+// TestHelmChartInstallsAndUninstalls installs the chart with helm into a
+// namespace enforcing the restricted Pod Security Standard and waits for the
+// manager Deployment to become available under kwok. It then uninstalls it
+// while a MyApp with its finalizer exists, and shows the uninstall strands
+// nothing: the CRDs are kept, so the MyApp is not deleted behind the
+// operator's back, and once the operator runs again the documented order
+// (delete the custom resources, then uninstall) removes it cleanly.
+func TestHelmChartInstallsAndUninstalls(t *testing.T) {
+	g := NewWithT(t)
+	helmBin := tool(t, "helm")
+	ns := newNamespace(t)
+	nsObj := &corev1.Namespace{}
+	g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Name: ns}, nsObj)).To(Succeed())
+	nsObj.Labels = merge(nsObj.Labels, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	g.Expect(k8sClient.Update(t.Context(), nsObj)).To(Succeed())
+
+	// The harness installed the CRDs without helm: mark them as the
+	// release's, as a user moving from `make install` would (README).
+	for _, name := range operatorCRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Name: name}, crd)).To(Succeed())
+		crd.Labels = merge(crd.Labels, map[string]string{"app.kubernetes.io/managed-by": "Helm"})
+		crd.Annotations = merge(crd.Annotations, map[string]string{
+			"meta.helm.sh/release-name": releaseName, "meta.helm.sh/release-namespace": ns,
+		})
+		g.Expect(k8sClient.Update(t.Context(), crd)).To(Succeed())
+	}
+
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(cp.WriteKubeconfig(kubeconfig)).To(Succeed())
+	helm := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(helmBin, append([]string{"--kubeconfig", kubeconfig, "--namespace", ns}, args...)...)
+		cmd.Dir = harness.RepoRoot()
+		// Keep helm's cache and config out of the user's home.
+		home := t.TempDir()
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	helm("install", releaseName, chartDir,
+		"--set", "externalServices.dnsURL="+simURL, "--set", "externalServices.backupURL="+simURL,
+		"--set", "externalServices.tokenSecret.create=true", "--set", "externalServices.tokenSecret.token="+simToken,
+		"--set", "manager.logLevel=debug")
+
+	dep := &appsv1.Deployment{}
+	key := client.ObjectKey{Namespace: ns, Name: releaseName + "-controller-manager"}
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), key, dep)).To(Succeed())
+		g.Expect(dep.Status.AvailableReplicas).To(Equal(int32(2)))
+	}, timeout, interval).Should(Succeed(), "the manager Deployment becomes available")
+	c := dep.Spec.Template.Spec.Containers[0]
+	g.Expect(c.Args).To(ContainElements("--leader-elect", "--zap-log-level=debug"))
+	g.Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+
+	// Pods under kwok run no container, so the operator runs as a process,
+	// with the permissions the chart's ClusterRole grants.
+	g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Name: releaseName + "-manager-role"}, &rbacv1.ClusterRole{})).To(Succeed())
+	startManager(t, "operator", cp.Kubeconfig(), "--leader-elect", "--leader-election-namespace="+ns)
+	// The MyApp lives elsewhere: its nginx pods are not made for the
+	// restricted standard the operator's namespace enforces.
+	app := newMyApp(newNamespace(t), "web")
+	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
+	eventuallyReady(t.Context(), g, app)
+
+	helm("uninstall", releaseName, "--wait")
+	g.Expect(apierrors.IsNotFound(k8sClient.Get(t.Context(), key, &appsv1.Deployment{}))).To(BeTrue(), "the manager is uninstalled")
+	g.Expect(apierrors.IsNotFound(k8sClient.Get(t.Context(),
+		client.ObjectKey{Name: releaseName + "-manager-role"}, &rbacv1.ClusterRole{}))).To(BeTrue(), "the ClusterRole is uninstalled")
+	for _, name := range operatorCRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Name: name}, crd)).To(Succeed(), "crd.keep keeps %s", name)
+		g.Expect(crd.DeletionTimestamp).To(BeNil())
+	}
+	g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+	g.Expect(app.DeletionTimestamp).To(BeNil(), "the uninstall does not delete the MyApp behind the operator's back")
+	g.Expect(app.Finalizers).To(ContainElement(appsv1alpha1.DNSCleanupFinalizer))
+
+	// The documented order for removing everything: the custom resources
+	// first, while the operator runs, so their finalizers complete.
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app))
+	}, timeout, interval).Should(BeTrue(), "the MyApp's cleanup completes")
+}
+
+// TestHelmChartMirrorsConfig renders the chart and config/default and
+// compares what the chart's hand-written templates mirror: every role's
+// rules, the manager's pod (security contexts, probes, ports, resources,
+// arguments, mounts) and the metrics Service. The generated parts (CRDs,
+// manager ClusterRole, alerts) are kept in sync by `make chart`, which
+// `make verify` checks, and are compared here too.
+func TestHelmChartMirrorsConfig(t *testing.T) {
+	g := NewWithT(t)
+	render := exec.Command(tool(t, "helm"), "template", releaseName, chartDir, "--namespace", "myapp-system",
+		"--set", "prometheus.rules.enable=true")
+	render.Dir = harness.RepoRoot()
+	chartOut, err := render.Output()
+	g.Expect(err).NotTo(HaveOccurred(), "helm template")
+	build := exec.Command(tool(t, "kustomize"), "build", "config/default")
+	build.Dir = harness.RepoRoot()
+	configOut, err := build.Output()
+	g.Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
+
+	chart := indexObjects(t, chartOut, releaseName+"-")
+	config := indexObjects(t, configOut, "myapp-")
+
+	// The alerts are the same rules, whatever the PrometheusRule is named.
+	rules, err := harness.LoadFile(filepath.Join(harness.RepoRoot(), "config", "prometheus", "prometheusrule.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(chart).To(HaveKey("PrometheusRule/alerts"))
+	g.Expect(chart["PrometheusRule/alerts"].Object["spec"]).To(Equal(rules[0].Object["spec"]), "the chart's alerts")
+	g.Expect(chart).To(HaveKey("Deployment/controller-manager"))
+	for id, want := range config {
+		if id == "Namespace/system" {
+			// Helm installs into a namespace the user creates.
+			continue
+		}
+		if strings.HasPrefix(id, "ConfigMap/external-services-") {
+			// kustomize's generator suffixes the name with a hash.
+			id = "ConfigMap/external-services"
+		}
+		got, ok := chart[id]
+		if !ok {
+			t.Errorf("config/default has %s, the chart does not", id)
+			continue
+		}
+		switch want.GetKind() {
+		case "ClusterRole", "Role":
+			g.Expect(got.Object["rules"]).To(Equal(want.Object["rules"]), "%s's rules", id)
+		case "CustomResourceDefinition":
+			g.Expect(got.Object["spec"]).To(Equal(want.Object["spec"]), "%s's spec", id)
+		case "Service":
+			g.Expect(got.Object["spec"].(map[string]any)["ports"]).To(Equal(want.Object["spec"].(map[string]any)["ports"]), "%s's ports", id)
+		case "Deployment":
+			var wantDep, gotDep appsv1.Deployment
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(want.Object, &wantDep)).To(Succeed())
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, &gotDep)).To(Succeed())
+			g.Expect(gotDep.Spec.Replicas).To(Equal(wantDep.Spec.Replicas))
+			wantPod, gotPod := wantDep.Spec.Template.Spec, gotDep.Spec.Template.Spec
+			g.Expect(gotPod.SecurityContext).To(Equal(wantPod.SecurityContext))
+			g.Expect(gotPod.TerminationGracePeriodSeconds).To(Equal(wantPod.TerminationGracePeriodSeconds))
+			wc, gc := wantPod.Containers[0], gotPod.Containers[0]
+			g.Expect(gc.Command).To(Equal(wc.Command))
+			g.Expect(gc.Args).To(Equal(wc.Args), "the chart's defaults pass the flags config/ passes")
+			g.Expect(gc.Ports).To(Equal(wc.Ports))
+			g.Expect(gc.LivenessProbe).To(Equal(wc.LivenessProbe))
+			g.Expect(gc.ReadinessProbe).To(Equal(wc.ReadinessProbe))
+			g.Expect(gc.Resources).To(Equal(wc.Resources))
+			g.Expect(gc.SecurityContext).To(Equal(wc.SecurityContext))
+			g.Expect(gc.VolumeMounts).To(Equal(wc.VolumeMounts))
+			g.Expect(gotPod.Volumes).To(Equal(wantPod.Volumes))
+		}
+	}
+}
+
+// TestHelmChartPassesOnlyFlagsTheManagerHas renders the chart with every
+// manager value set and checks each flag it passes is one the manager
+// binary knows, so a renamed flag cannot leave the chart behind.
+func TestHelmChartPassesOnlyFlagsTheManagerHas(t *testing.T) {
+	g := NewWithT(t)
+	values := []string{
+		"manager.logLevel=debug", "manager.leaderElection.leaseDuration=20s",
+		"manager.leaderElection.renewDeadline=15s", "manager.leaderElection.retryPeriod=3s",
+		"manager.maxConcurrentReconciles=8", "manager.dnsPendingPollInterval=10s",
+		"manager.dnsDriftCheckInterval=10m", "manager.dnsOrphanSweepInterval=30m", "manager.dnsRecordTTL=600", "manager.dnsDefaultTarget=192.0.2.1",
+		"manager.ingressClassName=nginx", "manager.backupPollInterval=20s",
+		"manager.gracefulShutdownTimeout=20s", "manager.maxRetryAfter=2m",
+	}
+	args := make([]string, 0, 5+2*len(values))
+	args = append(args, "template", releaseName, chartDir, "--set", "externalServices.caBundle=pem")
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
+	render := exec.Command(tool(t, "helm"), args...)
+	render.Dir = harness.RepoRoot()
+	out, err := render.Output()
+	g.Expect(err).NotTo(HaveOccurred(), "helm template")
+	objs := indexObjects(t, out, releaseName+"-")
+	var dep appsv1.Deployment
+	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/controller-manager"].Object, &dep)).To(Succeed())
+	passed := dep.Spec.Template.Spec.Containers[0].Args
+	g.Expect(passed).To(HaveLen(22), "every value became a flag")
+
+	// The manager's usage lists every flag it has.
+	help, _ := exec.Command(managerBin, "--help").CombinedOutput()
+	for _, arg := range passed {
+		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		g.Expect(string(help)).To(MatchRegexp(`(?m)^\s+-%s(\s|$)`, regexp.QuoteMeta(name)), "the chart passes --%s, which the manager does not have", name)
+	}
+}
+
+// tool is a binary the Makefile installs into bin/.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(harness.RepoRoot(), "bin", name)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s is missing: run `make %s` (make test does)", path, name)
+	}
+	return path
+}
+
+// indexObjects decodes rendered manifests by "Kind/name", the name without
+// its prefix, so that a chart's and a kustomization's objects line up.
+func indexObjects(t *testing.T, manifests []byte, prefix string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "manifests.yaml")
+	if err := os.WriteFile(path, manifests, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := harness.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		index[o.GetKind()+"/"+strings.TrimPrefix(o.GetName(), prefix)] = o
+	}
+	return index
+}
+
+func merge(into, from map[string]string) map[string]string {
+	if into == nil {
+		into = map[string]string{}
+	}
+	for k, v := range from {
+		into[k] = v
+	}
+	return into
+}
