@@ -117,7 +117,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 					lc.run(s)
 					crashed := gate.Crashed()
 					s.restartIfCrashed()
-					r := s.oracle.settle(t, settleTimeout)
+					r := s.oracle.settle(t)
 					tally.add(r, crashed)
 					judge(t, r, fmt.Sprintf("crash after write %d (%s)", k, describeWrite(writes, k)))
 				})
@@ -137,7 +137,7 @@ func referenceWrites(t *testing.T, lc lifecycle) []string {
 		gate := newCrashGate(0)
 		s.startManager(gate)
 		lc.run(s)
-		judge(t, s.oracle.settle(t, settleTimeout), "reference run")
+		judge(t, s.oracle.settle(t), "reference run")
 		writes = gate.Writes()
 		for i, w := range writes {
 			t.Logf("write %2d: %s", i+1, w)

@@ -102,7 +102,7 @@ type managerRun struct {
 
 // startManager starts both controllers behind gate, watching only the
 // scenario's namespace.
-func (s *scenario) startManager(gate *crashGate) *managerRun {
+func (s *scenario) startManager(gate *crashGate) {
 	s.t.Helper()
 	g := NewWithT(s.t)
 	cfg := rest.CopyConfig(cp.Config)
@@ -154,7 +154,6 @@ func (s *scenario) startManager(gate *crashGate) *managerRun {
 	run := &managerRun{gate: gate, cancel: cancel, done: make(chan error, 1), ext: ext}
 	go func() { run.done <- mgr.Start(ctx) }()
 	s.manager = run
-	return run
 }
 
 // stopManager stops the running manager, if any. After a crash every call it
@@ -165,7 +164,10 @@ func (s *scenario) stopManager() {
 	}
 	s.manager.cancel()
 	select {
-	case <-s.manager.done:
+	case err := <-s.manager.done:
+		if err != nil {
+			s.t.Logf("the manager stopped with: %v", err)
+		}
 	case <-time.After(30 * time.Second):
 		s.t.Errorf("the manager did not stop within 30s")
 	}

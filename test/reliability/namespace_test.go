@@ -88,7 +88,7 @@ func TestNamespaceDeletion(t *testing.T) {
 			if took > namespaceDeletionLimit {
 				t.Errorf("deleting the namespace took %s, over %s", took.Round(time.Second), namespaceDeletionLimit)
 			}
-			r := s.oracle.settle(t, settleTimeout)
+			r := s.oracle.settle(t)
 			finals := 0
 			for _, b := range s.sim.Backups() {
 				if _, ok := finalPrefix(b.IdempotencyKey); ok {

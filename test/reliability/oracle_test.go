@@ -121,12 +121,12 @@ func (o *oracle) isRetained(uid types.UID) bool {
 const quietPeriod = 2 * time.Second
 
 // settle applies the oracle until it has counted nothing for quietPeriod or
-// within has passed, and returns the last report: a scenario has settled
+// settleTimeout has passed, and returns the last report: a scenario has settled
 // when the operator has nothing left to do, which the oracle cannot tell
 // from a slow operator except by waiting.
-func (o *oracle) settle(t *testing.T, within time.Duration) Report {
+func (o *oracle) settle(t *testing.T) Report {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	deadline := time.Now().Add(settleTimeout)
 	var cleanSince time.Time
 	for {
 		r, err := o.check(t.Context())
@@ -262,11 +262,26 @@ func (o *oracle) checkBackupConfigs(r *Report, apps []appsv1alpha1.MyApp, bcs []
 	for i := range bcs {
 		byOwner[backupOwner(&bcs[i])] = &bcs[i]
 	}
-	byKey := map[string]int{}
-	liveFinals := map[string]int{}
+	byKey := o.checkBackups(r, byOwner, backups)
 	byID := map[string]simulator.Backup{}
 	for _, b := range backups {
 		byID[b.ID] = b
+	}
+	appsByName := map[string]*appsv1alpha1.MyApp{}
+	for i := range apps {
+		appsByName[apps[i].Name] = &apps[i]
+	}
+	for i := range bcs {
+		checkBackupConfig(r, &bcs[i], appsByName[bcs[i].Spec.AppRef.Name], byID, byKey)
+	}
+}
+
+// checkBackups counts leaked and duplicated backups, and returns how many
+// backups each idempotency key names.
+func (o *oracle) checkBackups(r *Report, byOwner map[string]*backupv1alpha1.BackupConfig, backups []simulator.Backup) map[string]int {
+	byKey := map[string]int{}
+	liveFinals := map[string]int{}
+	for _, b := range backups {
 		byKey[b.IdempotencyKey]++
 		if byKey[b.IdempotencyKey] == 2 {
 			r.add(&r.DuplicateBackups, "two backups with idempotency key %s", b.IdempotencyKey)
@@ -281,41 +296,40 @@ func (o *oracle) checkBackupConfigs(r *Report, apps []appsv1alpha1.MyApp, bcs []
 			r.add(&r.LeakedBackups, "backup %s (%s, key %s) belongs to no BackupConfig", b.ID, b.Phase, b.IdempotencyKey)
 		}
 	}
-	appsByName := map[string]*appsv1alpha1.MyApp{}
-	for i := range apps {
-		appsByName[apps[i].Name] = &apps[i]
+	return byKey
+}
+
+// checkBackupConfig judges one BackupConfig against the service; app is its
+// MyApp, nil when there is none.
+func checkBackupConfig(r *Report, bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp,
+	byID map[string]simulator.Backup, byKey map[string]int) {
+	key := bc.Namespace + "/" + bc.Name
+	if !bc.DeletionTimestamp.IsZero() {
+		r.add(&r.Stuck, "BackupConfig %s (uid %s) is stuck deleting, finalizers %v", key, bc.UID, bc.Finalizers)
+		return
 	}
-	for i := range bcs {
-		bc := &bcs[i]
-		key := bc.Namespace + "/" + bc.Name
-		if !bc.DeletionTimestamp.IsZero() {
-			r.add(&r.Stuck, "BackupConfig %s (uid %s) is stuck deleting, finalizers %v", key, bc.UID, bc.Finalizers)
-			continue
+	if bc.Status.ObservedGeneration != bc.Generation {
+		r.add(&r.StatusMismatches, "BackupConfig %s observed generation %d of %d", key, bc.Status.ObservedGeneration, bc.Generation)
+	}
+	if last := bc.Status.LastBackup; last != nil {
+		b, ok := byID[last.ID]
+		switch {
+		case !ok:
+			r.add(&r.StatusMismatches, "BackupConfig %s: last backup %s is not in the service", key, last.ID)
+		case string(last.Phase) != phaseName(b.Phase):
+			r.add(&r.StatusMismatches, "BackupConfig %s: last backup %s is %s in status, %s in the service", key, last.ID, last.Phase, b.Phase)
 		}
-		if bc.Status.ObservedGeneration != bc.Generation {
-			r.add(&r.StatusMismatches, "BackupConfig %s observed generation %d of %d", key, bc.Status.ObservedGeneration, bc.Generation)
-		}
-		if last := bc.Status.LastBackup; last != nil {
-			b, ok := byID[last.ID]
-			switch {
-			case !ok:
-				r.add(&r.StatusMismatches, "BackupConfig %s: last backup %s is not in the service", key, last.ID)
-			case string(last.Phase) != phaseName(b.Phase):
-				r.add(&r.StatusMismatches, "BackupConfig %s: last backup %s is %s in status, %s in the service", key, last.ID, last.Phase, b.Phase)
-			}
-		}
-		app := appsByName[bc.Spec.AppRef.Name]
-		if app == nil || !app.DeletionTimestamp.IsZero() || bc.Spec.Suspend {
-			continue
-		}
-		if c := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
-			r.add(&r.StatusMismatches, "BackupConfig %s is not Ready: %v", key, c)
-		}
-		if bc.Spec.BackupOnChange == nil || *bc.Spec.BackupOnChange {
-			want := fmt.Sprintf("%s/change/%s/%d", backupOwner(bc), app.UID, app.Generation)
-			if byKey[want] == 0 {
-				r.add(&r.MissedBackups, "BackupConfig %s has no backup of MyApp %s generation %d (key %s)", key, app.Name, app.Generation, want)
-			}
+	}
+	if app == nil || !app.DeletionTimestamp.IsZero() || bc.Spec.Suspend {
+		return
+	}
+	if c := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		r.add(&r.StatusMismatches, "BackupConfig %s is not Ready: %v", key, c)
+	}
+	if bc.Spec.BackupOnChange == nil || *bc.Spec.BackupOnChange {
+		want := fmt.Sprintf("%s/change/%s/%d", backupOwner(bc), app.UID, app.Generation)
+		if byKey[want] == 0 {
+			r.add(&r.MissedBackups, "BackupConfig %s has no backup of MyApp %s generation %d (key %s)", key, app.Name, app.Generation, want)
 		}
 	}
 }

@@ -25,7 +25,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 )
@@ -95,7 +94,7 @@ func TestSameNameRecreateDuringOutage(t *testing.T) {
 			}
 		}
 	}
-	r := s.oracle.settle(t, settleTimeout)
+	r := s.oracle.settle(t)
 	var tally tally
 	tally.add(r, true)
 	t.Logf("RESULT family=4 case=recreate-during-outages rounds=%d incarnations=%d %s", rounds, len(uids), tally)
@@ -113,7 +112,6 @@ func TestDeleteRightAfterCreate(t *testing.T) {
 	n := scale(20, 200)
 	s := newScenario(t)
 	s.startManager(newCrashGate(0))
-	apps := make([]*appsv1alpha1.MyApp, 0, n)
 	for i := range n {
 		app := s.newMyApp(fmt.Sprintf("app-%03d", i))
 		s.create(app)
@@ -121,9 +119,8 @@ func TestDeleteRightAfterCreate(t *testing.T) {
 		// the create; deleting across that span hits the race window.
 		time.Sleep(time.Duration(i%10) * 5 * time.Millisecond)
 		s.remove(app)
-		apps = append(apps, app)
 	}
-	r := s.oracle.settle(t, settleTimeout)
+	r := s.oracle.settle(t)
 	var tally tally
 	tally.add(r, true)
 	t.Logf("RESULT family=4 case=delete-right-after-create myapps=%d %s", n, tally)
