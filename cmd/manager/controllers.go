@@ -81,6 +81,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		Backups:                 backupClient,
 		Recorder:                mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval:      opts.backupPollInterval,
+		BackupTimeout:           opts.backupTimeout,
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the BackupConfig controller: %w", err)

@@ -140,6 +140,7 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--backup-url=https://backup.example.com"}, "--backup-url needs --backup-token-file or --backup-token-secret"},
 		{[]string{"--dns-token-file=/t", "--dns-token-secret=ns/name"}, "--dns-token-file and --dns-token-secret are exclusive"},
 		{[]string{"--backup-token-secret=name-only"}, "want namespace/name"},
+		{[]string{"--backup-timeout=0s"}, "--backup-timeout must be positive"},
 		{[]string{"--dns-provider=route53"}, `--dns-provider must be http or rfc2136, not "route53"`},
 		{[]string{"--dns-provider=rfc2136"}, "--rfc2136-server is required with --dns-provider=rfc2136"},
 		{[]string{"--dns-provider=rfc2136"}, "--rfc2136-zone is required"},

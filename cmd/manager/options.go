@@ -64,6 +64,9 @@ type options struct {
 	myApp myAppOptions
 	// backupPollInterval is how often a RUNNING backup is polled.
 	backupPollInterval time.Duration
+	// backupTimeout is how long a backup may stay RUNNING before it is
+	// treated as failed.
+	backupTimeout time.Duration
 	// maxConcurrentReconciles is the number of workers of each controller.
 	maxConcurrentReconciles int
 }
@@ -213,6 +216,9 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"How many objects each controller reconciles at once.")
 	fs.DurationVar(&o.backupPollInterval, "backup-poll-interval", backupconfig.DefaultBackupPollInterval,
 		"How often a RUNNING backup is polled until it finishes (jittered).")
+	fs.DurationVar(&o.backupTimeout, "backup-timeout", backupconfig.DefaultBackupTimeout,
+		"How long a backup may stay RUNNING before it is treated as failed, so a job the backup service wedged "+
+			"blocks no new backup, retention or final backup.")
 	return o
 }
 
@@ -255,6 +261,9 @@ func (o *options) validate() error {
 	}
 	if o.backupPollInterval <= 0 {
 		errs = append(errs, errors.New("--backup-poll-interval must be positive"))
+	}
+	if o.backupTimeout <= 0 {
+		errs = append(errs, errors.New("--backup-timeout must be positive"))
 	}
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))

@@ -78,6 +78,28 @@ func TestMyAppValidation(t *testing.T) {
 		{"env names are unique", func(s map[string]any) {
 			s["env"] = []any{map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "A", "value": "2"}}
 		}, []string{"spec.env[1]", "Duplicate value"}},
+		// The rest are specs the Deployment API would refuse, or, for
+		// whitespace in the image, pods that could never be created.
+		{"image without tabs", func(s map[string]any) { s["image"] = "nginx:1.27\t" }, []string{"spec.image", "image must not contain spaces or other whitespace"}},
+		{"image without newlines", func(s map[string]any) { s["image"] = "nginx\n:1.27" }, []string{"spec.image", "image must not contain spaces or other whitespace"}},
+		{"env value and valueFrom are exclusive", func(s map[string]any) {
+			s["env"] = []any{
+				map[string]any{"name": "OK", "value": "1"},
+				map[string]any{"name": "POD", "value": "x", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.name"}}},
+			}
+		}, []string{"spec.env", "env entries must set value or valueFrom, not both"}},
+		{"cpu request within its limit", func(s map[string]any) {
+			s["resources"] = map[string]any{
+				"requests": map[string]any{"cpu": "2", "memory": "64Mi"},
+				"limits":   map[string]any{"cpu": "1500m", "memory": "128Mi"},
+			}
+		}, []string{"spec.resources", "resources.requests.cpu must not exceed resources.limits.cpu"}},
+		{"memory request within its limit, integers too", func(s map[string]any) {
+			s["resources"] = map[string]any{
+				"requests": map[string]any{"memory": int64(2147483648)},
+				"limits":   map[string]any{"memory": "1Gi"},
+			}
+		}, []string{"spec.resources", "resources.requests.memory must not exceed resources.limits.memory"}},
 	}
 	runValidationCases(t, myAppGVK, validMyAppSpec, cases)
 }
@@ -102,6 +124,13 @@ func TestBackupConfigValidation(t *testing.T) {
 		{"appRef is required", func(s map[string]any) { delete(s, "appRef") }, []string{"spec.appRef", "Required value"}},
 		{"appRef.name is required", func(s map[string]any) { s["appRef"] = map[string]any{} }, []string{"spec.appRef.name", "Required value"}},
 		{"appRef.name is an object name", func(s map[string]any) { s["appRef"] = map[string]any{"name": "My App"} }, []string{"spec.appRef.name", "must be a valid object name"}},
+		// A MyApp's name is a DNS label, so a name that cannot be one would
+		// only ever read AppNotFound.
+		{"appRef.name has no dots", func(s map[string]any) { s["appRef"] = map[string]any{"name": "web.v2"} }, []string{"spec.appRef.name", "DNS label"}},
+		{"appRef.name starts with a letter", func(s map[string]any) { s["appRef"] = map[string]any{"name": "1web"} }, []string{"spec.appRef.name", "DNS label"}},
+		{"appRef.name at most 63 characters", func(s map[string]any) {
+			s["appRef"] = map[string]any{"name": "a234567890123456789012345678901234567890123456789012345678901234"}
+		}, []string{"spec.appRef.name", "63"}},
 		{"schedule has 5 fields", func(s map[string]any) { s["schedule"] = "0 3 * *" }, []string{"spec.schedule", "5-field cron expression"}},
 		{"schedule is cron, not prose", func(s map[string]any) { s["schedule"] = "every day" }, []string{"spec.schedule", "5-field cron expression"}},
 		{"schedule has no seconds field", func(s map[string]any) { s["schedule"] = "0 0 3 * * *" }, []string{"spec.schedule", "5-field cron expression"}},
@@ -129,6 +158,27 @@ func runValidationCases(t *testing.T, gvk schema.GroupVersionKind, valid func() 
 			}
 		})
 	}
+}
+
+// TestMyAppAcceptsWhatTheDeploymentAccepts keeps the rules above from
+// refusing good specs: requests at or below their limits, in any notation,
+// requests without limits, and env entries with one source each.
+func TestMyAppAcceptsWhatTheDeploymentAccepts(t *testing.T) {
+	g := NewWithT(t)
+	c, err := cp.NewClient(client.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	spec := validMyAppSpec()
+	spec["image"] = "registry.example.com:5000/team/web@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	spec["resources"] = map[string]any{
+		"requests": map[string]any{"cpu": "500m", "memory": "128Mi", "ephemeral-storage": "1Gi", "example.com/widget": int64(1)},
+		"limits":   map[string]any{"cpu": int64(1), "memory": "134217728", "example.com/widget": "1"},
+	}
+	spec["env"] = []any{
+		map[string]any{"name": "GREETING", "value": "hello"},
+		map[string]any{"name": "EMPTY"},
+		map[string]any{"name": "POD", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.name"}}},
+	}
+	g.Expect(c.Create(t.Context(), newObject(myAppGVK, "accepted", spec))).To(Succeed())
 }
 
 func TestMyAppDefaults(t *testing.T) {

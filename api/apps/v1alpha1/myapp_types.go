@@ -86,10 +86,12 @@ type MyAppSpec struct {
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Image is the container image of the app, such as nginx:1.27.
+	// Image is the container image of the app, such as nginx:1.27. It must
+	// not contain whitespace of any kind: the Deployment API would accept a
+	// tab or a newline, and every pod would then fail to be created.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.contains(' ')",message="image must not contain spaces"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:space:]]')",message="image must not contain spaces or other whitespace (tabs, newlines)"
 	// +required
 	Image string `json:"image"`
 
@@ -117,12 +119,18 @@ type MyAppSpec struct {
 	// +required
 	Host string `json:"host"`
 
-	// Resources are the compute resources of the app's container.
+	// Resources are the compute resources of the app's container. The
+	// request of cpu, memory or ephemeral-storage must not exceed its limit.
+	// (Other resource names are checked only by the Deployment API: an
+	// unbounded map of quantities is too costly for a CRD rule to walk.)
+	// +kubebuilder:validation:XValidation:rule="['cpu', 'memory', 'ephemeral-storage'].all(k, !has(self.requests) || !has(self.limits) || !(k in self.requests) || !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="resources.requests must not exceed resources.limits for cpu, memory or ephemeral-storage",messageExpression="['cpu', 'memory', 'ephemeral-storage'].filter(k, !(!has(self.requests) || !has(self.limits) || !(k in self.requests) || !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)).map(k, 'resources.requests.' + k + ' must not exceed resources.limits.' + k)[0]"
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
-	// Env are environment variables of the app's container.
+	// Env are environment variables of the app's container. Each sets value
+	// or valueFrom, not both, as the Deployment API requires.
 	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !(has(e.value) && has(e.valueFrom)))",message="env entries must set value or valueFrom, not both"
 	// +listType=map
 	// +listMapKey=name
 	// +optional
@@ -175,13 +183,14 @@ type MyAppStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Replicas is the number of pods of the app's Deployment.
-	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
-
 	// ReadyReplicas is the number of ready pods of the app's Deployment.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// ReadyReplicasSummary is readyReplicas of the replicas the spec wants,
+	// such as 2/2, for the READY REPLICAS column.
+	// +optional
+	ReadyReplicasSummary string `json:"readyReplicasSummary,omitempty"`
 
 	// DNS is the record registered for the app, if any.
 	// +optional
@@ -199,7 +208,7 @@ type MyAppStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ma
-// +kubebuilder:printcolumn:name="Ready Replicas",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Ready Replicas",type=string,JSONPath=`.status.readyReplicasSummary`
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.spec.host`
 // +kubebuilder:printcolumn:name="DNS",type=string,JSONPath=`.status.dns.state`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

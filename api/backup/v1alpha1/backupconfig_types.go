@@ -82,10 +82,12 @@ const (
 
 // AppReference names a MyApp in the BackupConfig's namespace.
 type AppReference struct {
-	// Name is the MyApp's name.
+	// Name is the MyApp's name. A MyApp's name is a DNS label (it names the
+	// app's Service), so a name that is not one could only ever read
+	// AppNotFound and is refused instead.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="appRef.name must be a valid object name: lowercase letters, digits, '-' and '.'"
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="appRef.name must be a valid object name of a MyApp: a DNS label (lowercase letters, digits and '-', starting with a letter, at most 63 characters)"
 	// +required
 	Name string `json:"name"`
 }
@@ -159,6 +161,11 @@ type BackupStatus struct {
 	// +optional
 	Trigger BackupTrigger `json:"trigger,omitempty"`
 
+	// Attempt counts the attempts at an AppChange backup of one generation:
+	// 1 for the first, more for the retries that follow a failure.
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
+
 	// StartTime is when the backup was started.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -175,7 +182,8 @@ type BackupStatus struct {
 	// +optional
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
 
-	// Reason is why a failed backup failed, as the service said.
+	// Reason is why a failed backup failed, as the service said, or why the
+	// controller gave up on it (it did not finish in time, or disappeared).
 	// +optional
 	Reason string `json:"reason,omitempty"`
 }
@@ -199,7 +207,9 @@ type BackupConfigStatus struct {
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 
 	// ObservedAppGeneration is the MyApp generation the last backup was
-	// started for.
+	// started for. A backup adopted by its idempotency key (started by a pass
+	// that could not record it) counts for the generation it was started
+	// for, never for a newer one.
 	// +optional
 	ObservedAppGeneration int64 `json:"observedAppGeneration,omitempty"`
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,9 +94,17 @@ func (r *Reconciler) patchAppFinalizer(ctx context.Context, app *appsv1alpha1.My
 // service failure counts only where this BackupConfig itself still wants the
 // MyApp: otherwise the question was another holder's, and that holder, which
 // references the MyApp, asks it again in its own passes.
+//
+// A BackupConfig being deleted lists the MyApps from the API server rather
+// than the cache: its pass is the last one, and a hold the cache does not
+// show yet (put on by the pass just before) would otherwise stay for ever.
 func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Result, error) {
 	var apps appsv1alpha1.MyAppList
-	if err := r.Client.List(ctx, &apps, client.InNamespace(s.bc.Namespace)); err != nil {
+	reader := client.Reader(r.Client)
+	if !s.bc.DeletionTimestamp.IsZero() {
+		reader = r.apiReader()
+	}
+	if err := reader.List(ctx, &apps, client.InNamespace(s.bc.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing MyApps: %w", err)
 	}
 	ownName := s.bc.Spec.AppRef.Name
@@ -158,6 +167,11 @@ func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *ap
 // backup of it yet. Only that last question goes to the backup service, and
 // only for a holder whose status does not answer it already, so a hold no
 // BackupConfig wants is released without the service.
+//
+// The cache answers first. A release cannot be taken back once the MyApp's
+// deletion began, and the BackupConfig cache may lag behind the MyApp cache
+// (another BackupConfig just turned the option on and put the hold there),
+// so a "not wanted" is confirmed with the API server before it counts.
 func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) (bool, error) {
 	var list backupv1alpha1.BackupConfigList
 	err := r.Client.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingFields{AppRefIndexKey: app.Name})
@@ -172,22 +186,23 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 			holders = append(holders, &list.Items[i])
 		}
 	}
+	asked := map[types.UID]bool{}
 	var needService []*backupv1alpha1.BackupConfig
 	for _, holder := range holders {
-		if !holder.DeletionTimestamp.IsZero() || !holder.Spec.BackupBeforeAppDeletion ||
-			holder.Spec.AppRef.Name != app.Name {
+		if !wantsHoldOn(holder, app) {
 			continue
 		}
 		if app.DeletionTimestamp.IsZero() {
 			return true, nil
 		}
+		asked[holder.UID] = true
 		if finalBackupRecorded(holder.Status, app) {
 			continue
 		}
 		needService = append(needService, holder)
 	}
 	for _, holder := range needService {
-		attempts, err := listFinalAttempts(ctx, s, ownerFor(holder), app.UID)
+		attempts, err := r.listFinalAttempts(ctx, s, ownerFor(holder), app.UID)
 		if err != nil {
 			return true, err
 		}
@@ -195,7 +210,75 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 			return true, nil
 		}
 	}
+
+	var live backupv1alpha1.BackupConfigList
+	if err := r.apiReader().List(ctx, &live, client.InNamespace(app.Namespace)); err != nil {
+		return true, fmt.Errorf("listing the BackupConfigs of MyApp %s: %w", app.Name, err)
+	}
+	for i := range live.Items {
+		holder := &live.Items[i]
+		if holder.UID != s.bc.UID && !asked[holder.UID] && wantsHoldOn(holder, app) {
+			// That BackupConfig decides in its own passes.
+			return true, nil
+		}
+	}
 	return false, nil
+}
+
+// wantsHoldOn reports whether holder's spec asks for a final backup of app:
+// it is not being deleted, has the option on and references app.
+func wantsHoldOn(holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) bool {
+	return holder.DeletionTimestamp.IsZero() && holder.Spec.BackupBeforeAppDeletion &&
+		holder.Spec.AppRef.Name == app.Name
+}
+
+// releaseUnwantedHolds is the safety net for holds no BackupConfig can
+// release any more: it removes the final-backup finalizer from every MyApp
+// of the namespace that carries it while no BackupConfig there wants it.
+// Such a hold is left by a BackupConfig that went without its cleanup (its
+// finalizer removed by hand) or whose last pass did not see the hold. It
+// runs when a BackupConfig is gone and when such a MyApp changes, and reads
+// both lists from the API server: a stale cache could release a hold that a
+// new BackupConfig just put on, or keep one for ever. The release is
+// guarded by the MyApp's resource version, so a hold put on after the read
+// stays.
+func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string) (ctrl.Result, error) {
+	var apps appsv1alpha1.MyAppList
+	if err := r.apiReader().List(ctx, &apps, client.InNamespace(namespace)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing MyApps: %w", err)
+	}
+	var bcs *backupv1alpha1.BackupConfigList
+	var result ctrl.Result
+	var errs []error
+	for i := range apps.Items {
+		app := &apps.Items[i]
+		if !controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
+			continue
+		}
+		if bcs == nil {
+			bcs = &backupv1alpha1.BackupConfigList{}
+			if err := r.apiReader().List(ctx, bcs, client.InNamespace(namespace)); err != nil {
+				return ctrl.Result{}, fmt.Errorf("listing BackupConfigs: %w", err)
+			}
+		}
+		if slices.ContainsFunc(bcs.Items, func(bc backupv1alpha1.BackupConfig) bool { return wantsHoldOn(&bc, app) }) {
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp that no BackupConfig wants", "myapp", klog.KObj(app),
+			"finalizer", backupv1alpha1.FinalBackupFinalizer)
+		appResult, err := r.patchAppFinalizer(ctx, app, controllerutil.RemoveFinalizer)
+		result = soonest(result, appResult)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if appResult.IsZero() && r.Recorder != nil {
+			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
+				"Removed finalizer %s: no BackupConfig in the namespace needs a final backup of this MyApp",
+				backupv1alpha1.FinalBackupFinalizer)
+		}
+	}
+	return result, errors.Join(errs...)
 }
 
 // finalBackupRecorded reports whether status records a SUCCEEDED final backup
@@ -218,8 +301,9 @@ type finalAttempts struct {
 
 // listFinalAttempts reads the final backup attempts from the backup service
 // rather than from status, because the service is the one record a crash
-// cannot leave behind.
-func listFinalAttempts(ctx context.Context, s *scope, owner string, appUID types.UID) (finalAttempts, error) {
+// cannot leave behind. An attempt still RUNNING after the backup timeout
+// counts as failed, so a wedged job does not hold the MyApp for ever.
+func (r *Reconciler) listFinalAttempts(ctx context.Context, s *scope, owner string, appUID types.UID) (finalAttempts, error) {
 	backups, err := s.backups.List(ctx, owner)
 	if err != nil {
 		return finalAttempts{}, err
@@ -231,12 +315,15 @@ func listFinalAttempts(ctx context.Context, s *scope, owner string, appUID types
 		if b.Owner != owner || !strings.HasPrefix(b.IdempotencyKey, prefix) {
 			continue
 		}
-		switch b.Phase {
-		case backup.PhaseSucceeded:
+		switch {
+		case b.Phase == backup.PhaseSucceeded:
 			attempts.succeeded = b
-		case backup.PhaseRunning:
+		case b.Phase == backup.PhaseRunning && r.timedOut(s, b.StartedAt):
+			attempts.failed++
+			attempts.lastFailure = r.timedOutBackup(s, *b).Reason
+		case b.Phase == backup.PhaseRunning:
 			attempts.running = b
-		case backup.PhaseFailed:
+		case b.Phase == backup.PhaseFailed:
 			attempts.failed++
 			attempts.lastFailure = b.Reason
 		}
@@ -265,7 +352,7 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 		// that does not show it yet must not start another.
 		return r.releaseAfterFinalBackup(ctx, s)
 	}
-	attempts, err := listFinalAttempts(ctx, s, s.owner, app.UID)
+	attempts, err := r.listFinalAttempts(ctx, s, s.owner, app.UID)
 	if err != nil {
 		s.readiness.finalBackupPending = true
 		return r.serviceError(ctx, s, "listing final backups", err)

@@ -46,17 +46,19 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
-// The controller writes BackupConfigs, their status and their finalizer.
-// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs/status,verbs=get;update;patch
+// The controller writes BackupConfigs' finalizer and status, always with a
+// patch, so it holds no update on them. The finalizers subresource's update
+// is what a blockOwnerDeletion owner reference needs.
+// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs/status,verbs=patch
 // +kubebuilder:rbac:groups=backup.myapp.dev,resources=backupconfigs/finalizers,verbs=update
 
 // MyApps belong to another controller; this one only reads them, except for
 // adding and removing its own finalizer (backup.myapp.dev/final-backup).
-// RBAC cannot narrow a permission to one finalizer, so update and patch are
-// granted on the whole object; the code only ever sends a patch that changes
+// RBAC cannot narrow a permission to one finalizer, so patch is granted on
+// the whole object; the code only ever sends a patch that changes
 // metadata.finalizers, guarded by the resource version.
-// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;patch
 
 // Events go through the events.k8s.io API.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -81,6 +83,15 @@ const (
 	// DefaultCleanupGrace is how long after a deletion began the backup
 	// service must list no backups of the BackupConfig before it goes.
 	DefaultCleanupGrace = 10 * time.Second
+	// DefaultBackupTimeout is how long a backup may run before the
+	// controller gives up on it. Backups take from seconds to hours; one
+	// still RUNNING after this long is taken for a job the service wedged.
+	DefaultBackupTimeout = 6 * time.Hour
+	// DefaultFailedBackupRetryDelay is how long the first retry of a failed
+	// on-change backup waits.
+	DefaultFailedBackupRetryDelay = time.Minute
+	// DefaultReconcileTimeout bounds one reconcile's calls, as for MyApps.
+	DefaultReconcileTimeout = time.Minute
 )
 
 const (
@@ -97,6 +108,17 @@ const (
 	// backupVisibilityGrace is how long a backup the service just started may
 	// be missing from reads: the service is eventually consistent.
 	backupVisibilityGrace = time.Minute
+	// missingBackupPolls is how many polls in a row must find a backup
+	// missing, over at least backupVisibilityGrace, before it counts as gone.
+	missingBackupPolls = 3
+	// maxFailedBackupRetryDelay caps the backoff between retries of a failed
+	// on-change backup.
+	maxFailedBackupRetryDelay = time.Hour
+	// releaseHoldsRequestName is the name of the request that asks for the
+	// MyApps of a namespace held for a final backup no BackupConfig wants
+	// to be released. No object can have this name, so it never meets a
+	// BackupConfig's own request.
+	releaseHoldsRequestName = "#release-unwanted-final-backup-holds"
 )
 
 // Reconciler reconciles BackupConfigs. The manager sets the exported fields;
@@ -105,6 +127,12 @@ type Reconciler struct {
 	// Client reads and writes Kubernetes objects. SetupWithManager defaults it
 	// to the manager's client.
 	Client client.Client
+	// APIReader reads from the API server, bypassing the cache, where a
+	// stale read could leave a MyApp held for ever: the holds a deleted
+	// BackupConfig releases, and the check that no other BackupConfig wants
+	// a hold before it is released. SetupWithManager defaults it to the
+	// manager's API reader; nil means Client.
+	APIReader client.Reader
 	// Backups is the backup service. Required.
 	Backups backup.Client
 	// Recorder records events. SetupWithManager defaults it to the manager's
@@ -125,12 +153,27 @@ type Reconciler struct {
 	// the service lists a backup just started. Defaults to
 	// DefaultCleanupGrace.
 	CleanupGrace time.Duration
+	// BackupTimeout is how long a backup may stay RUNNING before the
+	// controller gives up on it and records it FAILED. Defaults to
+	// DefaultBackupTimeout.
+	BackupTimeout time.Duration
+	// FailedBackupRetryDelay is how long after a failed on-change backup the
+	// first retry of the same generation waits; each further failure doubles
+	// it, up to maxFailedBackupRetryDelay. Defaults to
+	// DefaultFailedBackupRetryDelay.
+	FailedBackupRetryDelay time.Duration
+	// ReconcileTimeout bounds one reconcile's calls to the API server and
+	// the backup service; the status is still written after it. Defaults to
+	// DefaultReconcileTimeout.
+	ReconcileTimeout time.Duration
 	// MaxConcurrentReconciles is how many BackupConfigs are reconciled at
 	// once; at least one.
 	MaxConcurrentReconciles int
 
 	// memory is what passes leave for later passes of the same BackupConfig.
 	memory memory
+	// missing tracks running backups the backup service answered 404 for.
+	missing missingBackups
 }
 
 // currentTime reads the injected clock, in UTC like the schedules.
@@ -155,6 +198,35 @@ func (r *Reconciler) cleanupGrace() time.Duration {
 	return r.CleanupGrace
 }
 
+func (r *Reconciler) backupTimeout() time.Duration {
+	if r.BackupTimeout <= 0 {
+		return DefaultBackupTimeout
+	}
+	return r.BackupTimeout
+}
+
+func (r *Reconciler) failedBackupRetryDelay() time.Duration {
+	if r.FailedBackupRetryDelay <= 0 {
+		return DefaultFailedBackupRetryDelay
+	}
+	return r.FailedBackupRetryDelay
+}
+
+func (r *Reconciler) reconcileTimeout() time.Duration {
+	if r.ReconcileTimeout <= 0 {
+		return DefaultReconcileTimeout
+	}
+	return r.ReconcileTimeout
+}
+
+// apiReader reads around the cache.
+func (r *Reconciler) apiReader() client.Reader {
+	if r.APIReader == nil {
+		return r.Client
+	}
+	return r.APIReader
+}
+
 func (r *Reconciler) finalBackupAttempts() int {
 	if r.FinalBackupAttempts <= 0 {
 		return DefaultFinalBackupAttempts
@@ -169,6 +241,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("backupconfig-controller")
@@ -234,7 +309,11 @@ func finalizerChanged(old, updated client.Object, finalizer string) bool {
 }
 
 // backupConfigsForApp maps a MyApp onto the BackupConfigs in its namespace
-// that reference it, through the index.
+// that reference it, through the index. A MyApp held for a final backup that
+// no BackupConfig references is mapped onto the request that releases such
+// holds: the BackupConfig that held it went without releasing it (its
+// cleanup finalizer removed by hand, or a cache that did not show the hold
+// yet), and nothing else would ever look at it again.
 func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object) []reconcile.Request {
 	var list backupv1alpha1.BackupConfigList
 	err := r.Client.List(ctx, &list, client.InNamespace(app.GetNamespace()),
@@ -244,6 +323,10 @@ func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object)
 		// or the periodic resync maps the MyApp again.
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the BackupConfigs of a MyApp", "myapp", klog.KObj(app))
 		return nil
+	}
+	if len(list.Items) == 0 && controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{
+			Namespace: app.GetNamespace(), Name: releaseHoldsRequestName}}}
 	}
 	requests := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
@@ -290,17 +373,24 @@ func (s *scope) related() runtime.Object {
 // Reconcile brings one BackupConfig's backups in line with its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	log := ctrl.LoggerFrom(ctx)
+	if req.Name == releaseHoldsRequestName {
+		return r.releaseUnwantedHolds(ctx, req.Namespace)
+	}
 
 	bc := &backupv1alpha1.BackupConfig{}
 	if err := r.Client.Get(ctx, req.NamespacedName, bc); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Gone, with or without this controller's finalizer: nothing of
-			// it is held any more.
-			r.memory.forget(req.NamespacedName)
-			backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
-			forgetFreshness(req.NamespacedName)
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		// Gone, with or without this controller's finalizer: nothing of it
+		// is kept any more. If it went without its cleanup (the finalizer
+		// removed by hand), a MyApp it held may still carry the final-backup
+		// finalizer, which no other pass would release.
+		r.memory.forget(req.NamespacedName)
+		r.missing.forget(req.NamespacedName)
+		backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
+		forgetFreshness(req.NamespacedName)
+		return r.releaseUnwantedHolds(ctx, req.Namespace)
 	}
 
 	if bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
@@ -341,10 +431,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}()
 
+	// The status is written with the caller's context, after the phases
+	// ran out of time too.
+	phaseCtx, cancel := context.WithTimeout(ctx, r.reconcileTimeout())
+	defer cancel()
 	if !bc.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, s)
+		return r.reconcileDelete(phaseCtx, s)
 	}
-	return r.reconcileNormal(ctx, s)
+	return r.reconcileNormal(phaseCtx, s)
 }
 
 // reconcileNormal runs the phases of a BackupConfig that is not being

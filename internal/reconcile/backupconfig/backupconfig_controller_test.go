@@ -19,6 +19,7 @@ package backupconfig
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -119,7 +121,8 @@ func TestScheduleWithFakeClockAndCatchUpAfterDowntime(t *testing.T) {
 	g.Eventually(nextScheduleTime, eventually, tick).Should(Equal(at(16)))
 	current = e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
 	g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(2))
-	g.Expect(e.ownBackups(current)[1].IdempotencyKey).To(HaveSuffix("/schedule/20260301T1200Z"))
+	// The slot's key names the MyApp too (see scheduleKey).
+	g.Expect(e.ownBackups(current)[1].IdempotencyKey).To(HaveSuffix("/schedule/" + string(app.UID) + "/20260301T1200Z"))
 }
 
 func TestBackupIsPolledUntilItFinishes(t *testing.T) {
@@ -189,8 +192,9 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 			g.Expect(cond.Message).To(ContainSubstring(tt.failBackups))
 			g.Expect(current.Status.LastSuccessfulBackupTime).To(BeNil())
 
-			// The failure is not retried by itself; the next trigger tries
-			// again, and succeeds now that the service does.
+			// The failure is not retried at once: the retry waits for its
+			// backoff (a minute by default). The next trigger does not wait,
+			// and succeeds now that the service does.
 			g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(1))
 			update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "nginx:1.28" })
 			current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
@@ -910,4 +914,320 @@ func TestFinalBackupWithAnEventuallyConsistentService(t *testing.T) {
 		}
 	}
 	g.Expect(finals).To(Equal(1), "one final backup, not one per listing that missed it")
+}
+
+// slotClock is a fake clock for the hourly-schedule tests, and the options
+// a manager needs to use it.
+func slotClock() (*clocktesting.FakeClock, func(*Reconciler)) {
+	clock := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC))
+	return clock, func(r *Reconciler) { r.Clock = clock }
+}
+
+// waitForNextScheduleTime waits until status.nextScheduleTime reads want.
+func (e *testEnv) waitForNextScheduleTime(bc *backupv1alpha1.BackupConfig, want time.Time) {
+	e.t.Helper()
+	NewWithT(e.t).Eventually(func(g Gomega) time.Time {
+		current := e.fetchBackupConfig(bc)(g)
+		g.Expect(current.Status.NextScheduleTime).NotTo(BeNil())
+		return current.Status.NextScheduleTime.UTC()
+	}, eventually, tick).Should(Equal(want))
+}
+
+// runWithLostStatusWrites runs a manager whose status writes are lost, as
+// if it crashed after each start call, until the simulator holds want
+// backups of bc.
+func (e *testEnv) runWithLostStatusWrites(bc *backupv1alpha1.BackupConfig, want int, mutate ...func(*Reconciler)) {
+	e.t.Helper()
+	var lost atomic.Int64
+	e.startManager(append(mutate, func(r *Reconciler) { r.Client = statusWritesLost{Client: r.Client, lost: &lost} })...)
+	e.poke(bc)
+	NewWithT(e.t).Eventually(func() []simulator.Backup { return e.ownBackups(bc) }, eventually, tick).Should(HaveLen(want))
+	e.stopManager()
+}
+
+func idempotencyKeys(backups []simulator.Backup) []string {
+	keys := make([]string, 0, len(backups))
+	for _, b := range backups {
+		keys = append(keys, b.IdempotencyKey)
+	}
+	return keys
+}
+
+// A scheduled backup started by a pass whose status write was lost is
+// adopted by the next pass through its idempotency key. It was a backup of
+// the MyApp as it was then, so a change made meanwhile still gets its own.
+func TestAdoptedScheduledBackupDoesNotCoverANewerGeneration(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	clock, withClock := slotClock()
+	e.startManager(withClock)
+	app := e.newApp("notes")
+	bc := e.newBackupConfig("notes", "notes", withSchedule("0 * * * *"))
+	e.create(app, bc)
+	baseline := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
+	e.stopManager()
+
+	clock.SetTime(time.Date(2026, 3, 1, 11, 0, 30, 0, time.UTC))
+	e.runWithLostStatusWrites(baseline, 2, withClock)
+	g.Expect(e.fetchBackupConfig(bc)(g).Status.LastBackup.ID).To(Equal(baseline.Status.LastBackup.ID))
+
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "notes:2" })
+	e.startManager(withClock)
+	changeOfNewGeneration := fmt.Sprintf("/change/%s/%d", app.UID, app.Generation)
+	g.Eventually(func() []string { return idempotencyKeys(e.ownBackups(baseline)) }, eventually, tick).
+		Should(ContainElement(HaveSuffix(changeOfNewGeneration)))
+	current := e.waitForBackupAfter(bc, baseline, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
+}
+
+// A scheduled start whose answer was lost, followed by an appRef change,
+// must not stop the schedule: the slot's key names the MyApp too.
+func TestScheduledBackupFollowsAnAppRefChangeAfterALostAnswer(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	clock, withClock := slotClock()
+	e.startManager(withClock)
+	e.create(e.newApp("x"), e.newApp("y"))
+	bc := e.newBackupConfig("switch", "x", withSchedule("0 * * * *"), withoutBackupOnChange())
+	e.create(bc)
+	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
+	e.stopManager()
+
+	clock.SetTime(time.Date(2026, 3, 1, 11, 0, 30, 0, time.UTC))
+	e.runWithLostStatusWrites(e.fetchBackupConfig(bc)(g), 1, withClock)
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.AppRef.Name = "y" })
+
+	e.startManager(withClock)
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
+	g.Expect(e.ownBackups(current)).To(ConsistOf(
+		HaveField("App", serviceAppName(e.ns, "x")),
+		HaveField("App", serviceAppName(e.ns, "y")),
+	))
+	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+}
+
+// A slot whose start the backup service refuses is skipped, said so, and not
+// retried for ever; the next slot tries again.
+func TestRefusedScheduledStartSkipsTheSlot(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	clock, withClock := slotClock()
+	e.startManager(withClock)
+	app := e.newApp("refused")
+	bc := e.newBackupConfig("refused", "refused", withSchedule("0 * * * *"), withoutBackupOnChange())
+	e.create(app, bc)
+	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
+
+	e.sim.SetFault(simulator.ServiceBackup, simulator.OpStart, simulator.Fault{Status: http.StatusUnprocessableEntity})
+	clock.SetTime(time.Date(2026, 3, 1, 11, 0, 30, 0, time.UTC))
+	e.poke(bc)
+	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	g.Eventually(func(g Gomega) metav1.Condition {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
+	}, eventually, tick).Should(And(
+		HaveField("Status", metav1.ConditionFalse),
+		HaveField("Reason", ScheduledBackupRefusedReason),
+		HaveField("Message", ContainSubstring("2026-03-01T11:00:00Z")),
+	))
+	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).
+		Should(ContainElement(eventScheduledBackupSkipped))
+	starts := e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)
+	g.Consistently(func() int {
+		return e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)
+	}, consistently, tick).Should(Equal(starts))
+
+	e.sim.ClearFault(simulator.ServiceBackup, simulator.OpStart)
+	clock.SetTime(time.Date(2026, 3, 1, 12, 0, 30, 0, time.UTC))
+	e.poke(bc)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(ReadyReason))
+}
+
+// Failed backups are pruned too: none older than the newest successful
+// backup, and at most keepLast newer ones.
+func TestRetentionPrunesFailedBackups(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("flaky")
+	bc := e.newBackupConfig("flaky", "flaky", withKeepLast(2))
+	// failNext makes the backups of the next images fail, and returns the
+	// IDs of those failed backups.
+	var current *backupv1alpha1.BackupConfig
+	failNext := func(images ...string) []string {
+		e.sim.FailBackups("disk full", len(images))
+		ids := make([]string, 0, len(images))
+		for _, image := range images {
+			if current == nil {
+				e.create(app, bc)
+				current = e.waitForLastBackup(bc, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerAppChange)
+			} else {
+				update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = image })
+				current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerAppChange)
+			}
+			ids = append(ids, current.Status.LastBackup.ID)
+		}
+		return ids
+	}
+	ownIDs := func() []string { return backupIDs(e.ownBackups(bc)) }
+
+	failed := failNext("flaky:1", "flaky:2", "flaky:3")
+	g.Eventually(ownIDs, eventually, tick).Should(Equal(failed[1:]))
+
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "flaky:4" })
+	current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	succeeded := current.Status.LastBackup.ID
+	g.Eventually(ownIDs, eventually, tick).Should(Equal([]string{succeeded}))
+
+	failed = failNext("flaky:5", "flaky:6", "flaky:7")
+	g.Eventually(ownIDs, eventually, tick).Should(Equal([]string{succeeded, failed[1], failed[2]}))
+	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
+}
+
+// A pass that reads a BackupConfig from before its own last status write
+// does not start a second backup while the first one runs.
+func TestStaleStatusStartsNoSecondBackup(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Minute })
+	app := e.newApp("stale")
+	bc := e.newBackupConfig("stale", "stale")
+	e.create(app, bc)
+	r := &Reconciler{Client: e.c, Backups: e.backups}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(bc)}
+	_, err := r.Reconcile(ctx, req) // adds the finalizer
+	g.Expect(err).NotTo(HaveOccurred())
+	stale := &backupv1alpha1.BackupConfig{}
+	g.Expect(e.c.Get(ctx, req.NamespacedName, stale)).To(Succeed())
+
+	_, err = r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	first := e.fetchBackupConfig(bc)(g).Status.LastBackup
+	g.Expect(first).NotTo(BeNil())
+	g.Expect(first.Phase).To(Equal(backupv1alpha1.BackupRunning))
+
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "stale:2" })
+	r.Client = staleBackupConfigs{Client: e.c, stale: stale}
+	_, err = r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)).To(Equal(1))
+	g.Expect(e.ownBackups(bc)).To(HaveLen(1))
+	// The running backup is followed, so its outcome is not lost.
+	g.Expect(e.fetchBackupConfig(bc)(g).Status.LastBackup.ID).To(Equal(first.ID))
+}
+
+// staleBackupConfigs is a client whose cache has not seen the latest
+// writes to a BackupConfig: every read of it returns an older copy.
+type staleBackupConfigs struct {
+	client.Client
+	stale *backupv1alpha1.BackupConfig
+}
+
+func (c staleBackupConfigs) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if bc, ok := obj.(*backupv1alpha1.BackupConfig); ok && key == client.ObjectKeyFromObject(c.stale) {
+		c.stale.DeepCopyInto(bc)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// A backup the service never finishes is given up after BackupTimeout: it
+// is recorded FAILED, and it blocks neither new backups nor a MyApp held
+// for its final backup.
+func TestStuckBackupTimesOut(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Hour })
+	e.startManager(func(r *Reconciler) { r.BackupTimeout = 2 * time.Second; r.FinalBackupAttempts = 5 })
+	app := e.newApp("wedged", dnsCleanupFinalizer)
+	bc := e.newBackupConfig("wedged", "wedged", withFinalBackup())
+	e.create(app, bc)
+
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerAppChange)
+	g.Expect(current.Status.LastBackup.Reason).To(ContainSubstring("did not finish within 2s"))
+	g.Expect(condition(current, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(BackupFailedReason))
+	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
+
+	// A new generation is backed up without waiting for the wedged job.
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "wedged:2" })
+	g.Eventually(func(g Gomega) string {
+		current = e.fetchBackupConfig(bc)(g)
+		g.Expect(current.Status.LastBackup.Trigger).To(Equal(backupv1alpha1.TriggerAppChange))
+		return current.Status.LastBackup.ID
+	}, eventually, tick).ShouldNot(Equal(current.Status.LastBackup.ID))
+
+	// A MyApp being deleted is not held for ever by wedged final backups:
+	// each attempt times out, and once the service works again one succeeds.
+	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Eventually(func() []string { return idempotencyKeys(e.ownBackups(bc)) }, eventually, tick).
+		Should(ContainElement(finalKey(ownerFor(current), app.UID, 2)))
+	e.sim.SetBackupDuration(simBackupDuration)
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ConsistOf(dnsCleanupFinalizer))
+	e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppDeletion)
+}
+
+// A failed on-change backup is tried again, after a backoff, for the same
+// generation: the next edit may never come.
+func TestFailedOnChangeBackupIsRetried(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.sim.FailBackups("disk full", 2)
+	e.startManager(func(r *Reconciler) { r.FailedBackupRetryDelay = 200 * time.Millisecond })
+	app := e.newApp("retry")
+	bc := e.newBackupConfig("retry", "retry")
+	e.create(app, bc)
+
+	// The retries follow each other too quickly for a test to see every
+	// failure in status; the attempt count and the events say they happened.
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(current.Status.LastBackup.Attempt).To(Equal(int32(3)))
+	g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
+	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
+	// Two failed attempts and the one that succeeded; retention has pruned
+	// the failed ones, which are older than the success.
+	starts := func() int { return e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart) }
+	g.Expect(starts()).To(Equal(3))
+	g.Eventually(func() []simulator.Backup { return e.ownBackups(current) }, eventually, tick).Should(ConsistOf(
+		HaveField("IdempotencyKey", HavePrefix(changeKey(ownerFor(current), app)+"/")),
+	))
+	g.Consistently(starts, consistently, tick).Should(Equal(3))
+}
+
+// A backup the service answers 404 for is failed only after it stayed
+// missing for a while on the controller's own clock, never because the
+// service's start time looks old to a clock that runs ahead.
+func TestBackupMissingForAWhileIsNotFailedAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Second })
+	// The controller's clock runs five minutes ahead of the service's.
+	clock := clocktesting.NewFakeClock(time.Now().Add(5 * time.Minute))
+	e.sim.SetFault(simulator.ServiceBackup, simulator.OpGet, simulator.Fault{Status: http.StatusNotFound, Count: 3})
+	e.startManager(func(r *Reconciler) { r.Clock = clock })
+	app := e.newApp("lagging")
+	bc := e.newBackupConfig("lagging", "lagging")
+	e.create(app, bc)
+
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(e.sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpGet, http.StatusNotFound)).To(Equal(3))
+	g.Expect(e.eventReasons(g, bc)).NotTo(ContainElement(eventBackupFailed))
+	g.Expect(e.ownBackups(current)).To(HaveLen(1))
+
+	// A backup that stays missing for longer than the grace, as measured by
+	// the controller, is failed.
+	e.sim.SetFault(simulator.ServiceBackup, simulator.OpGet, simulator.Fault{Status: http.StatusNotFound})
+	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "lagging:2" })
+	running := e.waitForBackupAfter(bc, current, backupv1alpha1.BackupRunning, backupv1alpha1.TriggerAppChange)
+	g.Eventually(func() int {
+		return e.sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpGet, http.StatusNotFound)
+	}, eventually, tick).Should(BeNumerically(">=", 3+missingBackupPolls))
+	g.Expect(e.fetchBackupConfig(bc)(g).Status.LastBackup.Phase).To(Equal(backupv1alpha1.BackupRunning))
+	clock.Step(backupVisibilityGrace)
+	failed := e.waitForLastBackup(bc, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerAppChange)
+	g.Expect(failed.Status.LastBackup.ID).To(Equal(running.Status.LastBackup.ID))
+	g.Expect(failed.Status.LastBackup.Reason).To(ContainSubstring("disappeared"))
 }

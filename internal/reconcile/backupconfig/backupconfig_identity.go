@@ -27,16 +27,22 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
 // Labels stored with every backup, for people and tools reading the backup
-// service. The controller never decides anything from them: ownership is the
-// owner field, identity is the idempotency key.
+// service. Ownership is the owner field and identity the idempotency key; the
+// controller reads labels back only for a backup it adopts rather than
+// starts (an earlier pass started it and could not record it): the MyApp's
+// UID and generation say which change the backup covers, and the trigger
+// what it was started for.
 const (
-	labelBackupConfig = "backup.myapp.dev/backupconfig"
-	labelNamespace    = "backup.myapp.dev/namespace"
-	labelMyApp        = "backup.myapp.dev/myapp"
-	labelTrigger      = "backup.myapp.dev/trigger"
+	labelBackupConfig    = "backup.myapp.dev/backupconfig"
+	labelNamespace       = "backup.myapp.dev/namespace"
+	labelMyApp           = "backup.myapp.dev/myapp"
+	labelMyAppUID        = "backup.myapp.dev/myapp-uid"
+	labelMyAppGeneration = "backup.myapp.dev/myapp-generation"
+	labelTrigger         = "backup.myapp.dev/trigger"
 )
 
 // ownerFor is the BackupConfig's identity in the backup service. It is built
@@ -57,10 +63,44 @@ func changeKey(owner string, app *appsv1alpha1.MyApp) string {
 	return fmt.Sprintf("%s/change/%s/%d", owner, app.UID, app.Generation)
 }
 
+// changeRetryKey names one attempt at the backup of a generation: the first
+// is changeKey itself, a retry after a failure adds the attempt number, which
+// status.lastBackup.attempt keeps across restarts.
+func changeRetryKey(owner string, app *appsv1alpha1.MyApp, attempt int32) string {
+	if attempt <= 1 {
+		return changeKey(owner, app)
+	}
+	return fmt.Sprintf("%s/%d", changeKey(owner, app), attempt)
+}
+
+// changeAttempt reads the attempt number back from a change key, 0 for any
+// other key.
+func changeAttempt(key string) int32 {
+	_, rest, ok := strings.Cut(key, "/change/")
+	if !ok {
+		return 0
+	}
+	parts := strings.Split(rest, "/")
+	switch len(parts) {
+	case 2:
+		return 1
+	case 3:
+		n, err := strconv.ParseInt(parts[2], 10, 32)
+		if err != nil || n < 2 {
+			return 0
+		}
+		return int32(n)
+	}
+	return 0
+}
+
 // scheduleKey names the backup of one schedule slot, the one stored in
-// status.nextScheduleTime before the backup was started.
-func scheduleKey(owner string, slot time.Time) string {
-	return fmt.Sprintf("%s/schedule/%s", owner, slot.UTC().Format("20060102T1504Z"))
+// status.nextScheduleTime before the backup was started, of one MyApp. The
+// MyApp is part of it because the service refuses a key used again for
+// another app: after an answer lost at a slot and a change of spec.appRef,
+// the slot's next start must be a new backup, not a refused one.
+func scheduleKey(owner string, appUID types.UID, slot time.Time) string {
+	return fmt.Sprintf("%s/schedule/%s/%s", owner, appUID, slot.UTC().Format("20060102T1504Z"))
 }
 
 // finalKeyPrefix is shared by every final backup attempt for one MyApp.
@@ -101,9 +141,34 @@ func serviceAppName(namespace, name string) string {
 // backupLabels are the labels a backup is started with.
 func backupLabels(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, trigger backupv1alpha1.BackupTrigger) map[string]string {
 	return map[string]string{
-		labelBackupConfig: bc.Name,
-		labelNamespace:    bc.Namespace,
-		labelMyApp:        app.Name,
-		labelTrigger:      string(trigger),
+		labelBackupConfig:    bc.Name,
+		labelNamespace:       bc.Namespace,
+		labelMyApp:           app.Name,
+		labelMyAppUID:        string(app.UID),
+		labelMyAppGeneration: strconv.FormatInt(app.Generation, 10),
+		labelTrigger:         string(trigger),
 	}
+}
+
+// coveredApp reads from a backup's labels which MyApp, and which generation
+// of it, the backup was started for. ok is false for a backup that does not
+// say, such as one started before these labels existed.
+func coveredApp(b backup.Backup) (uid types.UID, generation int64, ok bool) {
+	uid = types.UID(b.Labels[labelMyAppUID])
+	generation, err := strconv.ParseInt(b.Labels[labelMyAppGeneration], 10, 64)
+	if uid == "" || err != nil {
+		return "", 0, false
+	}
+	return uid, generation, true
+}
+
+// triggerOf reads a backup's trigger from its labels, for a backup adopted
+// rather than started; Schedule when the label says nothing usable, as that
+// trigger claims nothing about the MyApp.
+func triggerOf(b backup.Backup) backupv1alpha1.BackupTrigger {
+	switch t := backupv1alpha1.BackupTrigger(b.Labels[labelTrigger]); t {
+	case backupv1alpha1.TriggerAppChange, backupv1alpha1.TriggerAppDeletion:
+		return t
+	}
+	return backupv1alpha1.TriggerSchedule
 }

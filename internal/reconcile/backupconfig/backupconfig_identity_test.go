@@ -69,16 +69,26 @@ func TestIdempotencyKeysAreStableAndDistinct(t *testing.T) {
 	owner := ownerFor(bc)
 	slot := time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
 
+	other := &appsv1alpha1.MyApp{ObjectMeta: metav1.ObjectMeta{UID: "ffffffff-bbbb-cccc-dddd-eeeeeeeeeeee", Generation: 3}}
+
 	keys := []string{
 		changeKey(owner, app),
-		scheduleKey(owner, slot),
+		scheduleKey(owner, app.UID, slot),
 		finalKey(owner, app.UID, 1),
 		finalKey(owner, app.UID, 2),
+		// The same slot of another MyApp (spec.appRef changed) is another
+		// backup, and so is a retry of a failed change backup.
+		scheduleKey(owner, other.UID, slot),
+		changeRetryKey(owner, app, 2),
 	}
 	// A restart derives the same keys from the same state.
 	g.Expect(changeKey(owner, app.DeepCopy())).To(Equal(keys[0]))
-	g.Expect(scheduleKey(owner, slot.In(time.FixedZone("CET", 3600)))).To(Equal(keys[1]))
-	g.Expect(keys).To(HaveLen(4))
+	g.Expect(scheduleKey(owner, app.UID, slot.In(time.FixedZone("CET", 3600)))).To(Equal(keys[1]))
+	g.Expect(changeRetryKey(owner, app, 1)).To(Equal(keys[0]))
+	g.Expect(changeAttempt(keys[0])).To(Equal(int32(1)))
+	g.Expect(changeAttempt(keys[5])).To(Equal(int32(2)))
+	g.Expect(changeAttempt(keys[1])).To(BeZero())
+	g.Expect(keys).To(HaveLen(6))
 	distinct := map[string]bool{}
 	for _, k := range keys {
 		g.Expect(k).To(HavePrefix(owner + "/"))

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,16 +40,17 @@ import (
 
 // Event reasons. Warnings are for what a person may have to act on.
 const (
-	eventBackupStarted       = "BackupStarted"
-	eventBackupSucceeded     = "BackupSucceeded"
-	eventBackupFailed        = "BackupFailed"
-	eventBackupsPruned       = "BackupsPruned"
-	eventBackupsDeleted      = "BackupsDeleted"
-	eventBackupsRetained     = "BackupsRetained"
-	eventFinalBackupFailed   = "FinalBackupFailed"
-	eventMyAppReleased       = "MyAppReleased"
-	eventInvalidSchedule     = "InvalidSchedule"
-	eventBackupServiceFailed = "BackupServiceFailed"
+	eventBackupStarted          = "BackupStarted"
+	eventBackupSucceeded        = "BackupSucceeded"
+	eventBackupFailed           = "BackupFailed"
+	eventBackupsPruned          = "BackupsPruned"
+	eventBackupsDeleted         = "BackupsDeleted"
+	eventBackupsRetained        = "BackupsRetained"
+	eventFinalBackupFailed      = "FinalBackupFailed"
+	eventMyAppReleased          = "MyAppReleased"
+	eventInvalidSchedule        = "InvalidSchedule"
+	eventBackupServiceFailed    = "BackupServiceFailed"
+	eventScheduledBackupSkipped = "ScheduledBackupSkipped"
 )
 
 // Event actions, what the controller was doing.
@@ -102,32 +104,77 @@ func (r *Reconciler) reconcileSchedule(_ context.Context, s *scope) (ctrl.Result
 
 // reconcileRunningBackup polls the last backup while it runs. The backup
 // service emits no events, so a jittered poll is how completion is learned.
+// A backup that runs longer than the backup timeout, or that the service
+// keeps answering 404 for, is given up and recorded FAILED, so a wedged job
+// blocks nothing for ever.
 func (r *Reconciler) reconcileRunningBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
 	last := s.bc.Status.LastBackup
 	if last == nil || last.Phase != backupv1alpha1.BackupRunning {
+		r.missing.forget(s.key)
 		return ctrl.Result{}, nil
 	}
 	b, err := s.backups.Get(ctx, last.ID)
 	switch {
 	case errors.Is(err, external.ErrNotFound):
-		if last.StartTime != nil && s.now.Sub(last.StartTime.Time) < backupVisibilityGrace {
-			// The service may not show a backup it just started yet.
-			return requeueAfter(r.pollInterval()), nil
-		}
-		ctrl.LoggerFrom(ctx).Info("Backup disappeared from the backup service before it finished", "backupID", last.ID)
-		r.recordBackup(ctx, s, backup.Backup{
-			ID: last.ID, Phase: backup.PhaseFailed, StartedAt: timeOf(last.StartTime), CompletedAt: &s.now,
-			Reason: "the backup disappeared from the backup service before it finished",
-		}, last.Trigger)
-		return ctrl.Result{}, nil
+		return r.missingBackup(ctx, s), nil
 	case err != nil:
 		return r.serviceError(ctx, s, "polling backup "+last.ID, err)
+	}
+	r.missing.forget(s.key)
+	if b.Phase == backup.PhaseRunning && r.timedOut(s, b.StartedAt) {
+		ctrl.LoggerFrom(ctx).Info("Backup did not finish in time, treating it as failed", "backupID", b.ID,
+			"timeout", r.backupTimeout())
+		b = r.timedOutBackup(s, b)
 	}
 	r.recordBackup(ctx, s, b, last.Trigger)
 	if b.Phase == backup.PhaseRunning {
 		return requeueAfter(r.pollInterval()), nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// missingBackup handles a poll the service answered 404 for. The service is
+// eventually consistent, and a proxy in front of it may answer 404 for a
+// while, so the backup counts as gone only after missingBackupPolls polls in
+// a row found it missing over at least backupVisibilityGrace, measured on
+// the controller's own clock from the first of them. The service's start
+// time plays no part, so a clock that differs from the service's cannot
+// fail a live backup. Once gone it is recorded FAILED, and a failed
+// on-change backup is retried like any other.
+func (r *Reconciler) missingBackup(ctx context.Context, s *scope) ctrl.Result {
+	last := s.bc.Status.LastBackup
+	polls, missingFor := r.missing.observe(s.key, last.ID, s.now)
+	if polls < missingBackupPolls || missingFor < backupVisibilityGrace {
+		ctrl.LoggerFrom(ctx).V(1).Info("Backup not found in the backup service, polling again", "backupID", last.ID,
+			"polls", polls, "missingFor", missingFor)
+		return requeueAfter(r.pollInterval())
+	}
+	r.missing.forget(s.key)
+	ctrl.LoggerFrom(ctx).Info("Backup disappeared from the backup service before it finished", "backupID", last.ID,
+		"polls", polls, "missingFor", missingFor)
+	r.recordBackup(ctx, s, backup.Backup{
+		ID: last.ID, Phase: backup.PhaseFailed, StartedAt: timeOf(last.StartTime), CompletedAt: &s.now,
+		Reason: fmt.Sprintf("the backup disappeared from the backup service before it finished "+
+			"(not found by %d polls over %s)", polls, missingFor.Round(time.Second)),
+	}, last.Trigger)
+	return ctrl.Result{}
+}
+
+// timedOut reports whether a backup started at started has been running
+// longer than the backup timeout, by the controller's clock. The timeout is
+// hours, so a difference between the controller's and the service's clocks
+// hardly matters.
+func (r *Reconciler) timedOut(s *scope, started time.Time) bool {
+	return !started.IsZero() && s.now.Sub(started) >= r.backupTimeout()
+}
+
+// timedOutBackup is b as the controller records it once it gave up on it.
+func (r *Reconciler) timedOutBackup(s *scope, b backup.Backup) backup.Backup {
+	b.Phase = backup.PhaseFailed
+	b.CompletedAt = &s.now
+	b.Reason = fmt.Sprintf("the backup did not finish within %s (--backup-timeout); it is treated as failed",
+		r.backupTimeout())
+	return b
 }
 
 // reconcileNewBackup starts a scheduled or on-change backup when one is due,
@@ -153,26 +200,119 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		// and a due slot or a new generation is still due then.
 		return ctrl.Result{}, nil
 	}
-
-	onChange := s.bc.Spec.BackupOnChange == nil || *s.bc.Spec.BackupOnChange
-	switch {
-	case s.slotDue:
-		// A scheduled backup also records the MyApp's generation, so it
-		// covers a pending change as well.
-		result, err := r.startBackup(ctx, s, backupv1alpha1.TriggerSchedule, scheduleKey(s.owner, s.bc.Status.NextScheduleTime.Time))
-		if err != nil || s.readiness.serviceErr != nil {
-			return result, err
-		}
-		r.advanceSchedule(s)
-		return soonest(result, r.scheduleWakeup(s)), nil
-	case onChange && !appBackedUp(s.bc.Status, app):
-		result, err := r.startBackup(ctx, s, backupv1alpha1.TriggerAppChange, changeKey(s.owner, app))
-		if err != nil || s.readiness.serviceErr != nil {
-			return result, err
-		}
-		return soonest(result, r.scheduleWakeup(s)), nil
+	// A refused slot is reported until a backup is started again, or until
+	// there is no schedule any more.
+	if c := meta.FindStatusCondition(s.base.Status.Conditions, backupv1alpha1.ReadyCondition); c != nil &&
+		c.Reason == ScheduledBackupRefusedReason && s.schedule != nil {
+		s.readiness.refusedSlot = c.Message
 	}
-	return r.scheduleWakeup(s), nil
+
+	due := r.dueBackups(s)
+	if !s.slotDue && !due.change && !due.retry {
+		return soonest(due.later, r.scheduleWakeup(s)), nil
+	}
+	if result, stop, err := r.followRunningBackup(ctx, s); stop {
+		return result, err
+	}
+	if s.slotDue {
+		result, done, err := r.startScheduledBackup(ctx, s, &due)
+		if done || err != nil {
+			return result, err
+		}
+	}
+	attempt := int32(1)
+	if due.retry {
+		attempt = max(s.bc.Status.LastBackup.Attempt, 1) + 1
+	}
+	b, err := r.requestBackup(ctx, s, backupv1alpha1.TriggerAppChange, changeRetryKey(s.owner, app, attempt))
+	if err != nil {
+		return r.serviceError(ctx, s, "starting a backup", err)
+	}
+	return soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerAppChange, attempt), r.scheduleWakeup(s)), nil
+}
+
+// dueChange is what reconcileNewBackup owes the MyApp besides a schedule
+// slot.
+type dueChange struct {
+	// change is set when the MyApp's generation has no backup started yet.
+	change bool
+	// retry is set when the on-change backup of this generation failed and
+	// its retry is due.
+	retry bool
+	// later is when a retry that is not due yet comes back.
+	later ctrl.Result
+}
+
+// dueBackups decides which on-change backup is due, with backupOnChange.
+func (r *Reconciler) dueBackups(s *scope) dueChange {
+	if s.bc.Spec.BackupOnChange != nil && !*s.bc.Spec.BackupOnChange {
+		return dueChange{}
+	}
+	if !appBackedUp(s.bc.Status, s.app) {
+		return dueChange{change: true}
+	}
+	if !changeBackupFailed(s.bc.Status) {
+		return dueChange{}
+	}
+	if delay := r.retryDueIn(s); delay > 0 {
+		return dueChange{later: ctrl.Result{RequeueAfter: delay}}
+	}
+	return dueChange{retry: true}
+}
+
+// followRunningBackup keeps one backup at a time even when status is stale
+// (a pass that read the BackupConfig before its own last status write): the
+// service is asked for a backup of this BackupConfig still running, and that
+// one is followed instead of starting another. stop says the pass ends here:
+// a running backup was adopted, or the service could not be asked.
+func (r *Reconciler) followRunningBackup(ctx context.Context, s *scope) (result ctrl.Result, stop bool, err error) {
+	backups, err := s.backups.List(ctx, s.owner)
+	if err != nil {
+		result, err = r.serviceError(ctx, s, "listing backups before starting one", err)
+		return result, true, err
+	}
+	running := r.runningBackup(s, backups)
+	if running == nil {
+		return ctrl.Result{}, false, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Following a backup that is still running instead of starting another",
+		"backupID", running.ID)
+	s.readiness.refusedSlot = ""
+	r.recordCoverage(s, *running, false)
+	r.recordBackup(ctx, s, *running, triggerOf(*running))
+	return requeueAfter(r.pollInterval()), true, nil
+}
+
+// startScheduledBackup starts the backup of the due slot. done says the
+// pass is over; otherwise the on-change backup in due, which it may have
+// updated, is started next.
+func (r *Reconciler) startScheduledBackup(ctx context.Context, s *scope, due *dueChange) (ctrl.Result, bool, error) {
+	slot := s.bc.Status.NextScheduleTime.Time
+	b, err := r.requestBackup(ctx, s, backupv1alpha1.TriggerSchedule, scheduleKey(s.owner, s.app.UID, slot))
+	switch {
+	case isRefusal(err):
+		r.skipRefusedSlot(ctx, s, slot, err)
+		r.advanceSchedule(s)
+	case err != nil:
+		result, err := r.serviceError(ctx, s, "starting a backup", err)
+		return result, true, err
+	default:
+		// A scheduled backup also records the MyApp's generation, so it
+		// covers a pending change as well, unless it was adopted from an
+		// earlier pass that started it before the change.
+		r.advanceSchedule(s)
+		result := r.startedBackup(ctx, s, b, backupv1alpha1.TriggerSchedule, 0)
+		if b.Phase == backup.PhaseRunning || !r.dueBackups(s).change {
+			return soonest(result, r.scheduleWakeup(s)), true, nil
+		}
+		// The adopted backup finished already, and no event would bring
+		// the change back before the next slot: its backup starts now.
+		*due = dueChange{change: true}
+	}
+	if !due.change && !due.retry {
+		return soonest(due.later, r.scheduleWakeup(s)), true, nil
+	}
+	return ctrl.Result{}, false, nil
 }
 
 // appBackedUp reports whether a backup was started of the MyApp as it is:
@@ -185,6 +325,94 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 // that backup instead of starting another.
 func appBackedUp(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
 	return status.ObservedAppUID == app.UID && status.ObservedAppGeneration == app.Generation
+}
+
+// changeBackupFailed reports whether the last backup was an on-change backup
+// that failed. With appBackedUp it is one of the MyApp as it is, so it is
+// tried again: the next edit, the other trigger, may never come.
+func changeBackupFailed(status backupv1alpha1.BackupConfigStatus) bool {
+	last := status.LastBackup
+	return last != nil && last.Trigger == backupv1alpha1.TriggerAppChange && last.Phase == backupv1alpha1.BackupFailed
+}
+
+// retryDueIn is how long a retry of the failed on-change backup in
+// status.lastBackup still waits: the retry delay after the first failure,
+// doubled for each further one, up to maxFailedBackupRetryDelay, counted
+// from when the failed attempt finished.
+func (r *Reconciler) retryDueIn(s *scope) time.Duration {
+	last := s.bc.Status.LastBackup
+	delay := r.failedBackupRetryDelay()
+	for i := int32(1); i < last.Attempt && delay < maxFailedBackupRetryDelay; i++ {
+		delay *= 2
+	}
+	delay = min(delay, maxFailedBackupRetryDelay)
+	finished := timeOf(last.CompletionTime)
+	if finished.IsZero() {
+		finished = timeOf(last.StartTime)
+	}
+	return finished.Add(delay).Sub(s.now)
+}
+
+// runningBackup returns a backup of this BackupConfig that the service lists
+// as RUNNING and that has not run out of time, or nil.
+func (r *Reconciler) runningBackup(s *scope, backups []backup.Backup) *backup.Backup {
+	for i := range backups {
+		b := &backups[i]
+		if b.Owner == s.owner && b.Phase == backup.PhaseRunning && !r.timedOut(s, b.StartedAt) {
+			return b
+		}
+	}
+	return nil
+}
+
+// isRefusal reports whether the backup service refused a request as such
+// (a 4xx other than throttling), which repeating it cannot change.
+func isRefusal(err error) bool {
+	return errors.Is(err, external.ErrInvalid) || errors.Is(err, external.ErrConflict)
+}
+
+// skipRefusedSlot gives up on a schedule slot whose start the service
+// refused: retrying the same request would be refused for ever and keep
+// every later slot and change from being backed up. The slot is skipped, an
+// event carries the service's answer, and the Ready condition says so until
+// a backup is started again.
+func (r *Reconciler) skipRefusedSlot(ctx context.Context, s *scope, slot time.Time, err error) {
+	when := slot.UTC().Format(time.RFC3339)
+	ctrl.LoggerFrom(ctx).Info("Skipping scheduled backup the backup service refused to start", "slot", when,
+		"reason", err.Error())
+	r.event(s, corev1.EventTypeWarning, eventScheduledBackupSkipped, actionStartBackup,
+		"Skipped the scheduled backup of %s: the backup service refused to start it: %v", when, err)
+	s.readiness.refusedSlot = fmt.Sprintf("The backup service refused to start the scheduled backup of %s, so that "+
+		"time was skipped; the %s event has its answer. The next scheduled time or change tries again.",
+		when, eventScheduledBackupSkipped)
+}
+
+// recordCoverage sets status.observedAppGeneration and observedAppUID from
+// what a backup was really started for. A backup this pass started covers
+// the MyApp as the pass read it. One adopted by its idempotency key was
+// started by an earlier pass, of the MyApp as it was then; its labels say
+// which generation that was, and it never counts for a newer one, so a
+// change made meanwhile still gets its own backup. Observed values only
+// move forward.
+func (r *Reconciler) recordCoverage(s *scope, b backup.Backup, startedNow bool) {
+	app := s.app
+	uid, generation, ok := coveredApp(b)
+	switch {
+	case ok:
+	case startedNow:
+		uid, generation = app.UID, app.Generation
+	default:
+		return
+	}
+	if uid != app.UID {
+		return
+	}
+	status := &s.bc.Status
+	if status.ObservedAppUID == uid && status.ObservedAppGeneration >= generation {
+		return
+	}
+	status.ObservedAppGeneration = generation
+	status.ObservedAppUID = uid
 }
 
 // advanceSchedule moves status.nextScheduleTime past every slot up to now, so
@@ -208,29 +436,47 @@ func (r *Reconciler) scheduleWakeup(s *scope) ctrl.Result {
 // call, and records what the service answered.
 func (r *Reconciler) startBackup(ctx context.Context, s *scope, trigger backupv1alpha1.BackupTrigger,
 	key string) (ctrl.Result, error) {
+	b, err := r.requestBackup(ctx, s, trigger, key)
+	if err != nil {
+		return r.serviceError(ctx, s, "starting a backup", err)
+	}
+	return r.startedBackup(ctx, s, b, trigger, 0), nil
+}
+
+// requestBackup asks the service to start a backup of the MyApp.
+func (r *Reconciler) requestBackup(ctx context.Context, s *scope, trigger backupv1alpha1.BackupTrigger,
+	key string) (backup.Backup, error) {
 	app := s.app
 	ctrl.LoggerFrom(ctx).Info("Starting backup", "myapp", klog.KObj(app), "trigger", trigger, "idempotencyKey", key)
-	b, err := s.backups.Start(ctx, backup.StartRequest{
+	return s.backups.Start(ctx, backup.StartRequest{
 		App:            serviceAppName(app.Namespace, app.Name),
 		Owner:          s.owner,
 		IdempotencyKey: key,
 		Labels:         backupLabels(s.bc, app, trigger),
 	})
-	if err != nil {
-		return r.serviceError(ctx, s, "starting a backup", err)
-	}
-	if startedByThisPass(s, b) {
+}
+
+// startedBackup records a backup the service answered a start with: started
+// now, or adopted by its key. attempt numbers an on-change backup of one
+// generation, zero for other triggers.
+func (r *Reconciler) startedBackup(ctx context.Context, s *scope, b backup.Backup, trigger backupv1alpha1.BackupTrigger,
+	attempt int32) ctrl.Result {
+	startedNow := startedByThisPass(s, b)
+	if startedNow {
 		backupsStarted.WithLabelValues(string(trigger)).Inc()
 		r.event(s, corev1.EventTypeNormal, eventBackupStarted, actionStartBackup,
-			"Started backup %s of MyApp %s (trigger %s)", b.ID, app.Name, trigger)
+			"Started backup %s of MyApp %s (trigger %s)", b.ID, s.app.Name, trigger)
 	}
-	s.bc.Status.ObservedAppGeneration = app.Generation
-	s.bc.Status.ObservedAppUID = app.UID
+	s.readiness.refusedSlot = ""
+	r.recordCoverage(s, b, startedNow)
 	r.recordBackup(ctx, s, b, trigger)
-	if b.Phase == backup.PhaseRunning {
-		return requeueAfter(r.pollInterval()), nil
+	if attempt > 0 {
+		s.bc.Status.LastBackup.Attempt = attempt
 	}
-	return ctrl.Result{}, nil
+	if b.Phase == backup.PhaseRunning {
+		return requeueAfter(r.pollInterval())
+	}
+	return ctrl.Result{}
 }
 
 // startedByThisPass reports whether the service started b for this pass,
@@ -256,9 +502,14 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		ID:        b.ID,
 		Phase:     phaseOf(b.Phase),
 		Trigger:   trigger,
+		Attempt:   changeAttempt(b.IdempotencyKey),
 		Location:  b.Location,
 		SizeBytes: b.SizeBytes,
 		Reason:    b.Reason,
+	}
+	if prev != nil && prev.ID == b.ID && recorded.Attempt == 0 {
+		// A backup the controller gave up on is recorded without a key.
+		recorded.Attempt = prev.Attempt
 	}
 	if !b.StartedAt.IsZero() {
 		recorded.StartTime = statusTime(b.StartedAt)
@@ -288,13 +539,15 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		backupsFailed.WithLabelValues(string(trigger)).Inc()
 		log.Info("Backup failed", "backupID", b.ID, "trigger", trigger, "reason", b.Reason)
 		r.event(s, corev1.EventTypeWarning, eventBackupFailed, actionPollBackup,
-			"Backup %s failed: %s. The next trigger tries again", b.ID, normalizeReason(b.Reason))
+			"Backup %s failed: %s. %s", b.ID, normalizeReason(b.Reason), tryAgain(trigger))
 	}
 }
 
-// reconcileRetention deletes this BackupConfig's successful backups beyond
-// the newest spec.retention.keepLast. Only backups listed under its own owner
-// are candidates, and the service refuses to delete anyone else's anyway.
+// reconcileRetention deletes this BackupConfig's backups that retention no
+// longer keeps: successful backups beyond the newest spec.retention.keepLast,
+// and failed ones by the rule of expiredFailures. Only backups listed under
+// its own owner are candidates, and the service refuses to delete anyone
+// else's anyway.
 func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if last := s.bc.Status.LastBackup; last != nil && last.Phase == backupv1alpha1.BackupRunning {
 		// Pruning waits for the running backup, so it never counts one that
@@ -309,30 +562,91 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups for retention", err)
 	}
-	var succeeded []backup.Backup
+	var succeeded, failed []backup.Backup
 	for _, b := range backups {
-		if b.Owner == s.owner && b.Phase == backup.PhaseSucceeded {
+		if b.Owner != s.owner {
+			continue
+		}
+		switch {
+		case b.Phase == backup.PhaseSucceeded:
 			succeeded = append(succeeded, b)
+		case r.countsAsFailed(s, b) && !r.neededAttempt(s, b):
+			failed = append(failed, b)
 		}
 	}
-	if len(succeeded) <= keep {
+	byStart := func(list []backup.Backup) {
+		sort.SliceStable(list, func(i, j int) bool { return list[i].StartedAt.Before(list[j].StartedAt) })
+	}
+	byStart(succeeded)
+	byStart(failed)
+	var expired []backup.Backup
+	if len(succeeded) > keep {
+		expired = append(expired, succeeded[:len(succeeded)-keep]...)
+	}
+	expiredFailed := expiredFailures(succeeded, failed, keep)
+	expired = append(expired, expiredFailed...)
+	if len(expired) == 0 {
 		return ctrl.Result{}, nil
 	}
-	sort.SliceStable(succeeded, func(i, j int) bool { return succeeded[i].StartedAt.Before(succeeded[j].StartedAt) })
-	expired := succeeded[:len(succeeded)-keep]
 
 	log := ctrl.LoggerFrom(ctx)
-	log.Info("Deleting backups beyond retention", "count", len(expired), "keepLast", keep)
+	log.Info("Deleting backups beyond retention", "count", len(expired), "failed", len(expiredFailed), "keepLast", keep)
 	deleted, err := r.deleteBackups(ctx, s, expired)
 	backupsDeleted.WithLabelValues(deleteCauseRetention).Add(float64(deleted))
 	if deleted > 0 {
 		r.event(s, corev1.EventTypeNormal, eventBackupsPruned, actionDeleteBackups,
-			"Deleted %d backups older than the newest %d (spec.retention.keepLast)", deleted, keep)
+			"Deleted %d backups beyond retention: successful ones older than the newest %d (spec.retention.keepLast), "+
+				"failed ones older than the newest successful one or beyond the newest %d failures", deleted, keep, keep)
 	}
 	if err != nil {
 		return r.serviceError(ctx, s, "deleting backups beyond retention", err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// expiredFailures is the retention rule for failed backups, both lists
+// oldest first: a failed backup older than the newest successful one is
+// deleted, since that success supersedes it, and of the failures after it
+// only the newest keep stay, for a person to look into. Failures cannot pile
+// up in the service however long a backup target stays broken.
+func expiredFailures(succeeded, failed []backup.Backup, keep int) []backup.Backup {
+	var expired []backup.Backup
+	if len(succeeded) > 0 {
+		newest := succeeded[len(succeeded)-1].StartedAt
+		for len(failed) > 0 && failed[0].StartedAt.Before(newest) {
+			expired = append(expired, failed[0])
+			failed = failed[1:]
+		}
+	}
+	if len(failed) > keep {
+		expired = append(expired, failed[:len(failed)-keep]...)
+	}
+	return expired
+}
+
+// countsAsFailed reports whether b failed, or ran out of time and is treated
+// as failed.
+func (r *Reconciler) countsAsFailed(s *scope, b backup.Backup) bool {
+	return b.Phase == backup.PhaseFailed || b.Phase == backup.PhaseRunning && r.timedOut(s, b.StartedAt)
+}
+
+// neededAttempt reports whether b is a failed final backup attempt of the
+// MyApp that still exists: the attempts are counted from the service's
+// listing, so pruning one would start it again.
+func (r *Reconciler) neededAttempt(s *scope, b backup.Backup) bool {
+	return s.app != nil && strings.HasPrefix(b.IdempotencyKey, finalKeyPrefix(s.owner, s.app.UID))
+}
+
+// tryAgain says what happens after a failed backup of a trigger.
+func tryAgain(trigger backupv1alpha1.BackupTrigger) string {
+	switch trigger {
+	case backupv1alpha1.TriggerAppChange:
+		return "It is retried with backoff until a backup of this generation succeeds"
+	case backupv1alpha1.TriggerAppDeletion:
+		return "The final backup is tried again while attempts remain"
+	default:
+		return "The next trigger tries again"
+	}
 }
 
 // serviceError records a failed call to the backup service for the Ready

@@ -19,11 +19,13 @@ package backupconfig
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
@@ -48,4 +50,58 @@ func TestRecordedBackupSurvivesAStatusRoundTrip(t *testing.T) {
 		g.Expect(json.Unmarshal(data, &readBack)).To(Succeed())
 		g.Expect(equality.Semantic.DeepEqual(readBack, s.bc.Status)).To(BeTrue(), "phase %s", b.Phase)
 	}
+}
+
+func TestExpiredFailures(t *testing.T) {
+	at := func(minute int) time.Time { return time.Date(2026, 3, 1, 3, minute, 0, 0, time.UTC) }
+	backups := func(prefix string, minutes ...int) []backup.Backup {
+		out := make([]backup.Backup, 0, len(minutes))
+		for _, m := range minutes {
+			out = append(out, backup.Backup{ID: fmt.Sprintf("%s-%d", prefix, m), StartedAt: at(m)})
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		succeeded []backup.Backup
+		failed    []backup.Backup
+		keep      int
+		want      []string
+	}{
+		{name: "no failures", succeeded: backups("ok", 1), keep: 2},
+		{name: "failures before the newest success go", succeeded: backups("ok", 1, 5), failed: backups("bad", 2, 4, 6),
+			keep: 2, want: []string{"bad-2", "bad-4"}},
+		{name: "at most keep failures after it", succeeded: backups("ok", 1), failed: backups("bad", 2, 3, 4),
+			keep: 2, want: []string{"bad-2"}},
+		{name: "without a success, at most keep", failed: backups("bad", 2, 3, 4), keep: 1, want: []string{"bad-2", "bad-3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, b := range expiredFailures(tt.succeeded, tt.failed, tt.keep) {
+				got = append(got, b.ID)
+			}
+			NewWithT(t).Expect(got).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestMissingBackupsCountOnTheControllersClock(t *testing.T) {
+	g := NewWithT(t)
+	key := types.NamespacedName{Namespace: "shop", Name: "web"}
+	now := time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
+	var m missingBackups
+	polls, since := m.observe(key, "bk-1", now)
+	g.Expect(polls).To(Equal(1))
+	g.Expect(since).To(BeZero())
+	polls, since = m.observe(key, "bk-1", now.Add(time.Minute))
+	g.Expect(polls).To(Equal(2))
+	g.Expect(since).To(Equal(time.Minute))
+	// Another backup, or one found in between, starts the count again.
+	polls, _ = m.observe(key, "bk-2", now.Add(2*time.Minute))
+	g.Expect(polls).To(Equal(1))
+	m.forget(key)
+	polls, since = m.observe(key, "bk-2", now.Add(3*time.Minute))
+	g.Expect(polls).To(Equal(1))
+	g.Expect(since).To(BeZero())
 }

@@ -45,6 +45,9 @@ const (
 	// BackupServiceErrorReason: the backup service refused a request for
 	// another reason.
 	BackupServiceErrorReason = "BackupServiceError"
+	// ScheduledBackupRefusedReason: the backup service refused to start the
+	// backup of a schedule slot, so the slot was skipped.
+	ScheduledBackupRefusedReason = "ScheduledBackupRefused"
 	// FinalBackupInProgressReason: the MyApp is being deleted and its final
 	// backup is being taken.
 	FinalBackupInProgressReason = "FinalBackupInProgress"
@@ -94,6 +97,10 @@ type readiness struct {
 	finalBackupFailures int
 	// finalBackupFailure is the service's reason for the last failed attempt.
 	finalBackupFailure string
+	// refusedSlot is the message of a schedule slot skipped because the
+	// backup service refused to start its backup; it stands until a backup
+	// is started again.
+	refusedSlot string
 }
 
 // setReadyCondition sets the Ready condition from what the pass learned. The
@@ -131,6 +138,8 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	case r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, FinalBackupInProgressReason
 		message = fmt.Sprintf("MyApp %q is being deleted; it is released once its final backup succeeded.", r.appName)
+	case r.refusedSlot != "":
+		status, reason, message = metav1.ConditionFalse, ScheduledBackupRefusedReason, r.refusedSlot
 	case r.suspended:
 		status, reason = metav1.ConditionFalse, SuspendedReason
 		message = "Backups are suspended: no new backup is started. Set spec.suspend to false to resume."
@@ -172,8 +181,8 @@ func setBackupSucceededCondition(bc *backupv1alpha1.BackupConfig, now time.Time)
 			"The last backup succeeded; status.lastBackup says where it is stored.", now)
 	case last.Phase == backupv1alpha1.BackupFailed:
 		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionFalse, BackupFailedReason,
-			fmt.Sprintf("The last backup failed: %s. The next trigger tries again; check the backup service if "+
-				"backups keep failing.", normalizeReason(last.Reason)), now)
+			fmt.Sprintf("The last backup failed: %s. %s; check the backup service if backups keep failing.",
+				normalizeReason(last.Reason), tryAgain(last.Trigger)), now)
 	case existing == nil || existing.Reason == NoBackupYetReason:
 		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, BackupRunningReason,
 			"The first backup is running.", now)

@@ -34,10 +34,31 @@ limitations under the License.
 // spec.backupOnChange, when the MyApp has a generation no backup was started
 // for yet. status.observedAppUID records which MyApp the last backup was of,
 // so a MyApp re-created under the same name is backed up as a new one even
-// when its generation equals status.observedAppGeneration. Only one backup runs at a time: changes made while one runs are
-// covered by one backup of the newest generation once it finished, so a burst
-// of edits costs one backup, not one per edit. After downtime the controller
-// takes at most one catch-up backup for all the slots it missed.
+// when its generation equals status.observedAppGeneration. Only one backup
+// runs at a time: changes made while one runs are covered by one backup of
+// the newest generation once it finished, so a burst of edits costs one
+// backup, not one per edit. Status alone cannot guarantee that (a pass may
+// read the BackupConfig before its own last status write lands in the
+// cache), so before starting a backup the controller lists the service and
+// follows a backup of this BackupConfig still RUNNING instead. After downtime
+// the controller takes at most one catch-up backup for all the slots it
+// missed.
+//
+// # Failures and timeouts
+//
+// A failed on-change backup is retried for the same generation with backoff
+// (Reconciler.FailedBackupRetryDelay, doubled per failure up to an hour,
+// counted by status.lastBackup.attempt, which is also part of the retry's
+// idempotency key). A backup still RUNNING after Reconciler.BackupTimeout
+// is recorded FAILED and blocks nothing any more: not new backups, not
+// retention, and not a MyApp held for its final backup, whose timed-out
+// attempt counts as failed. A backup the service answers 404 for is given
+// up only after missingBackupPolls polls in a row over backupVisibilityGrace
+// of the controller's own clock; the service's start time is not compared
+// with the controller's clock. A schedule slot whose start the service
+// refuses (ErrInvalid, ErrConflict) is skipped with a ScheduledBackupSkipped
+// event and the ScheduledBackupRefused reason, instead of being retried for
+// ever ahead of every later slot and change.
 // spec.suspend stops new backups; running ones are still followed, retention
 // and cleanup still apply. An unusable spec.schedule (the API accepts
 // "99 * * * *") stops new backups the same way and is reported as
@@ -47,11 +68,14 @@ limitations under the License.
 // # Crash safety
 //
 // Every start carries an idempotency key derived from the BackupConfig's UID
-// and from state that survives a restart: the MyApp's UID and generation for a
-// change, the due slot (status.nextScheduleTime) for a schedule, and the
-// MyApp's UID and attempt number for a final backup. A restart between the
-// start and the status write derives the same key again, and the backup
-// service answers with the backup it already started.
+// and from state that survives a restart: the MyApp's UID and generation (and
+// the retry's attempt) for a change, the MyApp's UID and the due slot
+// (status.nextScheduleTime) for a schedule, and the MyApp's UID and attempt
+// number for a final backup. A restart between the start and the status
+// write derives the same key again, and the backup service answers with the
+// backup it already started. Such an adopted backup counts only for the
+// MyApp generation it was started for, which its labels record: a scheduled
+// backup started before an edit never marks the edit as backed up.
 //
 // # Waiting for the backup service
 //
@@ -70,6 +94,11 @@ limitations under the License.
 // Backups are started as owner "backupconfig/<uid>". Retention and cleanup
 // list backups by that owner only, so a BackupConfig never deletes a backup it
 // did not start, not even one of a deleted BackupConfig of the same name.
+// Retention keeps the newest spec.retention.keepLast successful backups; of
+// the failed ones (a timed-out one included) it deletes every one older than
+// the newest success and keeps at most keepLast newer ones, except the
+// failed final-backup attempts of a MyApp that still exists, which are
+// counted.
 //
 // # Final backup before the MyApp goes
 //
@@ -88,6 +117,16 @@ limitations under the License.
 // none of them needs it any more. Releasing a MyApp that no BackupConfig
 // wants needs no call to the backup service, so the ways out work during an
 // outage too, and a MyApp that cannot be decided keeps no other one held.
+//
+// A hold must never outlive every BackupConfig that could release it, so it
+// does not depend on the cache where a stale read could leak it: a
+// BackupConfig being deleted lists the MyApps it may hold from the API
+// server (Reconciler.APIReader), and a release is confirmed against the API
+// server's BackupConfigs first. As a safety net, a MyApp carrying the
+// finalizer that no BackupConfig references is mapped onto a request that
+// releases every hold in the namespace no BackupConfig wants, read live; the
+// same runs when a BackupConfig is gone, which covers one whose cleanup
+// finalizer was removed by hand.
 //
 // # Deleting a BackupConfig
 //

@@ -21,16 +21,24 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
+	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 )
@@ -53,6 +61,42 @@ type childConflictError struct {
 func (e *childConflictError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not controlled by this MyApp", e.kind, e.name)
 }
+
+// childWriteError is a child's create or update (or the read before it) that
+// the API server refused or could not make.
+type childWriteError struct {
+	kind, name, verb string
+	err              error
+}
+
+func (e *childWriteError) Error() string {
+	return fmt.Sprintf("could not %s %s %s: %v", e.verb, e.kind, e.name, e.err)
+}
+
+func (e *childWriteError) Unwrap() error { return e.err }
+
+// staleChildError is a write that failed only because the cache the pass
+// read was behind the API server: a create of a child that exists (and is
+// the MyApp's), or an update of a resourceVersion already replaced. The
+// child's own watch event brings the MyApp back.
+type staleChildError struct {
+	kind, name string
+	err        error
+}
+
+func (e *staleChildError) Error() string {
+	return fmt.Sprintf("the cached %s %s was stale: %v", e.kind, e.name, e.err)
+}
+
+func (e *staleChildError) Unwrap() error { return e.err }
+
+// staleChildRetryInterval is how soon a pass that met a stale cache looks
+// again if no watch event comes first.
+const staleChildRetryInterval = time.Second
+
+// maxServerMessage bounds the server's message in a condition. An Invalid
+// answer lists each refused field; the first few name the problem.
+const maxServerMessage = 1024
 
 // selectorLabels select the app's pods. They are immutable in a Deployment,
 // so they hold only what never changes for a MyApp.
@@ -81,8 +125,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	}); err != nil {
 		return err
 	}
-	app.Status.Replicas = s.deployment.Status.Replicas
-	app.Status.ReadyReplicas = s.deployment.Status.ReadyReplicas
+	setReplicaStatus(app, s.deployment)
 
 	svc := &corev1.Service{ObjectMeta: *meta.DeepCopy()}
 	if err := r.reconcileChild(ctx, app, svc, "Service", func() { mutateService(app, svc) }); err != nil {
@@ -99,23 +142,33 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 // manages differ from the spec. controllerutil.CreateOrUpdate compares the
 // object before and after mutate and writes only on a difference; mutate sets
 // only the fields the operator owns, so defaults the API server filled in
-// never look like drift.
+// never look like drift. It reports nothing itself: handleChildError turns
+// the error into a condition, an event and a retry.
 func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp, obj client.Object, kind string, mutate func()) error {
+	verb := "read"
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, obj, func() error {
-		if obj.GetUID() != "" && !metav1.IsControlledBy(obj, app) {
-			return &childConflictError{kind: kind, name: obj.GetName()}
+		// The read before mutate succeeded, or found nothing to read.
+		verb = "create"
+		if obj.GetUID() != "" {
+			verb = "update"
+			if !metav1.IsControlledBy(obj, app) {
+				return &childConflictError{kind: kind, name: obj.GetName()}
+			}
 		}
 		mutate()
 		return controllerutil.SetControllerReference(app, obj, r.Client.Scheme())
 	})
-	if err != nil {
-		var conflict *childConflictError
-		if errors.As(err, &conflict) {
-			return err
-		}
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonChildWriteFailed, "Reconcile"+kind,
-			"Could not write %s %s: %v", kind, obj.GetName(), err)
-		return fmt.Errorf("reconciling %s %s: %w", kind, obj.GetName(), err)
+	var conflict *childConflictError
+	switch {
+	case err == nil:
+	case errors.As(err, &conflict):
+		return err
+	case apierrors.IsAlreadyExists(err):
+		return r.existingChild(ctx, app, obj, kind, err)
+	case apierrors.IsConflict(err):
+		return &staleChildError{kind: kind, name: obj.GetName(), err: err}
+	default:
+		return &childWriteError{kind: kind, name: obj.GetName(), verb: verb, err: err}
 	}
 	switch op {
 	case controllerutil.OperationResultCreated:
@@ -127,6 +180,129 @@ func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp
 			"Updated %s %s to match the MyApp's spec", kind, obj.GetName())
 	}
 	return nil
+}
+
+// existingChild explains a create that found the child's name taken, which
+// the cache did not show. Usually the cache is behind and the object is this
+// MyApp's own; but an object the cache never holds (another owner's, outside
+// the cache's selector) must show as a conflict, not as a retry for ever. So
+// the API server, not the cache, is asked whose it is.
+func (r *Reconciler) existingChild(ctx context.Context, app *appsv1alpha1.MyApp, obj client.Object, kind string, createErr error) error {
+	gvk, err := apiutil.GVKForObject(obj, r.Client.Scheme())
+	if err != nil {
+		return &childWriteError{kind: kind, name: obj.GetName(), verb: "create", err: createErr}
+	}
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(gvk)
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted since: the next pass creates it.
+			return &staleChildError{kind: kind, name: obj.GetName(), err: createErr}
+		}
+		return &childWriteError{kind: kind, name: obj.GetName(), verb: "read", err: err}
+	}
+	if !metav1.IsControlledBy(live, app) {
+		return &childConflictError{kind: kind, name: obj.GetName()}
+	}
+	return &staleChildError{kind: kind, name: obj.GetName(), err: createErr}
+}
+
+// handleChildError turns a failed child write into the pass's result.
+//   - An object in the way, not the MyApp's: ChildConflict, checked again
+//     soon (deleting it sends no event this controller watches).
+//   - A stale cache: a quiet retry, with no event, no error and the
+//     conditions left as they were, since nothing is wrong.
+//   - Anything else: Ready=False with reason ChildWriteFailed, naming the
+//     child and the server's answer; a warning event when that trouble
+//     starts, not on every retry. A spec the API server refuses as invalid
+//     is not retried until the MyApp changes (a terminal error); other
+//     failures (a quota, an admission webhook, a full Service IP range, an
+//     unreachable API server) are retried with the controller's backoff.
+func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) (reconcile.Result, error) {
+	app := s.app
+	s.incomplete = true
+	var conflict *childConflictError
+	if errors.As(err, &conflict) {
+		if !isReadyConditionReason(app, ReasonChildConflict) {
+			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile"+conflict.kind, "%s", err)
+		}
+		setChildConflictCondition(app, conflict)
+		return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
+	}
+	var stale *staleChildError
+	if errors.As(err, &stale) {
+		log.FromContext(ctx).V(1).Info("Child cache is behind the API server; trying again", "kind", stale.kind, "name", stale.name)
+		return reconcile.Result{RequeueAfter: wait.Jitter(staleChildRetryInterval, dnsJitterFactor)}, nil
+	}
+
+	kind, name, verb := "child", app.Name, "write"
+	var write *childWriteError
+	if errors.As(err, &write) {
+		kind, name, verb = write.kind, write.name, write.verb
+	}
+	invalid := apierrors.IsInvalid(err)
+	advice := "the operator retries with backoff"
+	switch {
+	case invalid:
+		advice = "fix the MyApp's spec; the operator tries again when it changes"
+	case apierrors.IsForbidden(err):
+		advice = "a quota or an admission policy refused it; the operator retries with backoff"
+	}
+	msg := fmt.Sprintf("Could not %s %s %s: %s; %s", verb, kind, name, serverMessage(err), advice)
+	if r.childTroubles.remember(client.ObjectKeyFromObject(app), msg) && !hasReadyCondition(app, ReasonChildWriteFailed, msg) {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonChildWriteFailed, strings.ToUpper(verb[:1])+verb[1:]+kind, "%s", msg)
+	}
+	setChildWriteFailedCondition(app, msg)
+	if invalid {
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	return reconcile.Result{}, err
+}
+
+// childTroubles remembers the child-write failure last warned about, by
+// MyApp. The Ready condition says the same once its status write is in the
+// cache; until then a second pass (a backoff retry, a child's event) would
+// find no condition and warn again.
+type childTroubles struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]string
+}
+
+// remember records message for key and reports whether it is new.
+func (c *childTroubles) remember(key types.NamespacedName, message string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		c.last = map[types.NamespacedName]string{}
+	}
+	if c.last[key] == message {
+		return false
+	}
+	c.last[key] = message
+	return true
+}
+
+// forget drops key: its children were written, or it is gone.
+func (c *childTroubles) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.last, key)
+}
+
+// serverMessage is the API server's answer without the client's request
+// details, on one line and bounded, so a condition carrying it changes only
+// when the answer does.
+func serverMessage(err error) string {
+	msg := err.Error()
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Message != "" {
+		msg = status.Status().Message
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > maxServerMessage {
+		msg = strings.ToValidUTF8(msg[:maxServerMessage], "") + "..."
+	}
+	return msg
 }
 
 func mutateDeployment(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {

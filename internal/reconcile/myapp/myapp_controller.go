@@ -31,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,8 +69,9 @@ type Reconciler struct {
 	// Client reads and writes Kubernetes objects.
 	Client client.Client
 	// APIReader reads from the API server, not the cache, where a stale
-	// read could give up a MyApp's DNS name or hand a record to the wrong
-	// MyApp (adoption). Defaults to the manager's.
+	// read could give up a MyApp's DNS name, hand a record to the wrong
+	// MyApp (adoption), or mistake whose an object is when a create finds a
+	// child's name taken. Defaults to the manager's.
 	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
@@ -101,8 +101,12 @@ type Reconciler struct {
 	// Defaults to the real clock; tests move it forward.
 	Clock clock.PassiveClock
 
-	cleanup   cleanupTracker
-	dnsChecks dnsSchedule
+	cleanup cleanupTracker
+	// childTroubles is the child-write failure each MyApp was last warned
+	// about, so a pass on a cache without that pass's status write does
+	// not warn again.
+	childTroubles childTroubles
+	dnsChecks     dnsSchedule
 }
 
 // scope is what one reconcile of one MyApp works on.
@@ -121,12 +125,19 @@ type scope struct {
 	gone bool
 }
 
-// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps/status,verbs=get;update;patch
+// The role grants only the verbs the code uses. MyApps and their status are
+// only ever patched (finalizers with an optimistic lock, status with a merge
+// patch). Children are created, and updated by controllerutil.CreateOrUpdate;
+// the Ingress's rules are also patched to route only the hosts the MyApp
+// holds. Garbage collection deletes children, so the manager cannot delete a
+// Deployment, Service or Ingress. The finalizers subresource's update lets
+// the owner references set blockOwnerDeletion.
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps/status,verbs=patch
 // +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller: MyApps are the root, and an
@@ -186,6 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		if apierrors.IsNotFound(err) {
 			r.cleanup.forget(req.NamespacedName)
 			r.dnsChecks.forget(req.NamespacedName)
+			r.childTroubles.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -212,6 +224,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		if err := r.patchStatus(ctx, original, app); err != nil {
 			// What the DNS phase remembers was never written: read again.
 			r.dnsChecks.forget(req.NamespacedName)
+			r.childTroubles.forget(req.NamespacedName)
 			retErr = errors.Join(retErr, err)
 		}
 	}()
@@ -228,19 +241,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 // first: the DNS record points at the Ingress's address.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if err := r.reconcileChildren(ctx, s); err != nil {
-		var conflict *childConflictError
-		if !errors.As(err, &conflict) {
-			return reconcile.Result{}, err
-		}
-		// Deleting the object in the way sends no event this controller
-		// watches (it is not owned), so look again soon; the check reads
-		// the cache only and calls no external service.
-		if !isReadyConditionReason(s.app, ReasonChildConflict) {
-			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile"+conflict.kind, "%s", err)
-		}
-		setChildConflictCondition(s.app, conflict)
-		return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
+		// Whatever went wrong is in the status before the pass ends, so a
+		// MyApp never shows an empty or outdated Ready while its children
+		// cannot be written.
+		return r.handleChildError(ctx, s, err)
 	}
+	r.childTroubles.forget(client.ObjectKeyFromObject(s.app))
 	result, err := r.reconcileDNSRecord(ctx, s)
 	if routeErr := r.syncIngressRoutes(ctx, s); routeErr != nil {
 		err = errors.Join(err, routeErr)

@@ -38,6 +38,9 @@ const (
 	ReasonDNSNotReady = "DNSNotReady"
 	// ReasonChildConflict: an object in the way of a child is not the MyApp's.
 	ReasonChildConflict = "ChildConflict"
+	// ReasonChildWriteFailed: the API server refused or failed a child's
+	// create or update.
+	ReasonChildWriteFailed = "ChildWriteFailed"
 	// ReasonDeleting: the MyApp is being deleted.
 	ReasonDeleting = "Deleting"
 )
@@ -59,7 +62,6 @@ const (
 const (
 	ReasonChildCreated      = "ChildCreated"
 	ReasonChildUpdated      = "ChildUpdated"
-	ReasonChildWriteFailed  = "ChildWriteFailed"
 	ReasonDNSRecordCreated  = "DNSRecordCreated"
 	ReasonDNSRecordUpdated  = "DNSRecordUpdated"
 	ReasonDNSRecordDeleted  = "DNSRecordDeleted"
@@ -102,18 +104,35 @@ func hasConditionReason(app *appsv1alpha1.MyApp, condType, reason string) bool {
 	return c != nil && c.Reason == reason
 }
 
+// hasReadyCondition reports whether Ready already says reason and message,
+// so a retry that meets the same trouble sends no second event.
+func hasReadyCondition(app *appsv1alpha1.MyApp, reason, message string) bool {
+	c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
+	return c != nil && c.Reason == reason && c.Message == message
+}
+
+// setReplicaStatus copies the Deployment's ready pods into the status, with
+// the summary the READY REPLICAS column shows: ready of wanted, as "2/2".
+// Both change only when a pod turns ready or the wanted count changes.
+func setReplicaStatus(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {
+	var ready int32
+	if dep != nil {
+		ready = dep.Status.ReadyReplicas
+	}
+	app.Status.ReadyReplicas = ready
+	app.Status.ReadyReplicasSummary = fmt.Sprintf("%d/%d", ready, ptr.Deref(app.Spec.Replicas, 1))
+}
+
 // setReadyCondition derives Ready from the Deployment and DNSReady: true only
 // when the Deployment is available at the current spec and the record is
-// active.
+// active. The message carries no rollout counters: they change with every
+// pod, and each change would cost a status write; status.readyReplicas
+// shows them.
 func setReadyCondition(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {
 	if !deploymentRolledOut(dep) {
-		var updated, available, want int32
-		if dep != nil {
-			updated, available, want = dep.Status.UpdatedReplicas, dep.Status.AvailableReplicas, ptr.Deref(dep.Spec.Replicas, 1)
-		}
 		setReadyConditionFalse(app, ReasonDeploymentUnavailable, fmt.Sprintf(
-			"Deployment %s is rolling out (%d/%d replicas updated, %d available); check its pods' events if this persists",
-			app.Name, updated, want, available))
+			"Deployment %s is rolling out the current spec (status.readyReplicasSummary shows its progress); "+
+				"check its pods' events if this persists", app.Name))
 		return
 	}
 	dnsCond := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
@@ -146,6 +165,12 @@ func deploymentRolledOut(dep *appsv1.Deployment) bool {
 		}
 	}
 	return false
+}
+
+// setChildWriteFailedCondition reports a child write the API server refused
+// or failed; message names the child and carries the server's answer.
+func setChildWriteFailedCondition(app *appsv1alpha1.MyApp, message string) {
+	setReadyConditionFalse(app, ReasonChildWriteFailed, message)
 }
 
 // setChildConflictCondition reports an object in the way of a child.

@@ -85,7 +85,7 @@ func TestSetReadyCondition(t *testing.T) {
 		wantInMsg  string
 	}{
 		{"deployment rolling out", rolledOut(func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }), ptr.To(true),
-			metav1.ConditionFalse, ReasonDeploymentUnavailable, "1/2 replicas updated"},
+			metav1.ConditionFalse, ReasonDeploymentUnavailable, "Deployment web is rolling out"},
 		{"deployment missing", nil, ptr.To(true), metav1.ConditionFalse, ReasonDeploymentUnavailable, "rolling out"},
 		{"record not reported yet", rolledOut(), nil, metav1.ConditionFalse, ReasonDNSNotReady, "not active yet"},
 		{"record pending", rolledOut(), ptr.To(false), metav1.ConditionFalse, ReasonDNSNotReady, "propagating"},
@@ -186,6 +186,84 @@ func TestDesiredTarget(t *testing.T) {
 			g.Expect(value).To(Equal(tc.wantValue))
 		})
 	}
+}
+
+// TestReadyConditionIgnoresRolloutCounters: while a Deployment rolls out, its
+// counters change with every pod; the Ready condition must not, or each
+// change costs a status write. The counts are in status.readyReplicas.
+func TestReadyConditionIgnoresRolloutCounters(t *testing.T) {
+	g := NewWithT(t)
+	stages := []*appsv1.Deployment{
+		nil,
+		rolledOut(func(d *appsv1.Deployment) { d.Status = appsv1.DeploymentStatus{} }),
+		rolledOut(func(d *appsv1.Deployment) {
+			d.Status.UpdatedReplicas, d.Status.AvailableReplicas, d.Status.ReadyReplicas = 2, 0, 0
+		}),
+		rolledOut(func(d *appsv1.Deployment) { d.Status.AvailableReplicas, d.Status.ReadyReplicas = 1, 1 }),
+		rolledOut(func(d *appsv1.Deployment) { d.Status.Replicas, d.Status.UpdatedReplicas = 3, 1 }),
+	}
+	var first *metav1.Condition
+	for i, dep := range stages {
+		app := &appsv1alpha1.MyApp{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 4}}
+		setReadyCondition(app, dep)
+		cond := conditionOf(app, appsv1alpha1.ReadyCondition)
+		g.Expect(cond).To(HaveField("Reason", ReasonDeploymentUnavailable), "stage %d", i)
+		if first == nil {
+			first = cond
+			continue
+		}
+		g.Expect(cond.Message).To(Equal(first.Message), "stage %d rewrites the condition", i)
+	}
+}
+
+func TestReadyReplicasSummary(t *testing.T) {
+	g := NewWithT(t)
+	app := &appsv1alpha1.MyApp{Spec: appsv1alpha1.MyAppSpec{Replicas: ptr.To[int32](3)}}
+	setReplicaStatus(app, rolledOut(func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 2 }))
+	g.Expect(app.Status.ReadyReplicas).To(Equal(int32(2)))
+	g.Expect(app.Status.ReadyReplicasSummary).To(Equal("2/3"), "ready of the replicas the spec wants")
+
+	setReplicaStatus(app, nil)
+	g.Expect(app.Status.ReadyReplicasSummary).To(Equal("0/3"))
+}
+
+// settledStatusWrites waits until the namespace's status writes stop, and
+// returns how many there were.
+func settledStatusWrites(g *WithT, ns string) int {
+	g.Eventually(func() int {
+		before := writes.statusCount(ns)
+		time.Sleep(time.Second)
+		return writes.statusCount(ns) - before
+	}, timeout, 0).Should(BeZero())
+	return writes.statusCount(ns)
+}
+
+// TestRolloutRewritesTheReadyConditionOnlyOnReasonChanges follows one
+// MyApp from create to Ready and through an image rollout of four pods. Each
+// Deployment counter change used to rewrite the Ready condition, and so the
+// status; now the condition is written only when it means something else
+// (rolling out, waiting for DNS, available). status.readyReplicas still
+// follows the pods, so the total of status writes is logged, not bounded.
+func TestRolloutRewritesTheReadyConditionOnlyOnReasonChanges(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	app.Spec.Replicas = ptr.To[int32](4)
+	createReadyMyApp(t, g, app)
+	created := settledStatusWrites(g, ns)
+	createdRewrites := writes.readyRewriteCount(ns)
+	t.Logf("to converge: %d status writes, %d Ready rewrites", created, createdRewrites)
+	g.Expect(createdRewrites).To(BeNumerically("<=", 3), "Ready: rolling out, then maybe waiting for DNS, then available")
+	g.Expect(app.Status.ReadyReplicasSummary).To(Equal("4/4"))
+
+	app.Spec.Image = "nginx:1.28"
+	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+	eventuallyReady(t, g, app)
+	rolled := settledStatusWrites(g, ns) - created
+	rolledRewrites := writes.readyRewriteCount(ns) - createdRewrites
+	t.Logf("to roll out a new image: %d status writes, %d Ready rewrites", rolled, rolledRewrites)
+	g.Expect(rolledRewrites).To(Equal(2), "Ready: rolling out, then available")
+	g.Expect(app.Status.ReadyReplicasSummary).To(Equal("4/4"))
 }
 
 func TestDriftChecksAreSpreadOverTheInterval(t *testing.T) {

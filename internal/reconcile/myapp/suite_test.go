@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
@@ -67,7 +68,10 @@ var (
 	sim        *simulator.Server
 	dnsClient  dns.Client
 	reconciler *Reconciler
-	writes     = &writeCounter{byNamespace: map[string]int{}, notFound: map[string]int{}, passes: map[client.ObjectKey]int{}}
+	writes     = &writeCounter{byNamespace: map[string]int{}, statusByNamespace: map[string]int{}, notFound: map[string]int{}, passes: map[client.ObjectKey]int{}}
+	// warnings counts the Warning events the reconciler sends, which the
+	// events API would otherwise fold into one Event with a series.
+	warnings = &warningCounter{byObject: map[string]int{}}
 	// dnsReads is the reconciler's DNS client; it counts reads by name, and
 	// deletes and lists by owner.
 	dnsReads *countingDNS
@@ -122,7 +126,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	reconciler = &Reconciler{
 		Client:              interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
 		DNS:                 dnsReads,
-		Recorder:            mgr.GetEventRecorder("myapp-controller"),
+		Recorder:            &countingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), warnings: warnings},
 		DefaultTarget:       defaultTarget,
 		PendingPollInterval: 200 * time.Millisecond,
 		DriftCheckInterval:  driftCheckInterval,
@@ -165,20 +169,62 @@ func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (
 }
 
 // writeCounter counts the write requests the reconciler's client makes, by
-// namespace, so a test can prove a steady state writes nothing; the writes
-// the API server answered with NotFound, which could never have succeeded;
-// and the reconciler's reads of each MyApp, one per reconcile.
+// namespace, so a test can prove a steady state writes nothing; status
+// writes on their own; the writes the API server answered with NotFound,
+// which could never have succeeded; and the reconciler's reads of each
+// MyApp, one per reconcile.
 type writeCounter struct {
-	mu          sync.Mutex
-	byNamespace map[string]int
-	notFound    map[string]int
-	passes      map[client.ObjectKey]int
+	mu                sync.Mutex
+	byNamespace       map[string]int
+	statusByNamespace map[string]int
+	notFound          map[string]int
+	passes            map[client.ObjectKey]int
+	// lastReady and readyRewrites follow the Ready condition each status
+	// write sends, by namespace: a write that repeats the last one (a pass
+	// on a cache that had not caught up) is not a rewrite.
+	lastReady     map[string]metav1.Condition
+	readyRewrites map[string]int
+}
+
+// noteReady counts obj's status write as a rewrite of its Ready condition
+// when the condition differs from the one last written, timestamps aside.
+func (w *writeCounter) noteReady(obj client.Object) {
+	app, ok := obj.(*appsv1alpha1.MyApp)
+	if !ok {
+		return
+	}
+	cond := ptr.Deref(conditionOf(app, appsv1alpha1.ReadyCondition), metav1.Condition{})
+	cond.LastTransitionTime = metav1.Time{}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lastReady == nil {
+		w.lastReady, w.readyRewrites = map[string]metav1.Condition{}, map[string]int{}
+	}
+	if last, seen := w.lastReady[app.Namespace]; !seen || last != cond {
+		w.readyRewrites[app.Namespace]++
+	}
+	w.lastReady[app.Namespace] = cond
+}
+
+// readyRewriteCount is how many status writes in namespace changed the
+// Ready condition.
+func (w *writeCounter) readyRewriteCount(namespace string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.readyRewrites[namespace]
 }
 
 func (w *writeCounter) add(obj client.Object) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.byNamespace[obj.GetNamespace()]++
+}
+
+func (w *writeCounter) addStatus(obj client.Object) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.byNamespace[obj.GetNamespace()]++
+	w.statusByNamespace[obj.GetNamespace()]++
 }
 
 // result records a write's answer and hands it back.
@@ -195,6 +241,12 @@ func (w *writeCounter) count(namespace string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.byNamespace[namespace]
+}
+
+func (w *writeCounter) statusCount(namespace string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.statusByNamespace[namespace]
 }
 
 // notFoundCount is how many writes in namespace found their object gone.
@@ -239,15 +291,48 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 			return c.Delete(ctx, obj, opts...)
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			w.add(obj)
+			w.addStatus(obj)
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch,
 			opts ...client.SubResourcePatchOption) error {
-			w.add(obj)
+			w.addStatus(obj)
+			w.noteReady(obj)
 			return w.result(obj, c.SubResource(sub).Patch(ctx, obj, patch, opts...))
 		},
 	}
+}
+
+// countingRecorder passes events on and counts the Warning ones by the
+// namespace/name of the object they regard and their reason.
+type countingRecorder struct {
+	recorder.EventRecorder
+	warnings *warningCounter
+}
+
+func (r *countingRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	if obj, ok := regarding.(client.Object); ok && eventtype == corev1.EventTypeWarning {
+		r.warnings.add(obj.GetNamespace()+"/"+obj.GetName(), reason)
+	}
+	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
+}
+
+type warningCounter struct {
+	mu       sync.Mutex
+	byObject map[string]int
+}
+
+func (w *warningCounter) add(key, reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.byObject[key+"/"+reason]++
+}
+
+// count is how many Warning events with reason were sent about app.
+func (w *warningCounter) count(app *appsv1alpha1.MyApp, reason string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.byObject[app.Namespace+"/"+app.Name+"/"+reason]
 }
 
 // countingDNS counts the reconciler's record reads by name, and its deletes

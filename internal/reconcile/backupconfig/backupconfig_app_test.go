@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+)
+
+// staleAppList is a client whose MyApp informer lags: lists show no MyApp
+// with the final-backup finalizer yet, while reads and writes of one MyApp
+// act on the server.
+type staleAppList struct {
+	client.Client
+}
+
+func (c staleAppList) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if apps, ok := list.(*appsv1alpha1.MyAppList); ok {
+		for i := range apps.Items {
+			controllerutil.RemoveFinalizer(&apps.Items[i], backupv1alpha1.FinalBackupFinalizer)
+		}
+	}
+	return nil
+}
+
+// waitForHold waits until app carries the final-backup finalizer.
+func (e *testEnv) waitForHold(app *appsv1alpha1.MyApp) {
+	e.t.Helper()
+	NewWithT(e.t).Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+}
+
+// waitGone waits until every object is gone from the API server.
+func (e *testEnv) waitGone(objs ...client.Object) {
+	e.t.Helper()
+	for _, obj := range objs {
+		NewWithT(e.t).Eventually(func() bool {
+			return apierrors.IsNotFound(e.get(obj)())
+		}, eventually, tick).Should(BeTrue(), "%T %s is gone", obj, obj.GetName())
+	}
+}
+
+// A deleted BackupConfig releases the MyApp it held even when the cache has
+// not shown that hold yet.
+func TestDeletionReleasesAHoldTheCacheDoesNotShow(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager(func(r *Reconciler) { r.Client = staleAppList{Client: r.Client} })
+	app := e.newApp("quick", dnsCleanupFinalizer)
+	bc := e.newBackupConfig("quick", "quick", withFinalBackup())
+	e.create(app, bc)
+	e.waitForHold(app)
+
+	g.Expect(e.c.Delete(context.Background(), bc)).To(Succeed())
+	e.waitGone(bc)
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(app)()).To(Succeed())
+		return app.Finalizers
+	}, eventually, tick).Should(ConsistOf(dnsCleanupFinalizer))
+}
+
+// A MyApp left holding the final-backup finalizer by a BackupConfig that went
+// without its cleanup (its finalizer removed by hand) is released when it is
+// deleted, though no BackupConfig references it any more.
+func TestHoldOfABackupConfigGoneWithoutCleanupIsReleased(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("orphan")
+	bc := e.newBackupConfig("orphan", "orphan", withFinalBackup())
+	e.create(app, bc)
+	e.waitForHold(app)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+
+	// Someone strips the cleanup finalizer while the manager is down.
+	e.stopManager()
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Finalizers = nil })
+	g.Expect(e.c.Delete(context.Background(), bc)).To(Succeed())
+	e.waitGone(bc)
+
+	e.startManager()
+	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	e.waitGone(app)
+}
+
+// Tearing a namespace down deletes its MyApps and BackupConfigs together.
+// envtest runs no namespace controller, so the test deletes them itself,
+// all at once as that controller would, and expects every one of them gone.
+func TestNamespaceTeardownWithFinalBackupsFinishes(t *testing.T) {
+	e := newTestEnv(t)
+	e.startManager()
+	apps := []*appsv1alpha1.MyApp{e.newApp("front"), e.newApp("back")}
+	bcs := []*backupv1alpha1.BackupConfig{
+		e.newBackupConfig("front", "front", withFinalBackup(), withDeletionPolicy(backupv1alpha1.DeletionPolicyDelete)),
+		e.newBackupConfig("back", "back", withFinalBackup()),
+		// A second holder of the same MyApp.
+		e.newBackupConfig("back-hourly", "back", withFinalBackup(), withSchedule("0 * * * *")),
+	}
+	all := make([]client.Object, 0, len(apps)+len(bcs))
+	for _, app := range apps {
+		all = append(all, app)
+	}
+	for _, bc := range bcs {
+		all = append(all, bc)
+	}
+	e.create(all...)
+	for _, app := range apps {
+		e.waitForHold(app)
+	}
+	for _, bc := range bcs {
+		e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	}
+
+	for _, obj := range all {
+		NewWithT(t).Expect(e.c.Delete(context.Background(), obj)).To(Succeed())
+	}
+	e.waitGone(all...)
+}
