@@ -56,6 +56,9 @@ const (
 	tick          = 100 * time.Millisecond
 	// stepTimeout bounds one step of a scenario on a busy 2-core machine.
 	stepTimeout = 60 * time.Second
+	// orphanSweepInterval is how often the campaign's managers sweep the DNS
+	// service for records of MyApps that are gone.
+	orphanSweepInterval = 3 * time.Second
 )
 
 // scenario is one namespace, one simulator (both services) and the managers
@@ -141,6 +144,13 @@ func (s *scenario) startManager(gate *crashGate) {
 		DefaultTarget:       defaultTarget,
 		PendingPollInterval: 200 * time.Millisecond,
 		DriftCheckInterval:  time.Hour,
+	}).SetupWithManager(mgr)).To(Succeed())
+	// cmd/manager runs the orphan sweep by default (hourly); here it runs
+	// every few seconds, so what it repairs is repaired within a scenario.
+	g.Expect((&myapp.OrphanSweeper{
+		DNS:      dnsClient,
+		Interval: orphanSweepInterval,
+		Pace:     10 * time.Millisecond,
 	}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Expect((&backupconfig.Reconciler{
