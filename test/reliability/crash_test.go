@@ -220,8 +220,7 @@ func judge(t *testing.T, r Report, what string) {
 // docs/reliability.md that makes them fail. Consulted only in the full
 // campaign.
 var knownBugs = map[string]string{
-	"TestSameNameRecreateDuringOutage": "B1: a MyApp deleted as its finalizer is added leaks its DNS record",
-	"TestDeleteRightAfterCreate":       "B1: a MyApp deleted as its finalizer is added leaks its DNS record",
+	"TestSameNameRecreateDuringOutage": "B1: after a MyApp vanished as its finalizer was added, its same-name successor waits in HostConflict",
 }
 
 func expectedFailure(name string) (string, bool) {
