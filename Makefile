@@ -140,6 +140,18 @@ run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) ## Run the operator in 
 demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" KUBECTL="$(KUBECTL)" hack/demo.sh
 
+# BENCH_N lists the sizes `make bench` measures; BENCH_ARGS are extra flags
+# of test/bench (go run ./test/bench -h lists them).
+BENCH_N ?= 100 1000
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: build controlplane ## Measure the operator against a tutorial-style baseline and the cluster floor at BENCH_N MyApps (docs/benchmarks.md); not part of `make test`.
+	go build -o bin/bench ./test/bench
+	for n in $(BENCH_N); do \
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" bin/bench -n $$n --manager bin/manager $(BENCH_ARGS); \
+	done
+
 # Container tool used to build the image; there is none on the project's
 # build machines, so this target is for machines that have one.
 CONTAINER_TOOL ?= docker

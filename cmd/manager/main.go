@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -38,6 +39,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
 var scheme = runtime.NewScheme()
@@ -88,13 +90,20 @@ func run(ctx context.Context, args []string) error {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	cfg, err := loadConfig(opts.kubeconfig)
+	cfg, err := loadConfig(opts)
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsOpts,
+		Scheme:  scheme,
+		Metrics: metricsOpts,
+		// The cache holds only the children the operator labelled, without
+		// their managedFields (which the operator never reads): its memory
+		// grows with the MyApps, not with the cluster.
+		Cache: cache.Options{
+			ByObject:         myapp.CacheByObject(),
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
 		HealthProbeBindAddress:        opts.probeAddr,
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              opts.leaderElectionID,
@@ -130,10 +139,29 @@ func run(ctx context.Context, args []string) error {
 }
 
 // loadConfig reads the kubeconfig file when one is named, and otherwise
-// follows controller-runtime's usual search.
-func loadConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+// follows controller-runtime's usual search ($KUBECONFIG, in-cluster,
+// ~/.kube/config). Either way the client-side rate limit comes from the
+// flags alone: client-go's default of 5 QPS would throttle the manager far
+// below what the API server's priority and fairness allow it, and did so
+// only when --kubeconfig was given.
+func loadConfig(opts *options) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if opts.kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", opts.kubeconfig)
+	} else {
+		cfg, err = ctrl.GetConfig()
 	}
-	return ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = -1, 0 // off, as ctrl.GetConfig sets it
+	if opts.kubeAPIQPS > 0 {
+		cfg.QPS = float32(opts.kubeAPIQPS)
+		cfg.Burst = opts.kubeAPIBurst
+		if cfg.Burst == 0 {
+			cfg.Burst = max(1, int(2*opts.kubeAPIQPS))
+		}
+	}
+	return cfg, nil
 }

@@ -35,7 +35,11 @@ import (
 
 // options are the manager's flags.
 type options struct {
-	kubeconfig              string
+	kubeconfig string
+	// kubeAPIQPS and kubeAPIBurst pace the manager's requests to the API
+	// server on the client side; a QPS of 0 leaves that to the server.
+	kubeAPIQPS              float64
+	kubeAPIBurst            int
 	metricsAddr             string
 	secureMetrics           bool
 	enableHTTP2             bool
@@ -163,6 +167,11 @@ func bindOptions(fs *flag.FlagSet) *options {
 	o := &options{}
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "",
 		"A kubeconfig file; without it, $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
+	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 0,
+		"Requests per second the manager sends the API server at most; 0 turns the client-side limit off, as "+
+			"controller-runtime does, and leaves pacing to the server's API Priority and Fairness.")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 0,
+		"Requests the manager may send at once above --kube-api-qps; 0 is twice the QPS.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to, such as :8443 (HTTPS) or :8080 (HTTP); 0 disables it.")
 	fs.BoolVar(&o.secureMetrics, "metrics-secure", true,
@@ -280,6 +289,9 @@ func (o *options) validate() error {
 	}
 	if err := validateDefaultTarget(o.myApp.defaultTarget); err != nil {
 		errs = append(errs, err)
+	}
+	if o.kubeAPIQPS < 0 || o.kubeAPIBurst < 0 {
+		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must not be negative; 0 turns the client-side limit off"))
 	}
 	if o.maxRetryAfter < minMaxRetryAfter || o.maxRetryAfter > maxMaxRetryAfter {
 		errs = append(errs, fmt.Errorf("--max-retry-after must be between %s and %s, got %s",

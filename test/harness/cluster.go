@@ -44,6 +44,12 @@ const (
 
 	// FakeNodePrefix names the fake nodes: fake-node-0, fake-node-1, ...
 	FakeNodePrefix = "fake-node-"
+
+	// FakeNodePods is each fake node's pod capacity. A real node's default
+	// of 110 would leave the replicas of the 111th MyApp pending; kwok's pods
+	// cost nothing, so one node holds the 5,000 single-replica MyApps a local
+	// cluster must hold, twice over.
+	FakeNodePods = 10000
 )
 
 // startCluster adds kube-controller-manager, kube-scheduler and kwok to a
@@ -57,24 +63,30 @@ func (cp *ControlPlane) startCluster(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	controllerManagerArgs := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--leader-elect=false",
+		// No serving endpoint: nothing scrapes it, and a fixed port
+		// would clash between parallel test packages.
+		"--secure-port=0",
+		"--controllers=*",
+		"--use-service-account-credentials=false",
+		// The run directory on the command line lets a sweep find it.
+		"--cert-dir=" + filepath.Join(cp.Dir, "kube-controller-manager"),
+	}
+	if opts.ControllerManagerQPS > 0 {
+		controllerManagerArgs = append(controllerManagerArgs,
+			"--kube-api-qps="+strconv.Itoa(opts.ControllerManagerQPS),
+			"--kube-api-burst="+strconv.Itoa(2*opts.ControllerManagerQPS))
+	}
 	components := []struct {
 		name string
 		args []string
 	}{{
 		name: "kube-controller-manager",
-		args: []string{
-			"--kubeconfig=" + kubeconfig,
-			"--authentication-kubeconfig=" + kubeconfig,
-			"--authorization-kubeconfig=" + kubeconfig,
-			"--leader-elect=false",
-			// No serving endpoint: nothing scrapes it, and a fixed port
-			// would clash between parallel test packages.
-			"--secure-port=0",
-			"--controllers=*",
-			"--use-service-account-credentials=false",
-			// The run directory on the command line lets a sweep find it.
-			"--cert-dir=" + filepath.Join(cp.Dir, "kube-controller-manager"),
-		},
+		args: controllerManagerArgs,
 	}, {
 		name: "kube-scheduler",
 		args: []string{
@@ -118,13 +130,13 @@ func (cp *ControlPlane) startCluster(ctx context.Context, opts Options) error {
 	return cp.waitForNodesReady(ctx, c, opts.Nodes)
 }
 
-// createFakeNode registers a node that kwok manages, with room for plenty of
-// pods and no taints, so the scheduler places pods on it.
+// createFakeNode registers a node that kwok manages, with room for
+// FakeNodePods pods and no taints, so the scheduler places pods on it.
 func createFakeNode(ctx context.Context, c client.Client, name string) error {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("32"),
 		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
+		corev1.ResourcePods:   *resource.NewQuantity(FakeNodePods, resource.DecimalSI),
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

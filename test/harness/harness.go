@@ -59,6 +59,11 @@ const (
 // DefaultKubernetesVersion is the version `make controlplane` builds.
 const DefaultKubernetesVersion = "1.37.1"
 
+// ServiceClusterIPRange is the API server's service range: a /16 holds
+// 65,534 ClusterIP Services, room for the 5,000 MyApps (one Service each)
+// that a local cluster must hold.
+const ServiceClusterIPRange = "10.96.0.0/16"
+
 // Options configure Start. The zero value starts the envtest tier with the
 // repository's CRDs from the binaries in KUBEBUILDER_ASSETS or the default
 // setup-envtest store.
@@ -78,6 +83,12 @@ type Options struct {
 	// Nodes is the number of fake nodes kwok manages in the cluster tier.
 	// Defaults to 1.
 	Nodes int
+
+	// ControllerManagerQPS, when set, is kube-controller-manager's
+	// --kube-api-qps (burst twice that) instead of its default of 20, so a
+	// benchmark measures the operator rather than the cluster's own
+	// controllers.
+	ControllerManagerQPS int
 
 	// StateRoot is where run directories are created. Defaults to
 	// $TMPDIR/myapp-controlplane.
@@ -168,6 +179,9 @@ func (cp *ControlPlane) start(ctx context.Context, opts Options) error {
 		ControlPlaneStartTimeout: opts.StartTimeout,
 		ControlPlaneStopTimeout:  20 * time.Second,
 	}
+	// envtest's default service range is a /24: the 254th ClusterIP Service
+	// would fail, far short of what `make run` and the benchmarks create.
+	cp.env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", ServiceClusterIPRange)
 	for _, d := range []string{cp.env.ControlPlane.Etcd.DataDir, cp.env.ControlPlane.APIServer.CertDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err

@@ -153,6 +153,25 @@ func TestClusterTier(t *testing.T) {
 		g.Expect(rs.Items).To(BeEmpty())
 	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
 
+	// The cluster holds thousands of MyApps: more ClusterIP Services than
+	// envtest's default /24 service range has addresses (it refused the
+	// 254th), and a node with room for a pod per MyApp.
+	for i := range 300 {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%d", i), Namespace: ns.Name},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		}
+		g.Expect(c.Create(ctx, svc)).To(Succeed(), "ClusterIP Service %d", i+1)
+		g.Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
+	}
+	var nodes corev1.NodeList
+	g.Expect(c.List(ctx, &nodes)).To(Succeed())
+	podCapacity := int64(0)
+	for _, n := range nodes.Items {
+		podCapacity += n.Status.Allocatable.Pods().Value()
+	}
+	g.Expect(podCapacity).To(BeNumerically(">=", 5000), "the fake nodes have room for 5,000 single-replica MyApps")
+
 	// Namespaces finish deleting, which envtest alone never does.
 	g.Expect(c.Delete(ctx, ns)).To(Succeed())
 	g.Eventually(func() bool {

@@ -93,9 +93,9 @@ func setupRFC2136Backend(cp *harness.ControlPlane) (func(), error) {
 		Scheme:                 testScheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		Cache: operatorCache(cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: rfc2136Backend})},
-		}},
+		}}),
 		// The suite's manager runs a controller of the same name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})

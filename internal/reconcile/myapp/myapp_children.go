@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -28,14 +29,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -107,11 +110,33 @@ func selectorLabels(app *appsv1alpha1.MyApp) map[string]string {
 	}
 }
 
+// ManagedByLabel and ManagedByValue mark every child the operator creates;
+// the manager caches only the Deployments, Services and Ingresses that
+// carry them (see CacheByObject).
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "myapp-operator"
+)
+
 // childLabels go on every child, so `kubectl get all -l` finds them.
 func childLabels(app *appsv1alpha1.MyApp) map[string]string {
-	labels := selectorLabels(app)
-	labels["app.kubernetes.io/managed-by"] = "myapp-operator"
-	return labels
+	l := selectorLabels(app)
+	l[ManagedByLabel] = ManagedByValue
+	return l
+}
+
+// CacheByObject scopes the manager's cache of the kinds a MyApp owns to the
+// objects the operator labelled: without it, every Deployment, Service and
+// Ingress in the cluster would be held in memory, and the operator's memory
+// would grow with the cluster rather than with its MyApps. A child missing
+// from the cache is still found: see createOrUpdateChild.
+func CacheByObject() map[client.Object]cache.ByObject {
+	managed := labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})
+	return map[client.Object]cache.ByObject{
+		&appsv1.Deployment{}:    {Label: managed},
+		&corev1.Service{}:       {Label: managed},
+		&networkingv1.Ingress{}: {Label: managed},
+	}
 }
 
 // reconcileChildren creates or updates the Deployment, Service and Ingress.
@@ -139,14 +164,14 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 }
 
 // reconcileChild creates obj, or updates it when the fields the MyApp
-// manages differ from the spec. controllerutil.CreateOrUpdate compares the
-// object before and after mutate and writes only on a difference; mutate sets
+// manages differ from the spec. createOrUpdateChild compares the object
+// before and after mutate and writes only on a difference; mutate sets
 // only the fields the operator owns, so defaults the API server filled in
 // never look like drift. It reports nothing itself: handleChildError turns
 // the error into a condition, an event and a retry.
 func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp, obj client.Object, kind string, mutate func()) error {
 	verb := "read"
-	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, obj, func() error {
+	op, err := r.createOrUpdateChild(ctx, obj, func() error {
 		// The read before mutate succeeded, or found nothing to read.
 		verb = "create"
 		if obj.GetUID() != "" {
@@ -163,9 +188,11 @@ func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp
 	case err == nil:
 	case errors.As(err, &conflict):
 		return err
-	case apierrors.IsAlreadyExists(err):
-		return r.existingChild(ctx, app, obj, kind, err)
-	case apierrors.IsConflict(err):
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		// A child the cache showed (or a create found taken) that is gone
+		// by the time it is written or read, or a write on an object the
+		// cache holds an older version of: the cache is behind, and the
+		// next pass works from the API server's answer.
 		return &staleChildError{kind: kind, name: obj.GetName(), err: err}
 	default:
 		return &childWriteError{kind: kind, name: obj.GetName(), verb: verb, err: err}
@@ -180,31 +207,6 @@ func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp
 			"Updated %s %s to match the MyApp's spec", kind, obj.GetName())
 	}
 	return nil
-}
-
-// existingChild explains a create that found the child's name taken, which
-// the cache did not show. Usually the cache is behind and the object is this
-// MyApp's own; but an object the cache never holds (another owner's, outside
-// the cache's selector) must show as a conflict, not as a retry for ever. So
-// the API server, not the cache, is asked whose it is.
-func (r *Reconciler) existingChild(ctx context.Context, app *appsv1alpha1.MyApp, obj client.Object, kind string, createErr error) error {
-	gvk, err := apiutil.GVKForObject(obj, r.Client.Scheme())
-	if err != nil {
-		return &childWriteError{kind: kind, name: obj.GetName(), verb: "create", err: createErr}
-	}
-	live := &metav1.PartialObjectMetadata{}
-	live.SetGroupVersionKind(gvk)
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Deleted since: the next pass creates it.
-			return &staleChildError{kind: kind, name: obj.GetName(), err: createErr}
-		}
-		return &childWriteError{kind: kind, name: obj.GetName(), verb: "read", err: err}
-	}
-	if !metav1.IsControlledBy(live, app) {
-		return &childConflictError{kind: kind, name: obj.GetName()}
-	}
-	return &staleChildError{kind: kind, name: obj.GetName(), err: createErr}
 }
 
 // handleChildError turns a failed child write into the pass's result.
@@ -303,6 +305,52 @@ func serverMessage(err error) string {
 		msg = strings.ToValidUTF8(msg[:maxServerMessage], "") + "..."
 	}
 	return msg
+}
+
+// createOrUpdateChild is controllerutil.CreateOrUpdate for a cache that
+// holds only labelled children (CacheByObject). A child missing from the
+// cache may still exist: someone removed its label, or the cache has not yet
+// seen this operator's own create. So a cache miss tries the create, which
+// costs nothing more in the common case, and a create that finds the name
+// taken reads the object from the API server and carries on with it: a child
+// of this MyApp is repaired, label and all (which brings it back into the
+// cache), and anyone else's object is reported by mutate as a conflict.
+func (r *Reconciler) createOrUpdateChild(
+	ctx context.Context, obj client.Object, mutate func() error,
+) (controllerutil.OperationResult, error) {
+	key := client.ObjectKeyFromObject(obj)
+	blank := obj.DeepCopyObject()
+	err := r.Client.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		if err := mutate(); err != nil {
+			return controllerutil.OperationResultNone, err
+		}
+		err = r.Client.Create(ctx, obj)
+		if err == nil {
+			return controllerutil.OperationResultCreated, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return controllerutil.OperationResultNone, err
+		}
+		// Decoding into obj would keep what mutate set where the server's
+		// object has nothing, so start again from the bare name.
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(blank).Elem())
+		err = r.APIReader.Get(ctx, key, obj)
+	}
+	if err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	existing := obj.DeepCopyObject()
+	if err := mutate(); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	if equality.Semantic.DeepEqual(existing, obj) {
+		return controllerutil.OperationResultNone, nil
+	}
+	if err := r.Client.Update(ctx, obj); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	return controllerutil.OperationResultUpdated, nil
 }
 
 func mutateDeployment(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {

@@ -147,6 +147,7 @@ func TestStaleChildCacheIsAQuietRequeue(t *testing.T) {
 		DriftCheckInterval:  driftCheckInterval,
 		RecordTTL:           DefaultRecordTTL,
 		ReconcileTimeout:    DefaultReconcileTimeout,
+		Clock:               suiteClock,
 	}
 	result, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
 	g.Expect(err).NotTo(HaveOccurred(), "no error, so nothing is logged as one")

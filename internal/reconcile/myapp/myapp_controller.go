@@ -69,9 +69,9 @@ type Reconciler struct {
 	// Client reads and writes Kubernetes objects.
 	Client client.Client
 	// APIReader reads from the API server, not the cache, where a stale
-	// read could give up a MyApp's DNS name, hand a record to the wrong
-	// MyApp (adoption), or mistake whose an object is when a create finds a
-	// child's name taken. Defaults to the manager's.
+	// read could give up a MyApp's DNS name or hand a record to the wrong
+	// MyApp (adoption), and for a child the label-scoped cache does not
+	// hold (a create that finds its name taken). Defaults to the manager's.
 	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client

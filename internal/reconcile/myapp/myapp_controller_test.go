@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -98,6 +99,72 @@ func TestChildDriftIsRevertedByTheWatch(t *testing.T) {
 		g.Expect(svc.UID).NotTo(Equal(oldUID))
 		g.Expect(metav1.IsControlledBy(svc, app)).To(BeTrue())
 	}, 10*time.Second, interval).Should(Succeed())
+}
+
+// TestChildWithoutItsLabelIsRepaired: the manager caches only the children
+// that carry the operator's label, so a child whose label someone removed
+// leaves the cache (a delete event to the watch) while it still exists. It
+// must be repaired, label and all, not fail to be created again forever.
+func TestChildWithoutItsLabelIsRepaired(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	key := client.ObjectKeyFromObject(app)
+
+	svc := &corev1.Service{}
+	g.Expect(k8sClient.Get(t.Context(), key, svc)).To(Succeed())
+	uid := svc.UID
+	delete(svc.Labels, ManagedByLabel)
+	svc.Spec.Ports[0].Port = 9999
+	g.Expect(k8sClient.Update(t.Context(), svc)).To(Succeed())
+
+	dep := &appsv1.Deployment{}
+	g.Expect(k8sClient.Get(t.Context(), key, dep)).To(Succeed())
+	dep.Labels = nil
+	dep.Spec.Replicas = ptr.To[int32](3)
+	g.Expect(k8sClient.Update(t.Context(), dep)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), key, svc)).To(Succeed())
+		g.Expect(svc.UID).To(Equal(uid), "the Service is repaired in place")
+		g.Expect(svc.Labels).To(HaveKeyWithValue(ManagedByLabel, ManagedByValue))
+		g.Expect(svc.Spec.Ports).To(ConsistOf(HaveField("Port", int32(80))))
+		g.Expect(k8sClient.Get(t.Context(), key, dep)).To(Succeed())
+		g.Expect(dep.Labels).To(HaveKeyWithValue(ManagedByLabel, ManagedByValue))
+		g.Expect(dep.Spec.Replicas).To(HaveValue(Equal(int32(2))))
+	}, 10*time.Second, interval).Should(Succeed())
+	eventuallyReady(t, g, app)
+}
+
+// TestCacheHoldsOnlyLabelledChildren: the manager's memory grows with its
+// MyApps, not with the cluster: unrelated Deployments are not cached, and
+// cached children carry no managedFields.
+func TestCacheHoldsOnlyLabelledChildren(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	unrelated := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](0),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "unrelated"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "unrelated"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+	g.Expect(k8sClient.Create(t.Context(), unrelated)).To(Succeed())
+	// The MyApp is Ready only once the cache has seen its Deployment, which
+	// was created after the unrelated one on the same watch.
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+
+	cached := &appsv1.Deployment{}
+	g.Expect(mgrCache.Get(t.Context(), client.ObjectKeyFromObject(app), cached)).To(Succeed())
+	g.Expect(cached.ManagedFields).To(BeEmpty(), "managedFields are stripped")
+	err := mgrCache.Get(t.Context(), client.ObjectKeyFromObject(unrelated), &appsv1.Deployment{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "an unlabelled Deployment is not cached, got %v", err)
 }
 
 func TestSpecChangesPropagate(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -37,6 +38,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -68,7 +70,9 @@ var (
 	sim        *simulator.Server
 	dnsClient  dns.Client
 	reconciler *Reconciler
-	writes     = &writeCounter{byNamespace: map[string]int{}, statusByNamespace: map[string]int{}, notFound: map[string]int{}, passes: map[client.ObjectKey]int{}}
+	// mgrCache is the manager's cache, for tests of what it holds.
+	mgrCache cache.Cache
+	writes   = &writeCounter{byNamespace: map[string]int{}, statusByNamespace: map[string]int{}, notFound: map[string]int{}, passes: map[client.ObjectKey]int{}}
 	// warnings counts the Warning events the reconciler sends, which the
 	// events API would otherwise fold into one Event with a series.
 	warnings = &warningCounter{byObject: map[string]int{}}
@@ -118,11 +122,14 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  httpBackendCache(), // see dns_backends_test.go
+		// The cache cmd/manager configures (labelled children only, no
+		// managedFields), for the HTTP backend's MyApps only.
+		Cache: operatorCache(httpBackendCache()), // see dns_backends_test.go
 	})
 	if err != nil {
 		return nil, err
 	}
+	mgrCache = mgr.GetCache()
 	reconciler = &Reconciler{
 		Client:              interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
 		DNS:                 dnsReads,
@@ -149,6 +156,17 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		sim.Close()
 		srv.Close()
 	}, nil
+}
+
+// operatorCache adds to opts the cache options cmd/manager gives the
+// manager: only the children the operator labelled, without managedFields.
+func operatorCache(opts cache.Options) cache.Options {
+	if opts.ByObject == nil {
+		opts.ByObject = map[client.Object]cache.ByObject{}
+	}
+	maps.Copy(opts.ByObject, CacheByObject())
+	opts.DefaultTransform = cache.TransformStripManagedFields()
+	return opts
 }
 
 // zapLevel keeps the controller's log quiet unless MYAPP_TEST_LOG is set:

@@ -1,0 +1,747 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench measures the MyApp operator at scale against a baseline
+// reconciler written the way the common tutorial does (test/bench/baseline),
+// each alone on the same local cluster (the harness's cluster tier) and DNS
+// simulator: `make bench`. It is not part of `make test`.
+//
+// Every request the manager makes to the API server goes through a counting
+// proxy that only the manager uses; every DNS request goes through a
+// counting middleware in front of the simulator. docs/benchmarks.md explains
+// the phases and holds the figures.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/harness"
+)
+
+const (
+	// image is every pod's; kwok runs nothing.
+	image    = "nginx:1.27"
+	appLabel = "app"
+	opGet    = "get"
+	opDelete = "delete"
+
+	simToken = "benchtoken"
+	// target is where every record points: kwok's Ingresses get no address.
+	target = "192.0.2.10"
+	// propagation is the simulator's PENDING time, as in `make run`.
+	propagation = 3 * time.Second
+)
+
+type config struct {
+	n             int
+	namespaces    int
+	unrelated     int
+	manager       string
+	steady        time.Duration
+	restartWindow time.Duration
+	timeout       time.Duration
+	kcmQPS        int
+	out           string
+	operators     string
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == baselineCommand {
+		os.Exit(runBaselineManager(os.Args[2:]))
+	}
+	var cfg config
+	flag.IntVar(&cfg.n, "n", 100, "How many MyApps (and bare Deployments for the floor).")
+	flag.IntVar(&cfg.namespaces, "namespaces", 4, "How many namespaces the MyApps are spread over.")
+	flag.IntVar(&cfg.unrelated, "unrelated", 5000,
+		"How many unrelated Deployments, Services and Ingresses (a third each) for the memory figure; 0 skips it.")
+	flag.StringVar(&cfg.manager, "manager", "bin/manager", "The operator's manager binary.")
+	flag.DurationVar(&cfg.steady, "steady", 2*time.Minute, "How long the steady state is watched.")
+	flag.DurationVar(&cfg.restartWindow, "restart-window", time.Minute, "How long requests are counted after a restart.")
+	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "How long one phase may take.")
+	flag.IntVar(&cfg.kcmQPS, "controller-manager-qps", 200,
+		"kube-controller-manager's --kube-api-qps, so the cluster is not what is measured.")
+	flag.StringVar(&cfg.out, "out", "", "Where the raw figures go as JSON; default .local/bench/bench-<n>.json.")
+	flag.StringVar(&cfg.operators, "operators", "operator,baseline", "Which operators to measure, in order.")
+	flag.Parse()
+	if cfg.out == "" {
+		cfg.out = filepath.Join(".local", "bench", fmt.Sprintf("bench-%d.json", cfg.n))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// bench is one run: a cluster, the simulator and the counters.
+type bench struct {
+	cfg        config
+	dir        string
+	cp         *harness.ControlPlane
+	c          client.Client // the bench's own, not counted
+	sim        *simulator.Server
+	simURL     string
+	dns        *dnsCounter
+	proxy      *countingProxy
+	kubeconfig string // through the counting proxy
+	tokenFile  string
+}
+
+// Result is everything one run measured; it is written as JSON.
+type Result struct {
+	N         int              `json:"n"`
+	Machine   string           `json:"machine"`
+	Started   time.Time        `json:"started"`
+	Floor     map[string]Phase `json:"floor"`
+	Operators []OperatorResult `json:"operators"`
+}
+
+// OperatorResult is one operator's phases and memory.
+type OperatorResult struct {
+	Name   string           `json:"name"`
+	Phases map[string]Phase `json:"phases"`
+	Memory map[string]Mem   `json:"memory"`
+}
+
+// Phase is one phase's time and requests.
+type Phase struct {
+	Seconds float64 `json:"seconds"`
+	// API counts the manager's requests by "verb resource".
+	API         map[string]int `json:"api,omitempty"`
+	APIFailures map[string]int `json:"apiFailures,omitempty"`
+	// DNS counts requests to the DNS service by operation.
+	DNS         map[string]int `json:"dns,omitempty"`
+	DNSFailures int            `json:"dnsFailures,omitempty"`
+	// Extra holds a phase's own figures (restart peak and mean, drain time).
+	Extra map[string]float64 `json:"extra,omitempty"`
+}
+
+// Mem is the manager's memory at one point.
+type Mem struct {
+	HeapBytes     float64 `json:"heapBytes"`
+	LiveHeapBytes float64 `json:"liveHeapBytes"`
+	RSSBytes      float64 `json:"rssBytes"`
+}
+
+func run(ctx context.Context, cfg config) error {
+	b := &bench{cfg: cfg}
+	var err error
+	if b.dir, err = filepath.Abs(filepath.Join(".local", "bench")); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(b.dir, 0o755); err != nil {
+		return err
+	}
+	logf("Starting the cluster tier (kube-controller-manager at %d QPS)", cfg.kcmQPS)
+	b.cp, err = harness.Start(ctx, harness.Options{
+		Tier:                 harness.TierCluster,
+		StateRoot:            filepath.Join(b.dir, "controlplane"),
+		ControllerManagerQPS: cfg.kcmQPS,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.cp.Stop() }()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = appsv1alpha1.AddToScheme(scheme)
+	if b.c, err = b.cp.NewClient(client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	if err := b.startSimulator(); err != nil {
+		return err
+	}
+	if b.proxy, err = startCountingProxy(b.cp.Config); err != nil {
+		return err
+	}
+	defer b.proxy.close()
+	if err := b.writeFiles(); err != nil {
+		return err
+	}
+
+	res := Result{N: cfg.n, Machine: machine(), Started: time.Now().UTC()}
+	if res.Floor, err = b.floor(ctx); err != nil {
+		return fmt.Errorf("cluster floor: %w", err)
+	}
+	for _, name := range strings.Split(cfg.operators, ",") {
+		r, err := b.measure(ctx, name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		res.Operators = append(res.Operators, r)
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(cfg.out, data, 0o644); err != nil {
+		return err
+	}
+	printReport(os.Stdout, res)
+	logf("Raw figures in %s", cfg.out)
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func (b *bench) startSimulator() error {
+	b.sim = simulator.New(simulator.Options{Token: simToken, PropagationDelay: propagation})
+	b.dns = &dnsCounter{next: b.sim, ops: map[string]int{}}
+	addr, err := harness.FreeAddress()
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: addr, Handler: b.dns, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.ListenAndServe() }()
+	b.simURL = "http://" + addr
+	return wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) {
+			resp, err := http.Get(b.simURL + "/healthz")
+			if err != nil {
+				return false, nil //nolint:nilerr // not listening yet
+			}
+			_ = resp.Body.Close()
+			return true, nil
+		})
+}
+
+// writeFiles writes the token and a kubeconfig that reaches the API server
+// through the counting proxy.
+func (b *bench) writeFiles() error {
+	b.tokenFile = filepath.Join(b.dir, "token")
+	if err := os.WriteFile(b.tokenFile, []byte(simToken+"\n"), 0o600); err != nil {
+		return err
+	}
+	b.kubeconfig = filepath.Join(b.dir, "kubeconfig")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: bench, cluster: {server: %q}}]
+users: [{name: bench, user: {}}]
+contexts: [{name: bench, context: {cluster: bench, user: bench}}]
+current-context: bench
+`, b.proxy.URL)
+	return os.WriteFile(b.kubeconfig, []byte(kc), 0o600)
+}
+
+// dnsCounter counts DNS requests by operation, with their times, in front
+// of the simulator.
+type dnsCounter struct {
+	next     http.Handler
+	mu       sync.Mutex
+	ops      map[string]int
+	failures int
+	times    []time.Time
+}
+
+func (d *dnsCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasPrefix(r.URL.Path, "/dns/") {
+		d.next.ServeHTTP(w, r)
+		return
+	}
+	op := ""
+	named := strings.Count(strings.Trim(r.URL.Path, "/"), "/") >= 3 // dns/v1/records/<name>
+	switch {
+	case r.Method == http.MethodPut:
+		op = "upsert"
+	case r.Method == http.MethodDelete:
+		op = opDelete
+	case named:
+		op = opGet
+	default:
+		op = "list"
+	}
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	d.next.ServeHTTP(sw, r)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ops[op]++
+	if sw.status >= 400 && (op != opGet || sw.status != http.StatusNotFound) {
+		d.failures++
+	}
+	d.times = append(d.times, time.Now())
+}
+
+func (d *dnsCounter) snapshot() (map[string]int, int, []time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ops, failures, times := d.ops, d.failures, d.times
+	d.ops, d.failures, d.times = map[string]int{}, 0, nil
+	return ops, failures, times
+}
+
+// counted runs fn and returns its time and every request made meanwhile.
+func (b *bench) counted(fn func() error) (Phase, []time.Time, error) {
+	b.proxy.snapshot()
+	b.dns.snapshot()
+	start := time.Now()
+	err := fn()
+	p := Phase{Seconds: time.Since(start).Seconds(), API: map[string]int{}, APIFailures: map[string]int{}}
+	counts, failures := b.proxy.snapshot()
+	for k, v := range counts {
+		p.API[k.Verb+" "+k.Resource] = v
+	}
+	for k, v := range failures {
+		p.APIFailures[k.Verb+" "+k.Resource] = v
+	}
+	var times []time.Time
+	p.DNS, p.DNSFailures, times = b.dns.snapshot()
+	return p, times, err
+}
+
+// floor measures the cluster alone: N bare Deployments with a Service each,
+// created until Available, then deleted until gone.
+func (b *bench) floor(ctx context.Context) (map[string]Phase, error) {
+	out := map[string]Phase{}
+	namespaces := b.namespaces("floor")
+	if err := b.createNamespaces(ctx, namespaces); err != nil {
+		return nil, err
+	}
+	logf("Floor: creating %d bare Deployments with Services", b.cfg.n)
+	start := time.Now()
+	err := b.parallel(b.cfg.n, func(i int) error {
+		ns, name := namespaces[i%len(namespaces)], fmt.Sprintf("app-%04d", i)
+		labels := map[string]string{appLabel: name}
+		dep := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
+				},
+			},
+		}
+		if err := b.c.Create(ctx, dep); err != nil {
+			return err
+		}
+		return b.c.Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}},
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.poll(ctx, "floor Deployments Available", func() (bool, string, error) {
+		var deps appsv1.DeploymentList
+		if err := b.c.List(ctx, &deps); err != nil {
+			return false, "", err
+		}
+		available := 0
+		for _, d := range deps.Items {
+			if strings.HasPrefix(d.Namespace, "floor-") && d.Status.AvailableReplicas >= 1 {
+				available++
+			}
+		}
+		return available >= b.cfg.n, fmt.Sprintf("%d/%d available", available, b.cfg.n), nil
+	}); err != nil {
+		return nil, err
+	}
+	out["converge"] = Phase{Seconds: time.Since(start).Seconds()}
+	logf("Floor: converged in %.1fs; deleting", out["converge"].Seconds)
+
+	start = time.Now()
+	for _, ns := range namespaces {
+		if err := b.c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(ns),
+			client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			return nil, err
+		}
+		var svcs corev1.ServiceList
+		if err := b.c.List(ctx, &svcs, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		for i := range svcs.Items {
+			if err := client.IgnoreNotFound(b.c.Delete(ctx, &svcs.Items[i])); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := b.poll(ctx, "floor cleanup", func() (bool, string, error) {
+		left := 0
+		for _, ns := range namespaces {
+			var deps appsv1.DeploymentList
+			var pods corev1.PodList
+			if err := b.c.List(ctx, &deps, client.InNamespace(ns)); err != nil {
+				return false, "", err
+			}
+			if err := b.c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+				return false, "", err
+			}
+			left += len(deps.Items) + len(pods.Items)
+		}
+		return left == 0, fmt.Sprintf("%d Deployments and pods left", left), nil
+	}); err != nil {
+		return nil, err
+	}
+	out["cleanup"] = Phase{Seconds: time.Since(start).Seconds()}
+	logf("Floor: cleaned up in %.1fs", out["cleanup"].Seconds)
+	return out, nil
+}
+
+// measure runs one operator through every phase.
+func (b *bench) measure(ctx context.Context, name string) (OperatorResult, error) {
+	res := OperatorResult{Name: name, Phases: map[string]Phase{}, Memory: map[string]Mem{}}
+	m, err := b.startManager(name)
+	if err != nil {
+		return res, err
+	}
+	// m is replaced by the restart: stop whichever runs at the end.
+	defer func() { m.stop() }()
+	if err := m.waitMetrics(ctx); err != nil {
+		return res, err
+	}
+	res.Memory["0 MyApps"] = m.memory(ctx)
+
+	namespaces := b.namespaces("bench-" + name)
+	if err := b.createNamespaces(ctx, namespaces); err != nil {
+		return res, err
+	}
+	logf("%s: creating %d MyApps", name, b.cfg.n)
+	res.Phases["converge"], _, err = b.counted(func() error {
+		if err := b.parallel(b.cfg.n, func(i int) error {
+			ns := namespaces[i%len(namespaces)]
+			app := &appsv1alpha1.MyApp{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d", i), Namespace: ns},
+				Spec: appsv1alpha1.MyAppSpec{
+					Replicas: ptr.To[int32](1),
+					Image:    image,
+					Host:     fmt.Sprintf("app-%04d.%s.bench.example.com", i, ns),
+				},
+			}
+			return b.c.Create(ctx, app)
+		}); err != nil {
+			return err
+		}
+		return b.poll(ctx, name+" convergence", func() (bool, string, error) { return b.converged(ctx) })
+	})
+	if err != nil {
+		return res, err
+	}
+	logf("%s: converged in %.1fs", name, res.Phases["converge"].Seconds)
+	res.Memory[fmt.Sprintf("%d MyApps", b.cfg.n)] = m.memory(ctx)
+
+	logf("%s: steady state for %s", name, b.cfg.steady)
+	res.Phases["steady"], _, _ = b.counted(func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(b.cfg.steady):
+			return nil
+		}
+	})
+
+	logf("%s: restart", name)
+	m.stop()
+	var times []time.Time
+	var drained time.Duration
+	res.Phases["restart"], times, err = b.counted(func() error {
+		start := time.Now()
+		if m, err = b.startManager(name); err != nil {
+			return err
+		}
+		drained = m.waitDrained(ctx, b.cfg.n, b.cfg.restartWindow)
+		if d := b.cfg.restartWindow - time.Since(start); d > 0 {
+			time.Sleep(d)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	peak, mean := rates(times, b.cfg.restartWindow)
+	res.Phases["restart"] = withExtra(res.Phases["restart"], map[string]float64{
+		"drainSeconds": drained.Seconds(), "dnsPeakPerSecond": peak, "dnsMeanPerSecond": mean,
+	})
+
+	if b.cfg.unrelated > 0 {
+		// The restarted manager, measured before and after, so the
+		// difference is the unrelated objects' alone.
+		res.Memory[fmt.Sprintf("%d MyApps after restart", b.cfg.n)] = m.memory(ctx)
+		mem, err := b.unrelatedMemory(ctx, name, m)
+		if err != nil {
+			return res, err
+		}
+		res.Memory[fmt.Sprintf("%d MyApps after restart + %d unrelated objects", b.cfg.n, b.cfg.unrelated)] = mem
+	}
+
+	logf("%s: deleting the MyApps", name)
+	res.Phases["cleanup"], _, err = b.counted(func() error {
+		for _, ns := range namespaces {
+			if err := b.c.DeleteAllOf(ctx, &appsv1alpha1.MyApp{}, client.InNamespace(ns)); err != nil {
+				return err
+			}
+		}
+		return b.poll(ctx, name+" cleanup", func() (bool, string, error) {
+			var apps appsv1alpha1.MyAppList
+			if err := b.c.List(ctx, &apps); err != nil {
+				return false, "", err
+			}
+			records := len(b.sim.Records())
+			return len(apps.Items) == 0 && records == 0, fmt.Sprintf("%d MyApps, %d records left", len(apps.Items), records), nil
+		})
+	})
+	if err != nil {
+		return res, err
+	}
+	logf("%s: cleaned up in %.1fs", name, res.Phases["cleanup"].Seconds)
+	return res, nil
+}
+
+func withExtra(p Phase, extra map[string]float64) Phase {
+	p.Extra = extra
+	return p
+}
+
+// converged is true when every MyApp is Ready and every record ACTIVE in
+// the DNS service, whatever the operator writes in its status.
+func (b *bench) converged(ctx context.Context) (bool, string, error) {
+	var apps appsv1alpha1.MyAppList
+	if err := b.c.List(ctx, &apps); err != nil {
+		return false, "", err
+	}
+	ready := 0
+	for i := range apps.Items {
+		if meta.IsStatusConditionTrue(apps.Items[i].Status.Conditions, appsv1alpha1.ReadyCondition) {
+			ready++
+		}
+	}
+	active := 0
+	for _, r := range b.sim.Records() {
+		if r.State == simulator.StateActive {
+			active++
+		}
+	}
+	return ready >= b.cfg.n && active >= b.cfg.n, fmt.Sprintf("%d Ready, %d records ACTIVE", ready, active), nil
+}
+
+// unrelatedMemory creates Deployments, Services and Ingresses the operator
+// has nothing to do with, measures the manager, and deletes them again.
+func (b *bench) unrelatedMemory(ctx context.Context, name string, m *managerProcess) (Mem, error) {
+	namespaces := b.namespaces("unrelated-" + name)
+	if err := b.createNamespaces(ctx, namespaces); err != nil {
+		return Mem{}, err
+	}
+	logf("%s: creating %d unrelated objects", name, b.cfg.unrelated)
+	err := b.parallel(b.cfg.unrelated, func(i int) error {
+		ns, objName := namespaces[i%len(namespaces)], fmt.Sprintf("other-%05d", i)
+		labels := map[string]string{appLabel: objName}
+		var obj client.Object
+		switch i % 3 {
+		case 0:
+			obj = &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: objName, Namespace: ns, Labels: labels},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: ptr.To[int32](0),
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
+					},
+				},
+			}
+		case 1:
+			obj = &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: objName, Namespace: ns, Labels: labels},
+				Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}},
+			}
+		default:
+			obj = &networkingv1.Ingress{
+				ObjectMeta: metav1.ObjectMeta{Name: objName, Namespace: ns, Labels: labels},
+				Spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{
+					Service: &networkingv1.IngressServiceBackend{Name: objName, Port: networkingv1.ServiceBackendPort{Number: 80}},
+				}},
+			}
+		}
+		return b.c.Create(ctx, obj)
+	})
+	if err != nil {
+		return Mem{}, err
+	}
+	mem := m.memory(ctx)
+	logf("%s: deleting the unrelated objects", name)
+	for _, ns := range namespaces {
+		if err := b.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return mem, err
+		}
+	}
+	return mem, b.poll(ctx, "unrelated namespaces gone", func() (bool, string, error) {
+		left := 0
+		for _, ns := range namespaces {
+			err := b.c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+			if err == nil {
+				left++
+			} else if !apierrors.IsNotFound(err) {
+				return false, "", err
+			}
+		}
+		return left == 0, fmt.Sprintf("%d namespaces left", left), nil
+	})
+}
+
+func (b *bench) namespaces(prefix string) []string {
+	out := make([]string, b.cfg.namespaces)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	return out
+}
+
+func (b *bench) createNamespaces(ctx context.Context, names []string) error {
+	for _, ns := range names {
+		if err := b.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parallel runs fn for 0..n-1 on 8 workers and returns the first error.
+func (b *bench) parallel(n int, fn func(i int) error) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	next := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// poll calls check every second until it is done, logging its progress
+// every 15 seconds, for at most the phase timeout.
+func (b *bench) poll(ctx context.Context, what string, check func() (bool, string, error)) error {
+	start, lastLog := time.Now(), time.Now()
+	progress := ""
+	err := wait.PollUntilContextTimeout(ctx, time.Second, b.cfg.timeout, true, func(context.Context) (bool, error) {
+		done, p, err := check()
+		progress = p
+		if time.Since(lastLog) > 15*time.Second {
+			logf("  %s: %s after %s", what, p, time.Since(start).Round(time.Second))
+			lastLog = time.Now()
+		}
+		return done, err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w (%s)", what, err, progress)
+	}
+	return nil
+}
+
+// rates returns the peak and mean DNS requests per second over window.
+func rates(times []time.Time, window time.Duration) (peak, mean float64) {
+	if len(times) == 0 {
+		return 0, 0
+	}
+	perSecond := map[int64]int{}
+	start := times[0].Unix()
+	for _, t := range times {
+		perSecond[t.Unix()-start]++
+	}
+	for _, n := range perSecond {
+		peak = max(peak, float64(n))
+	}
+	return peak, float64(len(times)) / window.Seconds()
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				model = strings.TrimSpace(strings.SplitN(line, ":", 2)[1])
+				break
+			}
+		}
+	}
+	load := ""
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = ", load " + strings.Join(strings.Fields(string(data))[:3], " ")
+	}
+	return fmt.Sprintf("%s, %d cores%s", model, numCPU(), load)
+}
+
+func numCPU() int {
+	out, err := exec.Command("nproc").Output()
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	return n
+}
+
+// errStopped is returned by a manager that exited by itself.
+var errStopped = errors.New("the manager exited")
+
+// sortedNames returns a map's keys sorted.
+func sortedNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
