@@ -72,6 +72,17 @@ fuzz: ## Run each fuzz target for FUZZTIME.
 		go test "$$pkg" -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME); \
 	done
 
+# RELIABILITY_TIMEOUT bounds the whole campaign; it needs up to 30 minutes
+# on 2 cores.
+RELIABILITY_TIMEOUT ?= 45m
+
+.PHONY: test-reliability
+test-reliability: manifests generate controlplane ## Run the whole reliability campaign (docs/reliability.md); the full log goes to reliability.out.
+	RELIABILITY_FULL=1 KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./test/reliability -count=1 -v \
+		-timeout $(RELIABILITY_TIMEOUT) > reliability.out 2>&1 || { grep -E '^\s*--- FAIL|RESULT|EXPECTED FAILURE' reliability.out; \
+		echo "The campaign failed; see reliability.out"; exit 1; }
+	@grep -E 'RESULT|EXPECTED FAILURE' reliability.out
+
 # FUZZ_TARGETS lists package:FuzzName pairs run by `make fuzz`.
 FUZZ_TARGETS ?= ./internal/external:FuzzDecodeResponse
 

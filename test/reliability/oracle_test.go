@@ -1,0 +1,381 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+)
+
+// Report is what the oracle counts in one scenario once it has settled.
+// Every field is a count of problems; the goal is zero in each.
+type Report struct {
+	// Leaks: a record or backup whose owner is gone (and did not ask to keep
+	// it), and a final-backup hold no BackupConfig will ever release.
+	LeakedRecords int
+	LeakedBackups int
+	OrphanedHolds int
+	// Duplicates: a second record owned by one MyApp, and a second backup
+	// for one idempotency key, or a second live final backup of one MyApp.
+	DuplicateRecords int
+	DuplicateBackups int
+	// Stuck: a MyApp, BackupConfig or namespace still being deleted.
+	Stuck int
+	// Wrong state: a live MyApp not Ready at its generation, or without its
+	// record for its current host; a BackupConfig whose status disagrees with
+	// the service, or that missed the backup of its MyApp's generation.
+	NotReady         int
+	MissingRecords   int
+	StatusMismatches int
+	MissedBackups    int
+
+	// Problems describes each count, for the log of a failing scenario.
+	Problems []string
+}
+
+// Leaks, Duplicates and Stuck are the campaign's headline figures.
+func (r Report) Leaks() int      { return r.LeakedRecords + r.LeakedBackups + r.OrphanedHolds }
+func (r Report) Duplicates() int { return r.DuplicateRecords + r.DuplicateBackups }
+func (r Report) Wrong() int {
+	return r.NotReady + r.MissingRecords + r.StatusMismatches + r.MissedBackups
+}
+
+// Clean reports whether nothing at all was counted.
+func (r Report) Clean() bool { return r.Leaks()+r.Duplicates()+r.Stuck+r.Wrong() == 0 }
+
+func (r Report) String() string {
+	return fmt.Sprintf("leaks %d (records %d, backups %d, holds %d), duplicates %d (records %d, backups %d), stuck %d, "+
+		"wrong %d (not ready %d, missing records %d, status mismatches %d, missed backups %d)",
+		r.Leaks(), r.LeakedRecords, r.LeakedBackups, r.OrphanedHolds, r.Duplicates(), r.DuplicateRecords,
+		r.DuplicateBackups, r.Stuck, r.Wrong(), r.NotReady, r.MissingRecords, r.StatusMismatches, r.MissedBackups)
+}
+
+func (r *Report) add(count *int, format string, args ...any) {
+	*count++
+	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+}
+
+// oracle judges one scenario: one namespace and the simulator that serves it
+// alone, so every record and backup in it belongs to the scenario.
+type oracle struct {
+	ns  string
+	sim *simulator.Server
+
+	mu sync.Mutex
+	// retained are the UIDs of BackupConfigs with deletionPolicy Retain,
+	// whose backups are meant to outlive them.
+	retained map[types.UID]bool
+	// namespaceDeleted is set by scenarios that delete the namespace itself.
+	namespaceDeleted bool
+}
+
+func newOracle(ns string, sim *simulator.Server) *oracle {
+	return &oracle{ns: ns, sim: sim, retained: map[types.UID]bool{}}
+}
+
+func (o *oracle) retain(uid types.UID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.retained[uid] = true
+}
+
+func (o *oracle) isRetained(uid types.UID) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.retained[uid]
+}
+
+// quietPeriod is how long the oracle must count nothing before a scenario
+// counts as settled: a leak can appear after a moment of calm, when a late
+// pass of the controller writes what nobody will clean up.
+const quietPeriod = 2 * time.Second
+
+// settle applies the oracle until it has counted nothing for quietPeriod or
+// settleTimeout has passed, and returns the last report: a scenario has settled
+// when the operator has nothing left to do, which the oracle cannot tell
+// from a slow operator except by waiting.
+func (o *oracle) settle(t *testing.T) Report {
+	t.Helper()
+	deadline := time.Now().Add(settleTimeout)
+	var cleanSince time.Time
+	for {
+		r, err := o.check(t.Context())
+		now := time.Now()
+		switch {
+		case err != nil:
+			cleanSince = time.Time{}
+			if now.After(deadline) {
+				t.Fatalf("oracle: %v", err)
+			}
+		case r.Clean():
+			if cleanSince.IsZero() {
+				cleanSince = now
+			}
+			if now.Sub(cleanSince) >= quietPeriod {
+				return r
+			}
+		default:
+			cleanSince = time.Time{}
+			if now.After(deadline) {
+				t.Logf("oracle: %s", r)
+				for _, p := range r.Problems {
+					t.Logf("  %s", p)
+				}
+				return r
+			}
+		}
+		select {
+		case <-t.Context().Done():
+			return r
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// check applies the oracle once.
+func (o *oracle) check(ctx context.Context) (Report, error) {
+	var r Report
+	var apps appsv1alpha1.MyAppList
+	var bcs backupv1alpha1.BackupConfigList
+	if err := k8sClient.List(ctx, &apps, client.InNamespace(o.ns)); err != nil {
+		return r, err
+	}
+	if err := k8sClient.List(ctx, &bcs, client.InNamespace(o.ns)); err != nil {
+		return r, err
+	}
+	records := o.sim.Records()
+	backups := o.sim.Backups()
+
+	o.checkNamespace(ctx, &r)
+	o.checkApps(&r, apps.Items, bcs.Items, records)
+	o.checkBackupConfigs(&r, apps.Items, bcs.Items, backups)
+	return r, nil
+}
+
+func (o *oracle) checkNamespace(ctx context.Context, r *Report) {
+	o.mu.Lock()
+	deleted := o.namespaceDeleted
+	o.mu.Unlock()
+	if !deleted {
+		return
+	}
+	var ns corev1.Namespace
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: o.ns}, &ns); !apierrors.IsNotFound(err) {
+		r.add(&r.Stuck, "namespace %s is still there (phase %s)", o.ns, ns.Status.Phase)
+	}
+}
+
+// checkApps judges the MyApps and the DNS records.
+func (o *oracle) checkApps(r *Report, apps []appsv1alpha1.MyApp, bcs []backupv1alpha1.BackupConfig, records []simulator.Record) {
+	owners := map[string]*appsv1alpha1.MyApp{}
+	for i := range apps {
+		owners[recordOwner(&apps[i])] = &apps[i]
+	}
+	owned := map[string][]simulator.Record{}
+	for _, rec := range records {
+		if _, ok := owners[rec.Owner]; !ok {
+			r.add(&r.LeakedRecords, "record %s (owner %s) belongs to no MyApp", rec.Name, rec.Owner)
+			continue
+		}
+		owned[rec.Owner] = append(owned[rec.Owner], rec)
+	}
+	for i := range apps {
+		app := &apps[i]
+		key := app.Namespace + "/" + app.Name
+		if !app.DeletionTimestamp.IsZero() {
+			r.add(&r.Stuck, "MyApp %s (uid %s) is stuck deleting, finalizers %v", key, app.UID, app.Finalizers)
+		} else {
+			if err := myAppReady(app); err != nil {
+				r.add(&r.NotReady, "MyApp %s: %v", key, err)
+			}
+			// Exactly one record, for the current host: any other record the
+			// MyApp owns (an old host's, say) is one too many.
+			hasHost := false
+			for _, rec := range owned[recordOwner(app)] {
+				switch {
+				case rec.Name != app.Spec.Host:
+					r.add(&r.DuplicateRecords, "MyApp %s also owns record %s, not its host %s", key, rec.Name, app.Spec.Host)
+				case rec.State != simulator.StateActive:
+					hasHost = true
+					r.add(&r.NotReady, "MyApp %s: record %s is %s", key, rec.Name, rec.State)
+				default:
+					hasHost = true
+				}
+			}
+			if !hasHost {
+				r.add(&r.MissingRecords, "MyApp %s has no record for %s", key, app.Spec.Host)
+			}
+		}
+		if controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) && !holdWanted(app, bcs) {
+			r.add(&r.OrphanedHolds, "MyApp %s carries %s but no BackupConfig wants a final backup of it",
+				key, backupv1alpha1.FinalBackupFinalizer)
+		}
+	}
+}
+
+// holdWanted reports whether some BackupConfig still accounts for app's
+// final-backup finalizer: one that references it and either wants a final
+// backup or is itself being deleted (and so still has to release it).
+func holdWanted(app *appsv1alpha1.MyApp, bcs []backupv1alpha1.BackupConfig) bool {
+	for i := range bcs {
+		bc := &bcs[i]
+		if bc.Spec.AppRef.Name == app.Name && (bc.Spec.BackupBeforeAppDeletion || !bc.DeletionTimestamp.IsZero()) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkBackupConfigs judges the BackupConfigs and the backups.
+func (o *oracle) checkBackupConfigs(r *Report, apps []appsv1alpha1.MyApp, bcs []backupv1alpha1.BackupConfig, backups []simulator.Backup) {
+	byOwner := map[string]*backupv1alpha1.BackupConfig{}
+	for i := range bcs {
+		byOwner[backupOwner(&bcs[i])] = &bcs[i]
+	}
+	byKey := o.checkBackups(r, byOwner, backups)
+	byID := map[string]simulator.Backup{}
+	for _, b := range backups {
+		byID[b.ID] = b
+	}
+	appsByName := map[string]*appsv1alpha1.MyApp{}
+	for i := range apps {
+		appsByName[apps[i].Name] = &apps[i]
+	}
+	for i := range bcs {
+		checkBackupConfig(r, &bcs[i], appsByName[bcs[i].Spec.AppRef.Name], byID, byKey)
+	}
+}
+
+// checkBackups counts leaked and duplicated backups, and returns how many
+// backups each idempotency key names.
+func (o *oracle) checkBackups(r *Report, byOwner map[string]*backupv1alpha1.BackupConfig, backups []simulator.Backup) map[string]int {
+	byKey := map[string]int{}
+	liveFinals := map[string]int{}
+	for _, b := range backups {
+		byKey[b.IdempotencyKey]++
+		if byKey[b.IdempotencyKey] == 2 {
+			r.add(&r.DuplicateBackups, "two backups with idempotency key %s", b.IdempotencyKey)
+		}
+		if prefix, ok := finalPrefix(b.IdempotencyKey); ok && b.Phase != simulator.PhaseFailed {
+			liveFinals[prefix]++
+			if liveFinals[prefix] == 2 {
+				r.add(&r.DuplicateBackups, "two final backups not failed under %s", prefix)
+			}
+		}
+		if _, ok := byOwner[b.Owner]; !ok && !o.isRetained(types.UID(strings.TrimPrefix(b.Owner, "backupconfig/"))) {
+			r.add(&r.LeakedBackups, "backup %s (%s, key %s) belongs to no BackupConfig", b.ID, b.Phase, b.IdempotencyKey)
+		}
+	}
+	return byKey
+}
+
+// checkBackupConfig judges one BackupConfig against the service; app is its
+// MyApp, nil when there is none.
+func checkBackupConfig(r *Report, bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp,
+	byID map[string]simulator.Backup, byKey map[string]int) {
+	key := bc.Namespace + "/" + bc.Name
+	if !bc.DeletionTimestamp.IsZero() {
+		r.add(&r.Stuck, "BackupConfig %s (uid %s) is stuck deleting, finalizers %v", key, bc.UID, bc.Finalizers)
+		return
+	}
+	if bc.Status.ObservedGeneration != bc.Generation {
+		r.add(&r.StatusMismatches, "BackupConfig %s observed generation %d of %d", key, bc.Status.ObservedGeneration, bc.Generation)
+	}
+	if last := bc.Status.LastBackup; last != nil {
+		b, ok := byID[last.ID]
+		switch {
+		case !ok:
+			r.add(&r.StatusMismatches, "BackupConfig %s: last backup %s is not in the service", key, last.ID)
+		case string(last.Phase) != phaseName(b.Phase):
+			r.add(&r.StatusMismatches, "BackupConfig %s: last backup %s is %s in status, %s in the service", key, last.ID, last.Phase, b.Phase)
+		}
+	}
+	if app == nil || !app.DeletionTimestamp.IsZero() || bc.Spec.Suspend {
+		return
+	}
+	if c := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		r.add(&r.StatusMismatches, "BackupConfig %s is not Ready: %v", key, c)
+	}
+	if bc.Spec.BackupOnChange == nil || *bc.Spec.BackupOnChange {
+		want := fmt.Sprintf("%s/change/%s/%d", backupOwner(bc), app.UID, app.Generation)
+		if byKey[want] == 0 {
+			r.add(&r.MissedBackups, "BackupConfig %s has no backup of MyApp %s generation %d (key %s)", key, app.Name, app.Generation, want)
+		}
+	}
+}
+
+// finalPrefix returns "<owner>/final/<app uid>" for a final backup's key.
+func finalPrefix(key string) (string, bool) {
+	i := strings.Index(key, "/final/")
+	if i < 0 {
+		return "", false
+	}
+	rest := key[i+len("/final/"):]
+	j := strings.Index(rest, "/")
+	if j < 0 {
+		return key, true
+	}
+	return key[:i+len("/final/")+j], true
+}
+
+// phaseName maps the service's phase onto the status's.
+func phaseName(p simulator.Phase) string {
+	switch p {
+	case simulator.PhaseRunning:
+		return string(backupv1alpha1.BackupRunning)
+	case simulator.PhaseSucceeded:
+		return string(backupv1alpha1.BackupSucceeded)
+	default:
+		return string(backupv1alpha1.BackupFailed)
+	}
+}
+
+// recordOwner and backupOwner are the owner identities the controllers write
+// (docs/external-api.md): they end in the object's UID.
+func recordOwner(app *appsv1alpha1.MyApp) string {
+	return "myapp-operator/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+}
+
+func backupOwner(bc *backupv1alpha1.BackupConfig) string { return "backupconfig/" + string(bc.UID) }
+
+// myAppReady is nil when app is Ready at its generation.
+func myAppReady(app *appsv1alpha1.MyApp) error {
+	if app.Status.ObservedGeneration != app.Generation {
+		return fmt.Errorf("%w: observed generation %d of %d", errNotReady, app.Status.ObservedGeneration, app.Generation)
+	}
+	c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return fmt.Errorf("%w: %v", errNotReady, c)
+	}
+	return nil
+}
