@@ -219,9 +219,7 @@ func judge(t *testing.T, r Report, what string) {
 // knownBugs maps test names (prefixes) onto the open bug in
 // docs/reliability.md that makes them fail. Consulted only in the full
 // campaign.
-var knownBugs = map[string]string{
-	"TestSameNameRecreateDuringOutage": "B1: after a MyApp vanished as its finalizer was added, its same-name successor waits in HostConflict",
-}
+var knownBugs = map[string]string{}
 
 func expectedFailure(name string) (string, bool) {
 	for prefix, bug := range knownBugs {

@@ -138,12 +138,14 @@ func (s *scenario) startManager(gate *crashGate) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect((&myapp.Reconciler{
-		Client:              mgr.GetClient(),
-		DNS:                 dnsClient,
-		Recorder:            mgr.GetEventRecorder("myapp-controller"),
-		DefaultTarget:       defaultTarget,
-		PendingPollInterval: 200 * time.Millisecond,
-		DriftCheckInterval:  time.Hour,
+		Client: mgr.GetClient(),
+		DNS:    dnsClient,
+		// As cmd/manager sets it whenever the orphan sweep runs.
+		ReplaceLeakedRecords: true,
+		Recorder:             mgr.GetEventRecorder("myapp-controller"),
+		DefaultTarget:        defaultTarget,
+		PendingPollInterval:  200 * time.Millisecond,
+		DriftCheckInterval:   time.Hour,
 	}).SetupWithManager(mgr)).To(Succeed())
 	// cmd/manager runs the orphan sweep by default (hourly); here it runs
 	// every few seconds, so what it repairs is repaired within a scenario.
