@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package myapp
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+)
+
+// TestBadInputOnlyTheDeploymentAPIRefuses is the part of the bad-input
+// family (issue 11, family 8; test/api/badinput_test.go has the specs the
+// API server refuses) that only the cluster can tell: the MyApp CRD embeds
+// corev1.EnvVar and corev1.ResourceRequirements, whose rules live in the
+// Deployment API's Go code rather than in a schema, so the MyApp is
+// accepted and the Deployment is refused. Each must end as Ready=False,
+// ChildWriteFailed, with a message naming the Deployment's field.
+func TestBadInputOnlyTheDeploymentAPIRefuses(t *testing.T) {
+	const container = "spec.template.spec.containers[0]."
+	quantities := func(kv ...string) corev1.ResourceList {
+		l := corev1.ResourceList{}
+		for i := 0; i < len(kv); i += 2 {
+			l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+		}
+		return l
+	}
+	fieldRef := &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}
+	cases := []struct {
+		name      string
+		mutate    func(*appsv1alpha1.MyApp)
+		wantField string
+	}{
+		{"env-name-with-equals", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Env = []corev1.EnvVar{{Name: "A=B", Value: "1"}}
+		}, container + "env[0].name"},
+		{"env-name-empty", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Env = []corev1.EnvVar{{Name: "", Value: "1"}}
+		}, container + "env[0].name"},
+		{"env-value-from-nothing", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{}}}
+		}, container + "env[0].valueFrom"},
+		{"env-value-from-two-sources", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{
+				FieldRef:        fieldRef,
+				ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Key: "k"},
+			}}}
+		}, container + "env[0].valueFrom"},
+		{"cpu-request-negative", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Resources.Requests = quantities("cpu", "-1")
+		}, container + "resources.requests[cpu]"},
+		{"memory-limit-negative", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Resources.Limits = quantities("memory", "-1Gi")
+		}, container + "resources.limits[memory]"},
+		{"resource-name-with-a-space", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Resources.Requests = quantities("foo bar", "1")
+		}, container + "resources.requests[foo bar]"},
+		{"extended-resource-without-limit", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Resources.Requests = quantities("example.com/widget", "2")
+		}, container + "resources.limits"},
+		{"extended-resource-over-limit", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Resources.Requests = quantities("example.com/widget", "2")
+			a.Spec.Resources.Limits = quantities("example.com/widget", "1")
+		}, container + "resources.requests: Invalid value: \"2\""},
+		{"resource-claim-not-in-the-pod", func(a *appsv1alpha1.MyApp) {
+			a.Spec.Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+		}, container + "resources.claims[0]"},
+	}
+
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	apps := make([]*appsv1alpha1.MyApp, len(cases))
+	for i, tc := range cases {
+		apps[i] = newMyApp(ns, tc.name, tc.mutate)
+		g.Expect(k8sClient.Create(t.Context(), apps[i])).To(Succeed(), "the API server accepts %s", tc.name)
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			cond := eventuallyReadyReason(t, g, apps[i], ReasonChildWriteFailed)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Message).To(ContainSubstring("Could not create Deployment " + tc.name))
+			g.Expect(cond.Message).To(ContainSubstring(tc.wantField), "the condition names the field")
+			g.Expect(cond.Message).To(ContainSubstring("fix the MyApp's spec"))
+		})
+	}
+}
