@@ -17,6 +17,7 @@ limitations under the License.
 package myapp
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -100,6 +101,47 @@ func TestBadInputOnlyTheDeploymentAPIRefuses(t *testing.T) {
 			g.Expect(cond.Message).To(ContainSubstring("Could not create Deployment " + tc.name))
 			g.Expect(cond.Message).To(ContainSubstring(tc.wantField), "the condition names the field")
 			g.Expect(cond.Message).To(ContainSubstring("fix the MyApp's spec"))
+		})
+	}
+}
+
+// TestBadInputOnlyTheDNSServiceRefuses covers hosts the CRD accepts, since
+// they are good DNS names, that a DNS backend cannot hold: the RFC 2136
+// backend serves one zone, and keeps each record's owner at a name 13
+// characters longer than the record's. Each must end as DNSReady=False,
+// DNSRequestRejected, pointing at spec.host.
+func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
+	if rfc2136Err != nil {
+		t.Fatal(rfc2136Err)
+	}
+	var route myAppOption
+	for _, b := range dnsBackends() {
+		if b.name == rfc2136Backend {
+			route = b.route
+		}
+	}
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	// 4 labels of 60 and "example.com": 252 characters, within the 253 a
+	// DNS name may have, over the 240 the owner record leaves.
+	long := strings.Repeat(strings.Repeat("a", 59)+".", 4) + "x." + bind.Zone
+	hosts := map[string]string{
+		"outside-the-zone": "web." + ns + ".example.org",
+		"too-long-for-the-owner-record": long[len(long)-252:],
+	}
+	apps := map[string]*appsv1alpha1.MyApp{}
+	for name, host := range hosts {
+		apps[name] = newMyApp(ns, name, route, withHost(host))
+		g.Expect(k8sClient.Create(t.Context(), apps[name])).To(Succeed(), "the API server accepts %s", host)
+	}
+	for name, app := range apps {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			eventuallyDNSReason(t, g, app, ReasonDNSRequestRejected)
+			cond := conditionOf(app, appsv1alpha1.DNSReadyCondition)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Message).To(ContainSubstring("spec.host"), "the condition names the field")
+			g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
 		})
 	}
 }
