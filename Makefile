@@ -84,7 +84,8 @@ test-reliability: manifests generate controlplane ## Run the whole reliability c
 	@grep -E 'RESULT|EXPECTED FAILURE' reliability.out
 
 # FUZZ_TARGETS lists package:FuzzName pairs run by `make fuzz`.
-FUZZ_TARGETS ?= ./internal/external:FuzzDecodeResponse ./internal/reconcile/myapp:FuzzBuildChildren
+FUZZ_TARGETS ?= ./internal/external:FuzzDecodeResponse ./internal/external/dns/rfc2136:FuzzDecodeDNSAnswer \
+	./internal/reconcile/myapp:FuzzBuildChildren
 
 .PHONY: chart
 chart: manifests ## Regenerate the Helm chart's CRDs, manager ClusterRole and alerts from config/.
