@@ -126,7 +126,7 @@ func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
 	// DNS name may have, over the 240 the owner record leaves.
 	long := strings.Repeat(strings.Repeat("a", 59)+".", 4) + "x." + bind.Zone
 	hosts := map[string]string{
-		"outside-the-zone": "web." + ns + ".example.org",
+		"outside-the-zone":              "web." + ns + ".example.org",
 		"too-long-for-the-owner-record": long[len(long)-252:],
 	}
 	apps := map[string]*appsv1alpha1.MyApp{}

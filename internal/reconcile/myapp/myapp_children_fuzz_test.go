@@ -169,7 +169,12 @@ func checkDeployment(t *testing.T, app *appsv1alpha1.MyApp, dep *appsv1.Deployme
 			t.Fatalf("the container someone else added is not kept as it was: %+v", containers)
 		}
 	}
-	c := containers[i]
+	checkAppContainer(t, app, containers[i])
+}
+
+// checkAppContainer checks that the app's container carries the spec.
+func checkAppContainer(t *testing.T, app *appsv1alpha1.MyApp, c corev1.Container) {
+	t.Helper()
 	if c.Image != app.Spec.Image {
 		t.Fatalf("image %q, want %q", c.Image, app.Spec.Image)
 	}

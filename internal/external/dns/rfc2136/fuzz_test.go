@@ -87,52 +87,9 @@ func FuzzDecodeDNSAnswer(f *testing.F) {
 		f.Add(s.body, s.sign)
 	}
 
-	var answer atomic.Pointer[cannedAnswer]
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	started := make(chan struct{})
-	srv := &dns.Server{
-		Listener:          ln,
-		Net:               "tcp",
-		TsigSecret:        map[string]string{"fuzz.": secret},
-		NotifyStartedFunc: func() { close(started) },
-		Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-			a := answer.Load()
-			reply := new(dns.Msg)
-			if a == nil || reply.Unpack(a.body) != nil {
-				raw := []byte{}
-				if a != nil {
-					raw = append(raw, a.body...)
-				}
-				if len(raw) >= 2 {
-					raw[0], raw[1] = byte(req.Id>>8), byte(req.Id)
-				}
-				_, _ = w.Write(raw)
-				return
-			}
-			reply.Id, reply.Response, reply.Opcode = req.Id, true, req.Opcode
-			reply.Question = req.Question
-			extra := reply.Extra[:0]
-			for _, rr := range reply.Extra {
-				if _, tsig := rr.(*dns.TSIG); !tsig {
-					extra = append(extra, rr)
-				}
-			}
-			reply.Extra = extra
-			if t := req.IsTsig(); t != nil && a.sign {
-				reply.SetTsig(t.Hdr.Name, t.Algorithm, 300, time.Now().Unix())
-			}
-			_ = w.WriteMsg(reply)
-		}),
-	}
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	f.Cleanup(func() { _ = srv.Shutdown() })
-
+	answer, addr := startCannedServer(f, secret)
 	client, err := rfc2136.New(rfc2136.Config{
-		Server:  ln.Addr().String(),
+		Server:  addr,
 		Zone:    zone,
 		Key:     rfc2136.StaticKey(rfc2136.Key{Name: "fuzz", Algorithm: rfc2136.DefaultAlgorithm, Secret: secret}),
 		Timeout: time.Second,
@@ -170,4 +127,57 @@ func FuzzDecodeDNSAnswer(f *testing.F) {
 		rec, err = client.Transfer(ctx, name, owner, owner+"-new")
 		check("transfer", err, func() bool { return rec.Name == name })
 	})
+}
+
+// startCannedServer starts a TCP DNS server that answers every message with
+// what answer holds, signed with secret when it says so, for the rest of f.
+func startCannedServer(f *testing.F, secret string) (answer *atomic.Pointer[cannedAnswer], addr string) {
+	answer = &atomic.Pointer[cannedAnswer]{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		f.Fatal(err)
+	}
+	started := make(chan struct{})
+	srv := &dns.Server{
+		Listener:          ln,
+		Net:               "tcp",
+		TsigSecret:        map[string]string{"fuzz.": secret},
+		NotifyStartedFunc: func() { close(started) },
+		Handler:           dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) { answerWith(w, req, answer.Load()) }),
+	}
+	go func() { _ = srv.ActivateAndServe() }()
+	<-started
+	f.Cleanup(func() { _ = srv.Shutdown() })
+	return answer, ln.Addr().String()
+}
+
+// answerWith answers req with a: its message with req's ID and question,
+// signed like req when a says so, or its raw bytes with req's ID when they
+// are no message.
+func answerWith(w dns.ResponseWriter, req *dns.Msg, a *cannedAnswer) {
+	reply := new(dns.Msg)
+	if a == nil || reply.Unpack(a.body) != nil {
+		raw := []byte{}
+		if a != nil {
+			raw = append(raw, a.body...)
+		}
+		if len(raw) >= 2 {
+			raw[0], raw[1] = byte(req.Id>>8), byte(req.Id)
+		}
+		_, _ = w.Write(raw)
+		return
+	}
+	reply.Id, reply.Response, reply.Opcode = req.Id, true, req.Opcode
+	reply.Question = req.Question
+	extra := reply.Extra[:0]
+	for _, rr := range reply.Extra {
+		if _, tsig := rr.(*dns.TSIG); !tsig {
+			extra = append(extra, rr)
+		}
+	}
+	reply.Extra = extra
+	if t := req.IsTsig(); t != nil && a.sign {
+		reply.SetTsig(t.Hdr.Name, t.Algorithm, 300, time.Now().Unix())
+	}
+	_ = w.WriteMsg(reply)
 }
