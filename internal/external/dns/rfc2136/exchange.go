@@ -96,6 +96,13 @@ func (c *Client) exchange(ctx context.Context, op, server string, m *dns.Msg, si
 		}
 		return nil, c.fail(op, external.KindTransient, fmt.Sprintf("no answer from %s within %s", server, c.timeout), err)
 	}
+	if signed && r.IsTsig() == nil {
+		// miekg/dns verifies a signature only when the answer carries one.
+		// A server signs its answer to a signed request (RFC 8945), so an
+		// unsigned success may be forged by anyone on the path: not believed.
+		return nil, c.fail(op, external.KindUnauthorized, fmt.Sprintf("the answer of %s to a request signed with %s is not "+
+			"signed; it is not believed", server, key), nil)
+	}
 	return r, nil
 }
 

@@ -131,7 +131,7 @@ func FuzzDecodeDNSAnswer(f *testing.F) {
 
 // startCannedServer starts a TCP DNS server that answers every message with
 // what answer holds, signed with secret when it says so, for the rest of f.
-func startCannedServer(f *testing.F, secret string) (answer *atomic.Pointer[cannedAnswer], addr string) {
+func startCannedServer(f testing.TB, secret string) (answer *atomic.Pointer[cannedAnswer], addr string) {
 	answer = &atomic.Pointer[cannedAnswer]{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -180,4 +180,44 @@ func answerWith(w dns.ResponseWriter, req *dns.Msg, a *cannedAnswer) {
 		reply.SetTsig(t.Hdr.Name, t.Algorithm, 300, time.Now().Unix())
 	}
 	_ = w.WriteMsg(reply)
+}
+
+// TestUnsignedAnswerToASignedQueryIsRefused: RFC 8945 has a server sign its
+// answer to a signed request. miekg/dns verifies a signature only when the
+// answer carries one, so an unsigned success, which anyone on the path could
+// forge, would be believed. The client refuses it as unauthorized.
+func TestUnsignedAnswerToASignedQueryIsRefused(t *testing.T) {
+	const zone, name = "example.com.", "www.example.com"
+	secret := base64.StdEncoding.EncodeToString([]byte("unsigned-answer-secret"))
+	m := new(dns.Msg)
+	m.SetQuestion(name+".", dns.TypeA)
+	m.Response = true
+	rr, err := dns.NewRR(name + ". 300 IN A 192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Answer = append(m.Answer, rr)
+	body, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, addr := startCannedServer(t, secret)
+	client, err := rfc2136.New(rfc2136.Config{
+		Server:  addr,
+		Zone:    zone,
+		Key:     rfc2136.StaticKey(rfc2136.Key{Name: "fuzz", Algorithm: rfc2136.DefaultAlgorithm, Secret: secret}),
+		Timeout: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	answer.Store(&cannedAnswer{body: body, sign: false})
+	if rec, err := client.Get(t.Context(), name); !errors.Is(err, external.ErrUnauthorized) {
+		t.Fatalf("Get with an unsigned answer = %+v, %v; want ErrUnauthorized", rec, err)
+	}
+	answer.Store(&cannedAnswer{body: body, sign: true})
+	if _, err := client.Get(t.Context(), name); errors.Is(err, external.ErrUnauthorized) {
+		t.Fatalf("Get with a signed answer: %v", err)
+	}
 }
