@@ -416,7 +416,7 @@ func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
 			b, err := c.Start(ctx, start("shop", "shop/prod", "key-1"))
 			g.Expect(err).NotTo(HaveOccurred())
 			sim.SetFault(simulator.ServiceBackup, simulator.OpStart, simulator.Fault{Status: 429, RetryAfter: tt.asked, Count: 1})
-			reached := func() int { return totalRequests(sim, simulator.ServiceBackup) }
+			reached := func() int { return simtest.RequestTotal(sim, simulator.ServiceBackup) }
 
 			_, err = c.Start(ctx, start("shop", "shop/prod", "key-2"))
 			answered := time.Now()
@@ -450,15 +450,4 @@ func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
 			g.Expect(sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpStart, 429)).To(Equal(1))
 		})
 	}
-}
-
-// totalRequests counts every request of a service the simulator handled.
-func totalRequests(sim *simulator.Server, service simulator.Service) int {
-	n := 0
-	for _, rc := range sim.RequestCounts() {
-		if rc.Service == service {
-			n += rc.Count
-		}
-	}
-	return n
 }

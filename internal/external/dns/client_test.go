@@ -547,7 +547,7 @@ func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
 			_, err := c.Upsert(ctx, record("www.example.com", "team-a"))
 			g.Expect(err).NotTo(HaveOccurred())
 			sim.SetFault(simulator.ServiceDNS, simulator.OpUpsert, simulator.Fault{Status: 429, RetryAfter: tt.asked, Count: 1})
-			reached := func() int { return totalRequests(sim, simulator.ServiceDNS) }
+			reached := func() int { return simtest.RequestTotal(sim, simulator.ServiceDNS) }
 
 			_, err = c.Upsert(ctx, record("www.example.com", "team-a"))
 			answered := time.Now()
@@ -581,17 +581,6 @@ func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
 			g.Expect(sim.RequestCountStatus(simulator.ServiceDNS, simulator.OpUpsert, 429)).To(Equal(1))
 		})
 	}
-}
-
-// totalRequests counts every request of a service the simulator handled.
-func totalRequests(sim *simulator.Server, service simulator.Service) int {
-	n := 0
-	for _, rc := range sim.RequestCounts() {
-		if rc.Service == service {
-			n += rc.Count
-		}
-	}
-	return n
 }
 
 func TestEventualConsistency(t *testing.T) {

@@ -78,3 +78,15 @@ func StartTLS(tb testing.TB, opts simulator.Options) (*simulator.Server, *httpte
 	tb.Cleanup(sim.Close)
 	return sim, srv
 }
+
+// RequestTotal counts every request of service the simulator handled,
+// whatever the operation and status.
+func RequestTotal(sim *simulator.Server, service simulator.Service) int {
+	n := 0
+	for _, rc := range sim.RequestCounts() {
+		if rc.Service == service {
+			n += rc.Count
+		}
+	}
+	return n
+}
