@@ -184,39 +184,33 @@ func (r *Reconciler) currentTime() time.Time {
 	return r.Clock.Now().UTC()
 }
 
-func (r *Reconciler) pollInterval() time.Duration {
-	if r.BackupPollInterval <= 0 {
-		return DefaultBackupPollInterval
+// positiveOr is d, or def when d is not set (zero) or not usable (negative):
+// the Reconciler's durations are optional and default at the point of use.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
 	}
-	return r.BackupPollInterval
+	return d
+}
+
+func (r *Reconciler) pollInterval() time.Duration {
+	return positiveOr(r.BackupPollInterval, DefaultBackupPollInterval)
 }
 
 func (r *Reconciler) cleanupGrace() time.Duration {
-	if r.CleanupGrace <= 0 {
-		return DefaultCleanupGrace
-	}
-	return r.CleanupGrace
+	return positiveOr(r.CleanupGrace, DefaultCleanupGrace)
 }
 
 func (r *Reconciler) backupTimeout() time.Duration {
-	if r.BackupTimeout <= 0 {
-		return DefaultBackupTimeout
-	}
-	return r.BackupTimeout
+	return positiveOr(r.BackupTimeout, DefaultBackupTimeout)
 }
 
 func (r *Reconciler) failedBackupRetryDelay() time.Duration {
-	if r.FailedBackupRetryDelay <= 0 {
-		return DefaultFailedBackupRetryDelay
-	}
-	return r.FailedBackupRetryDelay
+	return positiveOr(r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)
 }
 
 func (r *Reconciler) reconcileTimeout() time.Duration {
-	if r.ReconcileTimeout <= 0 {
-		return DefaultReconcileTimeout
-	}
-	return r.ReconcileTimeout
+	return positiveOr(r.ReconcileTimeout, DefaultReconcileTimeout)
 }
 
 // apiReader reads around the cache.
