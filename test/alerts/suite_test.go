@@ -32,8 +32,9 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -43,19 +44,19 @@ const (
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	k8sClient  client.Client
 	sim        *simulator.Server
 	metricsURL string
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp, setupSuite))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierEnvtest}, &cp, setupSuite))
 }
 
 // setupSuite starts the simulator and the manager binary, serving plain
 // HTTP metrics on a loopback port for the test to scrape.
-func setupSuite(cp *harness.ControlPlane) (func(), error) {
+func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = appsv1alpha1.AddToScheme(scheme)
@@ -70,7 +71,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	}
 	managerBin := filepath.Join(dir, "manager")
 	build := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
-	build.Dir = harness.RepoRoot()
+	build.Dir = controlplane.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the manager: %w\n%s", err, out)
 	}
@@ -88,7 +89,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		BackupDuration:   300 * time.Millisecond,
 	})
 	srv := httptest.NewServer(sim)
-	metricsAddr, err := harness.FreeAddress()
+	metricsAddr, err := controlplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}

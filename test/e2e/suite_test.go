@@ -43,8 +43,9 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -54,7 +55,7 @@ const (
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	k8sClient  client.Client
 	sim        *simulator.Server
 	simURL     string
@@ -63,11 +64,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster}, &cp, setupSuite))
 }
 
 // setupSuite builds the manager, starts the simulator and writes its token.
-func setupSuite(cp *harness.ControlPlane) (func(), error) {
+func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = appsv1alpha1.AddToScheme(scheme)
@@ -83,7 +84,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	}
 	managerBin = filepath.Join(dir, "manager")
 	build := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
-	build.Dir = harness.RepoRoot()
+	build.Dir = controlplane.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the manager: %w\n%s", err, out)
 	}
@@ -186,7 +187,7 @@ func (b *syncBuffer) String() string {
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return harness.CreateNamespace(t, k8sClient, "e2e")
+	return fixtures.CreateNamespace(t, k8sClient, "e2e")
 }
 
 func newMyApp(namespace, name string) *appsv1alpha1.MyApp {

@@ -41,8 +41,8 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
 )
 
 // TestUndeployStrandsNoFinalizer runs the real `make undeploy` against
@@ -115,7 +115,7 @@ func deployWithApp(t *testing.T) deployment {
 	t.Helper()
 	g := NewWithT(t)
 	kustomize := tool(t, "kustomize")
-	build := exec.Command(kustomize, "build", filepath.Join(harness.RepoRoot(), "config", "default"))
+	build := exec.Command(kustomize, "build", filepath.Join(controlplane.RepoRoot(), "config", "default"))
 	manifests, err := build.Output()
 	g.Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
 	kubectl(t, manifests, "apply", "--server-side", "-f", "-")
@@ -161,7 +161,7 @@ func undeploy(t *testing.T, kubeconfig, wait string) error {
 	defer cancel()
 	mk := exec.CommandContext(ctx, "make", "undeploy", "ignore-not-found=true", "UNDEPLOY_TIMEOUT="+wait,
 		"KUBECTL="+cp.Kubectl()+" --kubeconfig="+kubeconfig, "KUSTOMIZE="+tool(t, "kustomize"))
-	mk.Dir = harness.RepoRoot()
+	mk.Dir = controlplane.RepoRoot()
 	mk.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	// make's children (the kubectl waiting) go with it at the deadline.
 	mk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -249,7 +249,7 @@ func restoreCRDs(t *testing.T, kustomize, kubeconfig string) {
 	}, timeout, interval).Should(BeTrue(), "the CRDs finish deleting")
 	apply := exec.Command("sh", "-c", `"$0" build config/crd | "$1" --kubeconfig="$2" apply --server-side -f -`,
 		kustomize, cp.Kubectl(), kubeconfig)
-	apply.Dir = harness.RepoRoot()
+	apply.Dir = controlplane.RepoRoot()
 	out, err := apply.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "reinstalling the CRDs: %s", out)
 	g.Eventually(func(g Gomega) {

@@ -45,7 +45,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -75,7 +75,7 @@ type scenario struct {
 
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
-	ns := harness.CreateNamespace(t, k8sClient, "rel")
+	ns := fixtures.CreateNamespace(t, k8sClient, "rel")
 	sim, url := simtest.Start(t, simulator.Options{
 		Token:            simToken,
 		PropagationDelay: 300 * time.Millisecond,

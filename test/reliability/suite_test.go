@@ -37,11 +37,12 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	k8sClient  client.Client // uncached: the scenarios' own reads and writes
 	testScheme = runtime.NewScheme()
 )
@@ -63,7 +64,7 @@ func TestMain(m *testing.M) {
 	// The cluster tier: Deployments become Available (MyApps turn Ready) and
 	// the namespace controller finishes namespace deletions. Two fake nodes
 	// hold the pods of the mass-deletion family.
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster, Nodes: 2}, &cp, func(cp *harness.ControlPlane) (func(), error) {
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster, Nodes: 2}, &cp, func(cp *controlplane.ControlPlane) (func(), error) {
 		var err error
 		k8sClient, err = cp.NewClient(client.Options{Scheme: testScheme})
 		return func() {}, err

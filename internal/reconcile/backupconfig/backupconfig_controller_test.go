@@ -41,10 +41,11 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 func TestOnChangeBackupAfterImageChange(t *testing.T) {
@@ -689,7 +690,7 @@ func TestSamplesProduceASucceededBackup(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	var bc *backupv1alpha1.BackupConfig
-	for _, obj := range harness.MustLoadObjects(t, filepath.Join(harness.RepoRoot(), "config", "samples")) {
+	for _, obj := range fixtures.MustLoadObjects(t, filepath.Join(controlplane.RepoRoot(), "config", "samples")) {
 		obj.SetNamespace(e.ns)
 		g.Expect(e.c.Create(context.Background(), obj)).To(Succeed())
 		if obj.GetKind() == "BackupConfig" {

@@ -41,15 +41,16 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	testScheme = runtime.NewScheme()
 )
 
@@ -62,7 +63,7 @@ func init() {
 func TestMain(m *testing.M) {
 	// The managers' logs are shown only for a failing run.
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierEnvtest}, &cp))
 }
 
 // Timeouts are generous because the machine running the tests may be busy;
@@ -101,7 +102,7 @@ func newTestEnv(t *testing.T, simOpts ...func(*simulator.Options)) *testEnv {
 	c, err := cp.NewClient(client.Options{Scheme: testScheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	ns := harness.CreateNamespace(t, c, "bc")
+	ns := fixtures.CreateNamespace(t, c, "bc")
 
 	opts := simulator.Options{Token: simToken, BackupDuration: simBackupDuration}
 	for _, o := range simOpts {

@@ -37,11 +37,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
 )
 
 // The MyApp lifecycle runs against both DNS backends from one table, so they
@@ -54,7 +54,7 @@ const (
 
 // The RFC 2136 backend: a named, a client of it and the reconciler using it.
 var (
-	bind              *harness.BIND
+	bind              *controlplane.BIND
 	rfc2136Client     *rfc2136.Client
 	rfc2136Reconciler *Reconciler
 	// rfc2136Err says why there is no RFC 2136 backend (named is missing);
@@ -74,9 +74,9 @@ func httpBackendCache() cache.Options {
 
 // setupRFC2136Backend starts named and a second manager whose MyApp
 // controller keeps records there.
-func setupRFC2136Backend(cp *harness.ControlPlane) (func(), error) {
+func setupRFC2136Backend(cp *controlplane.ControlPlane) (func(), error) {
 	var err error
-	if bind, err = harness.StartBIND(context.Background(), harness.BINDOptions{Zone: "example.com"}); err != nil {
+	if bind, err = controlplane.StartBIND(context.Background(), controlplane.BINDOptions{Zone: "example.com"}); err != nil {
 		rfc2136Err = err
 		return func() {}, nil
 	}

@@ -46,10 +46,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -65,7 +66,7 @@ const (
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	k8sClient  client.Client // uncached, for the tests' own reads and writes
 	sim        *simulator.Server
 	dnsClient  dns.Client
@@ -85,7 +86,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite, setupRFC2136Backend))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster}, &cp, setupSuite, setupRFC2136Backend))
 }
 
 func testScheme() *runtime.Scheme {
@@ -97,7 +98,7 @@ func testScheme() *runtime.Scheme {
 
 // setupSuite starts the simulator and a manager running the MyApp
 // controller, whose client counts the writes it makes.
-func setupSuite(cp *harness.ControlPlane) (func(), error) {
+func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
 	scheme := testScheme()
 	var err error
@@ -433,7 +434,7 @@ func (c *offsetClock) step(d time.Duration) {
 // newNamespace creates a namespace of its own for a test.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return harness.CreateNamespace(t, k8sClient, "myapp")
+	return fixtures.CreateNamespace(t, k8sClient, "myapp")
 }
 
 // myAppOption changes a test MyApp before it is created.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package harness
+package controlplane
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func TestEnvtestTier(t *testing.T) {
 	cp := startForTest(t, TierEnvtest)
 	ctx := t.Context()
 
-	// The kubeconfig the harness writes reaches the same API server.
+	// The kubeconfig this package writes reaches the same API server.
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(cp.WriteKubeconfig(path)).To(Succeed())
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
