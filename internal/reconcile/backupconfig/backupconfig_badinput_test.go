@@ -61,7 +61,7 @@ func TestBadInputSchedulesOnlyTheParserRefuses(t *testing.T) {
 				return condition(e.fetchBackupConfig(bcs[i])(g), backupv1alpha1.ReadyCondition)
 			}, eventually, tick).Should(And(
 				HaveField("Status", metav1.ConditionFalse),
-				HaveField("Reason", InvalidScheduleReason),
+				HaveField("Reason", backupv1alpha1.InvalidScheduleReason),
 				HaveField("Message", ContainSubstring(fmt.Sprintf("spec.schedule %q is not usable", schedule))),
 			))
 		})

@@ -133,13 +133,13 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 		wantPhase     backupv1alpha1.BackupPhase
 		wantCondition metav1.ConditionStatus
 		wantReason    string
-		wantEvent     string
+		wantEvent     eventReason
 	}{
 		{
 			name:          "succeeded",
 			wantPhase:     backupv1alpha1.BackupSucceeded,
 			wantCondition: metav1.ConditionTrue,
-			wantReason:    BackupSucceededReason,
+			wantReason:    backupv1alpha1.BackupSucceededReason,
 			wantEvent:     eventBackupSucceeded,
 		},
 		{
@@ -147,7 +147,7 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 			failBackups:   "disk full",
 			wantPhase:     backupv1alpha1.BackupFailed,
 			wantCondition: metav1.ConditionFalse,
-			wantReason:    BackupFailedReason,
+			wantReason:    backupv1alpha1.BackupFailedReason,
 			wantEvent:     eventBackupFailed,
 		},
 	}
@@ -168,7 +168,7 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 			e.create(app, bc)
 
 			running := e.waitForLastBackup(bc, backupv1alpha1.BackupRunning, backupv1alpha1.TriggerAppChange)
-			g.Expect(condition(running, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(BackupRunningReason))
+			g.Expect(condition(running, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(backupv1alpha1.BackupRunningReason))
 
 			current := e.waitForLastBackup(bc, tt.wantPhase, backupv1alpha1.TriggerAppChange)
 			last := current.Status.LastBackup
@@ -179,7 +179,7 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 			g.Expect(cond.Status).To(Equal(tt.wantCondition))
 			g.Expect(cond.Reason).To(Equal(tt.wantReason))
 			g.Expect(current.Status.ObservedGeneration).To(Equal(current.Generation))
-			g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
+			g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
 			g.Expect(testutil.ToFloat64(backupsSucceeded.WithLabelValues(trigger)) +
 				testutil.ToFloat64(backupsFailed.WithLabelValues(trigger))).To(Equal(finishedBefore + 1))
 
@@ -241,7 +241,7 @@ func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 	g.Eventually(func() []string { return backupIDs(e.ownBackups(current)) }, eventually, tick).Should(Equal(ids[2:]))
 	remaining := backupIDs(e.sim.Backups())
 	g.Expect(remaining).To(ContainElements(foreign))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
 }
 
 func TestDeletionPolicy(t *testing.T) {
@@ -252,7 +252,7 @@ func TestDeletionPolicy(t *testing.T) {
 		// deleted, and recover later.
 		outage      bool
 		wantBackups int
-		wantEvent   string
+		wantEvent   eventReason
 	}{
 		{name: "delete", policy: backupv1alpha1.DeletionPolicyDelete, wantBackups: 0, wantEvent: eventBackupsDeleted},
 		{name: "delete while the service is down", policy: backupv1alpha1.DeletionPolicyDelete, outage: true,
@@ -284,7 +284,7 @@ func TestDeletionPolicy(t *testing.T) {
 			if tt.outage {
 				g.Eventually(func(g Gomega) string {
 					return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-				}, eventually, tick).Should(Equal(CleanupBlockedReason))
+				}, eventually, tick).Should(Equal(backupv1alpha1.CleanupBlockedReason))
 				g.Expect(e.ownBackups(current)).To(HaveLen(2))
 				// The gauge shows that backups are held, though the service
 				// cannot say how many.
@@ -301,7 +301,7 @@ func TestDeletionPolicy(t *testing.T) {
 			}, eventually, tick).Should(BeFalse(), "the gauge goes with the BackupConfig")
 			g.Expect(e.ownBackups(current)).To(HaveLen(tt.wantBackups))
 			g.Expect(e.sim.Backups()).To(ContainElement(HaveField("ID", foreign.ID)))
-			g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
+			g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
 		})
 	}
 }
@@ -331,7 +331,7 @@ func TestThrottledStartWaitsForRetryAfter(t *testing.T) {
 	g.Consistently(starts, retryAfter-time.Second-time.Since(firstAnswer), tick).Should(Equal(1))
 	g.Expect(reconcileErrorCount()).To(Equal(errorsBefore))
 	g.Expect(condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)).To(And(
-		HaveField("Reason", BackupServiceUnavailableReason),
+		HaveField("Reason", backupv1alpha1.BackupServiceUnavailableReason),
 		HaveField("Message", ContainSubstring("asked the operator to wait")),
 	))
 
@@ -344,7 +344,7 @@ func TestThrottledStartWaitsForRetryAfter(t *testing.T) {
 	g.Expect(e.ownBackups(current)).To(HaveLen(1))
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(ReadyReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.ReadyReason))
 }
 
 func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
@@ -363,7 +363,7 @@ func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
 	g.Expect(e.c.Delete(ctx, app)).To(Succeed())
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(AppNotFoundReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.AppNotFoundReason))
 	again := e.newApp("cart")
 	e.create(again)
 	g.Expect(again.Generation).To(Equal(first.Status.ObservedAppGeneration))
@@ -400,7 +400,7 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	g.Expect(e.c.Delete(ctx, app)).To(Succeed())
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(BackupServiceUnavailableReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.BackupServiceUnavailableReason))
 	g.Expect(e.get(app)()).To(Succeed())
 	g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer))
 
@@ -440,7 +440,7 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	update(e, app, func(a *appsv1alpha1.MyApp) { a.Finalizers = nil })
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(AppNotFoundReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.AppNotFoundReason))
 }
 
 func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
@@ -461,7 +461,7 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 	g.Eventually(func(g Gomega) metav1.Condition {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
-		HaveField("Reason", FinalBackupFailedReason),
+		HaveField("Reason", backupv1alpha1.FinalBackupFailedReason),
 		HaveField("Message", ContainSubstring("snapshot volume unavailable")),
 	))
 	failedFinals := 0
@@ -472,7 +472,7 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 		}
 	}
 	g.Expect(failedFinals).To(Equal(DefaultFinalBackupAttempts))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventFinalBackupFailed))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventFinalBackupFailed))
 	g.Consistently(func(g Gomega) []string {
 		g.Expect(e.get(app)()).To(Succeed())
 		return app.Finalizers
@@ -534,7 +534,7 @@ func TestMissingAppThatAppearsLater(t *testing.T) {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
 		HaveField("Status", metav1.ConditionFalse),
-		HaveField("Reason", AppNotFoundReason),
+		HaveField("Reason", backupv1alpha1.AppNotFoundReason),
 		HaveField("Message", ContainSubstring(`"later"`)),
 	))
 	// No error loop and no polling for the MyApp: the controller waits for
@@ -589,7 +589,7 @@ func TestSuspendStopsNewBackupsOnly(t *testing.T) {
 	e.waitForLastBackup(bc, backupv1alpha1.BackupRunning, backupv1alpha1.TriggerAppChange)
 	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-	g.Expect(condition(current, backupv1alpha1.ReadyCondition).Reason).To(Equal(SuspendedReason))
+	g.Expect(condition(current, backupv1alpha1.ReadyCondition).Reason).To(Equal(backupv1alpha1.SuspendedReason))
 
 	// No new backup while suspended ...
 	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "queue:2" })
@@ -612,7 +612,7 @@ func TestInvalidScheduleIsReportedNotRetried(t *testing.T) {
 	g.Eventually(func(g Gomega) metav1.Condition {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
-		HaveField("Reason", InvalidScheduleReason),
+		HaveField("Reason", backupv1alpha1.InvalidScheduleReason),
 		HaveField("Message", ContainSubstring("99 * * * *")),
 	))
 	reconciles := settledReconcileCount(g)
@@ -818,7 +818,7 @@ func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
 	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Schedule = "99 * * * *" })
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(InvalidScheduleReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.InvalidScheduleReason))
 	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
 	g.Consistently(e.get(app), consistently, tick).Should(Succeed())
 
@@ -1028,10 +1028,10 @@ func TestRefusedScheduledStartSkipsTheSlot(t *testing.T) {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
 		HaveField("Status", metav1.ConditionFalse),
-		HaveField("Reason", ScheduledBackupRefusedReason),
+		HaveField("Reason", backupv1alpha1.ScheduledBackupRefusedReason),
 		HaveField("Message", ContainSubstring("2026-03-01T11:00:00Z")),
 	))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).
 		Should(ContainElement(eventScheduledBackupSkipped))
 	starts := e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)
 	g.Consistently(func() int {
@@ -1044,7 +1044,7 @@ func TestRefusedScheduledStartSkipsTheSlot(t *testing.T) {
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(ReadyReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.ReadyReason))
 }
 
 // Failed backups are pruned too: none older than the newest successful
@@ -1085,7 +1085,7 @@ func TestRetentionPrunesFailedBackups(t *testing.T) {
 
 	failed = failNext("flaky:5", "flaky:6", "flaky:7")
 	g.Eventually(ownIDs, eventually, tick).Should(Equal([]string{succeeded, failed[1], failed[2]}))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
 }
 
 // A pass that reads a BackupConfig from before its own last status write
@@ -1148,8 +1148,8 @@ func TestStuckBackupTimesOut(t *testing.T) {
 
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerAppChange)
 	g.Expect(current.Status.LastBackup.Reason).To(ContainSubstring("did not finish within 2s"))
-	g.Expect(condition(current, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(BackupFailedReason))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
+	g.Expect(condition(current, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(backupv1alpha1.BackupFailedReason))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
 
 	// A new generation is backed up without waiting for the wedged job.
 	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "wedged:2" })
@@ -1188,7 +1188,7 @@ func TestFailedOnChangeBackupIsRetried(t *testing.T) {
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	g.Expect(current.Status.LastBackup.Attempt).To(Equal(int32(3)))
 	g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
 	// Two failed attempts and the one that succeeded; retention has pruned
 	// the failed ones, which are older than the success.
 	starts := func() int { return e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart) }

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -317,14 +316,6 @@ func condition(bc *backupv1alpha1.BackupConfig, conditionType string) metav1.Con
 }
 
 // eventReasons lists the reasons of the events recorded about bc.
-func (e *testEnv) eventReasons(g Gomega, bc *backupv1alpha1.BackupConfig) []string {
-	var events eventsv1.EventList
-	g.Expect(e.c.List(context.Background(), &events, client.InNamespace(e.ns))).To(Succeed())
-	var reasons []string
-	for _, ev := range events.Items {
-		if ev.Regarding.Kind == "BackupConfig" && ev.Regarding.Name == bc.Name {
-			reasons = append(reasons, ev.Reason)
-		}
-	}
-	return reasons
+func (e *testEnv) eventReasons(g Gomega, bc *backupv1alpha1.BackupConfig) []eventReason {
+	return fixtures.EventReasons[eventReason](e.t.Context(), g, e.c, "BackupConfig", e.ns, bc.Name)
 }

@@ -50,7 +50,7 @@ func TestAdoptionAfterOrphanNeedsTheAnnotation(t *testing.T) {
 
 	again := newMyApp(ns, "web")
 	g.Expect(k8sClient.Create(t.Context(), again)).To(Succeed())
-	eventuallyDNSReason(t, g, again, ReasonHostConflict)
+	eventuallyDNSReason(t, g, again, appsv1alpha1.HostConflictReason)
 	msg := conditionOf(again, appsv1alpha1.DNSReadyCondition).Message
 	g.Expect(msg).To(ContainSubstring(appsv1alpha1.AdoptDNSRecordAnnotation+"=true"), "the condition names the way out")
 	g.Expect(msg).To(ContainSubstring(string(first.UID)))
@@ -60,7 +60,7 @@ func TestAdoptionAfterOrphanNeedsTheAnnotation(t *testing.T) {
 		[]byte(`{"metadata":{"annotations":{"`+appsv1alpha1.AdoptDNSRecordAnnotation+`":"true"}}}`)))).To(Succeed())
 	eventuallyReady(t, g, again)
 	g.Expect(recordsNamed(again.Spec.Host)).To(ConsistOf(HaveField("Owner", recordOwner(again))))
-	g.Expect(eventReasons(t, ns, "web")).To(ContainElement(ReasonDNSRecordAdopted))
+	g.Expect(eventReasons(t, ns, "web")).To(ContainElement(eventDNSRecordAdopted))
 }
 
 // TestAdoptionOfARestoredMyAppsRecord: a MyApp restored from a backup has a
@@ -78,7 +78,7 @@ func TestAdoptionOfARestoredMyAppsRecord(t *testing.T) {
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(app)), HaveField("Value", defaultTarget))),
 		"adopted, then brought to the MyApp's target")
-	g.Expect(eventReasons(t, ns, "restored")).To(ContainElement(ReasonDNSRecordAdopted))
+	g.Expect(eventReasons(t, ns, "restored")).To(ContainElement(eventDNSRecordAdopted))
 }
 
 // TestAdoptionNeverTakesALiveMyAppsRecord: the annotation adopts only a
@@ -93,7 +93,7 @@ func TestAdoptionNeverTakesALiveMyAppsRecord(t *testing.T) {
 	// Another namespace, same name: another MyApp, alive.
 	intruder := newMyApp(second, "web", withHost(host), withAdoptAnnotation())
 	g.Expect(k8sClient.Create(t.Context(), intruder)).To(Succeed())
-	eventuallyDNSReason(t, g, intruder, ReasonHostConflict)
+	eventuallyDNSReason(t, g, intruder, appsv1alpha1.HostConflictReason)
 	g.Expect(recordsNamed(host)).To(ConsistOf(HaveField("Owner", recordOwner(holder))))
 
 	// The same namespace and name seen through a stale cache: the MyApp
@@ -104,7 +104,7 @@ func TestAdoptionNeverTakesALiveMyAppsRecord(t *testing.T) {
 	_, err := reconciler.reconcileDNSRecord(t.Context(), s)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(conditionOf(stale, appsv1alpha1.DNSReadyCondition)).To(And(
-		HaveField("Reason", ReasonHostConflict), HaveField("Status", metav1.ConditionFalse)))
+		HaveField("Reason", appsv1alpha1.HostConflictReason), HaveField("Status", metav1.ConditionFalse)))
 	g.Expect(recordsNamed(host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(holder)), HaveField("State", simulator.StateActive))))
 }
@@ -127,5 +127,5 @@ func TestLeakedRecordOfAnEarlierMyAppIsReplaced(t *testing.T) {
 	createReadyMyApp(t, g, app)
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(app)), HaveField("Value", defaultTarget))))
-	g.Expect(eventReasons(t, ns, "web")).NotTo(ContainElement(ReasonDNSRecordAdopted), "replaced, not adopted")
+	g.Expect(eventReasons(t, ns, "web")).NotTo(ContainElement(eventDNSRecordAdopted), "replaced, not adopted")
 }

@@ -295,8 +295,8 @@ func lifecycleOutageDuringDelete(t *testing.T, b dnsBackend) {
 	b.setOutage(t, true)
 	t.Cleanup(func() { b.setOutage(t, false) })
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
-	eventuallyDNSReason(t, g, app, ReasonDNSServiceUnavailable)
-	g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", ReasonDeleting))
+	eventuallyDNSReason(t, g, app, appsv1alpha1.DNSServiceUnavailableReason)
+	g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", appsv1alpha1.DeletingReason))
 	g.Consistently(func(g Gomega) {
 		g.Expect(k8sClient.Get(t.Context(), key, app)).To(Succeed())
 		g.Expect(app.Finalizers).To(ContainElement(appsv1alpha1.DNSCleanupFinalizer))
@@ -322,7 +322,7 @@ func lifecycleHostConflict(t *testing.T, b dnsBackend) {
 		cond := conditionOf(intruder, appsv1alpha1.DNSReadyCondition)
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(cond.Reason).To(Equal(ReasonHostConflict))
+		g.Expect(cond.Reason).To(Equal(appsv1alpha1.HostConflictReason))
 		g.Expect(cond.Message).To(ContainSubstring("MyApp " + first + "/holder"))
 	}, timeout, interval).Should(Succeed())
 

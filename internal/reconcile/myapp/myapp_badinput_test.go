@@ -96,7 +96,7 @@ func TestBadInputOnlyTheDeploymentAPIRefuses(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			cond := eventuallyReadyReason(t, g, apps[i], ReasonChildWriteFailed)
+			cond := eventuallyReadyReason(t, g, apps[i], appsv1alpha1.ChildWriteFailedReason)
 			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(cond.Message).To(ContainSubstring("Could not create Deployment " + tc.name))
 			g.Expect(cond.Message).To(ContainSubstring(tc.wantField), "the condition names the field")
@@ -137,7 +137,7 @@ func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
 	for name, app := range apps {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			eventuallyDNSReason(t, g, app, ReasonDNSRequestRejected)
+			eventuallyDNSReason(t, g, app, appsv1alpha1.DNSRequestRejectedReason)
 			cond := conditionOf(app, appsv1alpha1.DNSReadyCondition)
 			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(cond.Message).To(ContainSubstring("spec.host"), "the condition names the field")

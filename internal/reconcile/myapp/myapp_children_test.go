@@ -63,7 +63,7 @@ func TestDeploymentTheAPIRefusesTurnsReadyFalse(t *testing.T) {
 	}}}
 	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
 
-	cond := eventuallyReadyReason(t, g, app, ReasonChildWriteFailed)
+	cond := eventuallyReadyReason(t, g, app, appsv1alpha1.ChildWriteFailedReason)
 	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 	g.Expect(cond.Message).To(ContainSubstring("Could not update Deployment web"))
 	g.Expect(cond.Message).To(ContainSubstring(`Invalid value: "metadata.bogus"`), "the server's message, naming the field")
@@ -74,7 +74,7 @@ func TestDeploymentTheAPIRefusesTurnsReadyFalse(t *testing.T) {
 	before := writes.count(ns)
 	g.Consistently(func() int { return writes.count(ns) }, 3*time.Second, interval).Should(Equal(before),
 		"a spec the API server refuses is not retried until the spec changes")
-	g.Expect(warnings.count(app, ReasonChildWriteFailed)).To(Equal(1), "one warning when the trouble starts")
+	g.Expect(warnings.count(app, appsv1alpha1.ChildWriteFailedReason)).To(Equal(1), "one warning when the trouble starts")
 
 	// Fixing the spec brings the MyApp back.
 	g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
@@ -99,7 +99,7 @@ func TestServiceThatCannotBeCreatedShowsReadyFalse(t *testing.T) {
 
 	app := newMyApp(ns, "web")
 	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
-	cond := eventuallyReadyReason(t, g, app, ReasonChildWriteFailed)
+	cond := eventuallyReadyReason(t, g, app, appsv1alpha1.ChildWriteFailedReason)
 	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 	g.Expect(cond.Message).To(ContainSubstring("Could not create Service web"))
 	g.Expect(cond.Message).To(ContainSubstring("exceeded quota: no-services"), "the server's message")
@@ -108,7 +108,7 @@ func TestServiceThatCannotBeCreatedShowsReadyFalse(t *testing.T) {
 	// It is retried with backoff, and warned about once.
 	before := writes.count(ns)
 	g.Eventually(func() int { return writes.count(ns) }, timeout, interval).Should(BeNumerically(">", before), "the create is retried")
-	g.Expect(warnings.count(app, ReasonChildWriteFailed)).To(Equal(1), "one warning when the trouble starts, not one per retry")
+	g.Expect(warnings.count(app, appsv1alpha1.ChildWriteFailedReason)).To(Equal(1), "one warning when the trouble starts, not one per retry")
 
 	g.Expect(k8sClient.Delete(t.Context(), quota)).To(Succeed())
 	eventuallyReady(t, g, app)

@@ -119,7 +119,7 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	recordType, value, ok := r.desiredTarget(s.ingress)
 	if !ok {
 		// The Ingress's status update will bring this MyApp back.
-		setDNSCondition(app, false, ReasonWaitingForAddress,
+		setDNSCondition(app, false, appsv1alpha1.WaitingForAddressReason,
 			fmt.Sprintf("Ingress %s has no load-balancer address yet and the operator has no --dns-default-target; "+
 				"the record for %s is written once either exists", app.Name, host))
 		return reconcile.Result{}, nil
@@ -187,12 +187,12 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	}
 	now := r.Clock.Now()
 	if state != appsv1alpha1.DNSRecordActive {
-		setDNSCondition(app, false, ReasonRecordPending,
+		setDNSCondition(app, false, appsv1alpha1.RecordPendingReason,
 			fmt.Sprintf("The DNS service accepted %s %s -> %s and is propagating it", current.Type, host, current.Value))
 		next := now.Add(wait.Jitter(r.PendingPollInterval, dnsJitterFactor))
 		return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
 	}
-	setDNSCondition(app, true, ReasonRecordActive,
+	setDNSCondition(app, true, appsv1alpha1.RecordActiveReason,
 		fmt.Sprintf("%s %s -> %s is active in the DNS service", current.Type, host, current.Value))
 	next := nextDriftCheck(app.UID, r.DriftCheckInterval, now)
 	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
@@ -211,10 +211,10 @@ func (r *Reconciler) writeRecord(ctx context.Context, app *appsv1alpha1.MyApp, c
 		return stored, err
 	}
 	if current.Name == "" {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordCreated, "CreateDNSRecord",
+		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordCreated, "CreateDNSRecord",
 			"Registered %s %s -> %s in the DNS service", want.Type, want.Name, want.Value)
 	} else {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordUpdated, "UpdateDNSRecord",
+		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordUpdated, "UpdateDNSRecord",
 			"Set %s %s -> %s in the DNS service, replacing a record that differed", want.Type, want.Name, want.Value)
 	}
 	return stored, nil
@@ -264,10 +264,10 @@ func (r *Reconciler) hostConflict(ctx context.Context, s *scope, holder string) 
 	if held != "" {
 		msg += fmt.Sprintf("; %s stays registered and routed meanwhile", held)
 	}
-	if !isDNSConditionReason(app, ReasonHostConflict) {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonHostConflict, "CreateDNSRecord", "%s", msg)
+	if !isDNSConditionReason(app, appsv1alpha1.HostConflictReason) {
+		r.event(app, nil, corev1.EventTypeWarning, eventHostConflict, "CreateDNSRecord", "%s", msg)
 	}
-	setDNSCondition(app, false, ReasonHostConflict, msg)
+	setDNSCondition(app, false, appsv1alpha1.HostConflictReason, msg)
 	next := nextDriftCheck(app.UID, r.DriftCheckInterval, r.Clock.Now())
 	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshot)}, nil
 }
@@ -303,8 +303,8 @@ func (r *Reconciler) releaseForSwap(ctx context.Context, s *scope, holder *appsv
 	msg := fmt.Sprintf("Host %s is held by MyApp %s/%s, which is moving to %s, the host this MyApp held; "+
 		"%s was released so the two can swap, and %s is registered once it is free",
 		app.Spec.Host, holder.Namespace, holder.Name, released, released, app.Spec.Host)
-	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordReleased, "DeleteDNSRecord", "%s", msg)
-	setDNSCondition(app, false, ReasonHostConflict, msg)
+	r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordReleased, "DeleteDNSRecord", "%s", msg)
+	setDNSCondition(app, false, appsv1alpha1.HostConflictReason, msg)
 	next := r.Clock.Now().Add(wait.Jitter(r.PendingPollInterval, dnsJitterFactor))
 	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshotOf(holder))}, nil
 }
@@ -353,7 +353,7 @@ func (r *Reconciler) deleteRecordNames(ctx context.Context, app *appsv1alpha1.My
 			return err
 		}
 		if known.Has(name) {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordDeleted, "DeleteDNSRecord",
+			r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordDeleted, "DeleteDNSRecord",
 				"Deleted DNS record %s", name)
 		}
 	}
@@ -378,18 +378,18 @@ func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string
 	}
 	deleting := !app.DeletionTimestamp.IsZero()
 	reason, advice := dnsErrorReason(err)
-	if reason == ReasonDNSRequestRejected && deleting {
+	if reason == appsv1alpha1.DNSRequestRejectedReason && deleting {
 		advice = deleteRejectedAdvice
 	}
 	msg := fmt.Sprintf("Could not %s the DNS record for %s: %s", action, app.Spec.Host, advice)
 	log.FromContext(ctx).Error(err, "DNS service call failed", "action", action, "reason", reason)
-	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, reason, "DNS", "%s", msg)
+	r.event(app, nil, corev1.EventTypeWarning, eventReason(reason), "DNS", "%s", msg)
 	setDNSCondition(app, false, reason, msg)
 
 	if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
 		return reconcile.Result{RequeueAfter: retryAfter}, nil
 	}
-	if reason == ReasonDNSRequestRejected && !deleting {
+	if reason == appsv1alpha1.DNSRequestRejectedReason && !deleting {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	return reconcile.Result{}, err
@@ -408,14 +408,14 @@ const deleteRejectedAdvice = "the DNS service, or a proxy in front of it, reject
 func dnsErrorReason(err error) (reason, advice string) {
 	switch {
 	case errors.Is(err, external.ErrThrottled):
-		return ReasonDNSThrottled, "the DNS service is rate-limiting the operator; it retries no sooner than the service asks"
+		return appsv1alpha1.DNSThrottledReason, "the DNS service is rate-limiting the operator; it retries no sooner than the service asks"
 	case errors.Is(err, external.ErrUnauthorized):
-		return ReasonDNSUnauthorized, "the DNS service refused the operator's token; check the token configured with " +
+		return appsv1alpha1.DNSUnauthorizedReason, "the DNS service refused the operator's token; check the token configured with " +
 			"--dns-token-file or --dns-token-secret"
 	case errors.Is(err, external.ErrInvalid):
-		return ReasonDNSRequestRejected, "the DNS service rejected the request as invalid; check spec.host and the " +
+		return appsv1alpha1.DNSRequestRejectedReason, "the DNS service rejected the request as invalid; check spec.host and the " +
 			"operator's --dns-default-target (see the operator's log for the service's answer)"
 	default:
-		return ReasonDNSServiceUnavailable, "the DNS service is unreachable or failing; the operator retries with backoff"
+		return appsv1alpha1.DNSServiceUnavailableReason, "the DNS service is unreachable or failing; the operator retries with backoff"
 	}
 }

@@ -30,7 +30,6 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -535,16 +534,6 @@ func recordsNamed(name string) []simulator.Record {
 }
 
 // eventReasons lists the reasons of the events about the named object.
-func eventReasons(t *testing.T, namespace, name string) []string {
-	var events eventsv1.EventList
-	if err := k8sClient.List(t.Context(), &events, client.InNamespace(namespace)); err != nil {
-		t.Fatal(err)
-	}
-	var reasons []string
-	for _, e := range events.Items {
-		if e.Regarding.Name == name {
-			reasons = append(reasons, e.Reason)
-		}
-	}
-	return reasons
+func eventReasons(t *testing.T, namespace, name string) []eventReason {
+	return fixtures.EventReasons[eventReason](t.Context(), NewWithT(t), k8sClient, "", namespace, name)
 }

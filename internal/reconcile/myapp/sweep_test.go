@@ -67,7 +67,7 @@ func TestSweepRemovesTheRecordOfAMyAppWhoseFinalizerWasRemovedByHand(t *testing.
 	sim.SetOutage(simulator.ServiceDNS, true)
 	t.Cleanup(func() { sim.SetOutage(simulator.ServiceDNS, false) })
 	g.Expect(k8sClient.Delete(t.Context(), old)).To(Succeed())
-	eventuallyDNSReason(t, g, old, ReasonDNSServiceUnavailable)
+	eventuallyDNSReason(t, g, old, appsv1alpha1.DNSServiceUnavailableReason)
 	g.Expect(k8sClient.Patch(t.Context(), old, client.RawPatch(types.MergePatchType,
 		[]byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
 	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, timeout)
@@ -77,7 +77,7 @@ func TestSweepRemovesTheRecordOfAMyAppWhoseFinalizerWasRemovedByHand(t *testing.
 	// The outage lasts until the controller works on the new MyApp, so no
 	// retry of the old one (from a cache that still shows it) can clean up
 	// after the service is back: the old record is now nobody's.
-	eventuallyDNSReason(t, g, recreated, ReasonDNSServiceUnavailable)
+	eventuallyDNSReason(t, g, recreated, appsv1alpha1.DNSServiceUnavailableReason)
 	g.Expect(recordsNamed(oldHost)).To(ConsistOf(HaveField("Owner", recordOwner(old))))
 	removedBefore := testutil.ToFloat64(orphanedRecordsDeleted)
 	startSweeper(t, newTestSweeper(time.Second))
