@@ -80,7 +80,7 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 			"backup succeeds; set spec.backupBeforeAppDeletion to false or delete this BackupConfig to release it without one.",
 			r.appName, r.finalBackupFailures, normalizeReason(r.finalBackupFailure))
 	case r.serviceErr != nil:
-		status, reason = metav1.ConditionFalse, serviceErrorReason(r.serviceErr)
+		status, reason = metav1.ConditionFalse, backupReasons.For(r.serviceErr)
 		message = capitalize(serviceProblem(r.serviceErr)) + " No backups can be started or followed until it is resolved."
 	case r.finalBackupPending && r.suspended:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupSuspendedReason
@@ -154,16 +154,13 @@ func setCondition(bc *backupv1alpha1.BackupConfig, conditionType string, status 
 	})
 }
 
-// serviceErrorReason picks the Ready reason for a backup service failure.
-func serviceErrorReason(err error) string {
-	switch external.KindOf(err) {
-	case external.KindUnauthorized:
-		return backupv1alpha1.BackupServiceUnauthorizedReason
-	case external.KindTransient, external.KindThrottled:
-		return backupv1alpha1.BackupServiceUnavailableReason
-	default:
-		return backupv1alpha1.BackupServiceErrorReason
-	}
+// backupReasons are the Ready reasons for the backup service's failures.
+var backupReasons = external.Reasons{
+	Unauthorized: backupv1alpha1.BackupServiceUnauthorizedReason,
+	Throttled:    backupv1alpha1.BackupServiceUnavailableReason,
+	Unavailable:  backupv1alpha1.BackupServiceUnavailableReason,
+	Rejected:     backupv1alpha1.BackupServiceErrorReason,
+	Other:        backupv1alpha1.BackupServiceErrorReason,
 }
 
 // serviceProblem explains a backup service failure in words that stay the
@@ -173,11 +170,11 @@ func serviceErrorReason(err error) string {
 // from the same error.
 func serviceProblem(err error) string {
 	_, waitAsked := external.RetryAfter(err)
-	switch external.KindOf(err) {
-	case external.KindUnauthorized:
+	switch backupReasons.For(err) {
+	case backupv1alpha1.BackupServiceUnauthorizedReason:
 		return "the backup service rejected the operator's credentials; check the token the manager is given " +
 			"(--backup-token-file or --backup-token-secret). The operator retries with backoff."
-	case external.KindTransient, external.KindThrottled:
+	case backupv1alpha1.BackupServiceUnavailableReason:
 		if waitAsked {
 			return "the backup service is unavailable or throttling requests and asked the operator to wait; " +
 				"the operator calls it again once the wait is over, not sooner."

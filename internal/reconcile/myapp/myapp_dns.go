@@ -403,19 +403,29 @@ const deleteRejectedAdvice = "the DNS service, or a proxy in front of it, reject
 	"(see the operator's log for the answer); the operator retries with backoff. To let the MyApp go and leave " +
 	"the record in place, set deletionPolicy: Orphan"
 
+// dnsReasons are the DNSReady reasons for the DNS service's failures.
+var dnsReasons = external.Reasons{
+	Unauthorized: appsv1alpha1.DNSUnauthorizedReason,
+	Throttled:    appsv1alpha1.DNSThrottledReason,
+	Unavailable:  appsv1alpha1.DNSServiceUnavailableReason,
+	Rejected:     appsv1alpha1.DNSRequestRejectedReason,
+	Other:        appsv1alpha1.DNSServiceUnavailableReason,
+}
+
 // dnsErrorReason maps an error to a condition reason and advice that does
 // not change from one failure to the next, so the status does not churn.
 func dnsErrorReason(err error) (reason, advice string) {
-	switch {
-	case errors.Is(err, external.ErrThrottled):
-		return appsv1alpha1.DNSThrottledReason, "the DNS service is rate-limiting the operator; it retries no sooner than the service asks"
-	case errors.Is(err, external.ErrUnauthorized):
-		return appsv1alpha1.DNSUnauthorizedReason, "the DNS service refused the operator's token; check the token configured with " +
+	reason = dnsReasons.For(err)
+	switch reason {
+	case appsv1alpha1.DNSThrottledReason:
+		return reason, "the DNS service is rate-limiting the operator; it retries no sooner than the service asks"
+	case appsv1alpha1.DNSUnauthorizedReason:
+		return reason, "the DNS service refused the operator's token; check the token configured with " +
 			"--dns-token-file or --dns-token-secret"
-	case errors.Is(err, external.ErrInvalid):
-		return appsv1alpha1.DNSRequestRejectedReason, "the DNS service rejected the request as invalid; check spec.host and the " +
+	case appsv1alpha1.DNSRequestRejectedReason:
+		return reason, "the DNS service rejected the request as invalid; check spec.host and the " +
 			"operator's --dns-default-target (see the operator's log for the service's answer)"
 	default:
-		return appsv1alpha1.DNSServiceUnavailableReason, "the DNS service is unreachable or failing; the operator retries with backoff"
+		return reason, "the DNS service is unreachable or failing; the operator retries with backoff"
 	}
 }
