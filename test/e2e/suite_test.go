@@ -28,17 +28,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -69,13 +63,8 @@ func TestMain(m *testing.M) {
 
 // setupSuite builds the manager, starts the simulator and writes its token.
 func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = appsv1alpha1.AddToScheme(scheme)
-	_ = backupv1alpha1.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
 	var err error
-	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: fixtures.Scheme()}); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "myapp-e2e-")
@@ -110,7 +99,7 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 type managerProcess struct {
 	name   string
 	cmd    *exec.Cmd
-	logs   *syncBuffer
+	logs   *fixtures.SyncBuffer
 	exited chan struct{}
 }
 
@@ -132,7 +121,7 @@ func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) 
 		"--health-probe-bind-address=0",
 		"--metrics-bind-address=0",
 	}, args...)
-	p := &managerProcess{name: name, logs: &syncBuffer{}, exited: make(chan struct{})}
+	p := &managerProcess{name: name, logs: &fixtures.SyncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(managerBin, all...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -166,49 +155,20 @@ func (p *managerProcess) kill() {
 	<-p.exited
 }
 
-// syncBuffer is a bytes.Buffer safe for a process to write while a test
-// reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func newNamespace(t *testing.T) string {
 	t.Helper()
 	return fixtures.CreateNamespace(t, k8sClient, "e2e")
 }
 
+// newMyApp builds a MyApp with one replica, which a kwok node runs.
 func newMyApp(namespace, name string) *appsv1alpha1.MyApp {
-	return &appsv1alpha1.MyApp{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: appsv1alpha1.MyAppSpec{
-			Replicas: ptr.To[int32](1),
-			Image:    "nginx:1.27",
-			Host:     name + "." + namespace + ".example.com",
-		},
-	}
+	return fixtures.NewMyApp(namespace, name, fixtures.WithReplicas(1))
 }
 
+// newBackupConfig builds a BackupConfig whose backups go with it.
 func newBackupConfig(namespace, name, app string) *backupv1alpha1.BackupConfig {
-	return &backupv1alpha1.BackupConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: backupv1alpha1.BackupConfigSpec{
-			AppRef:         backupv1alpha1.AppReference{Name: app},
-			DeletionPolicy: backupv1alpha1.DeletionPolicyDelete,
-		},
-	}
+	return fixtures.NewBackupConfig(namespace, name, app,
+		fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
 }
 
 // eventuallyBackedUp waits until the BackupConfig's last backup has the
@@ -224,17 +184,7 @@ func eventuallyBackedUp(ctx context.Context, g *WithT, bc *backupv1alpha1.Backup
 
 // eventuallyReady waits for every MyApp to be Ready at its generation.
 func eventuallyReady(ctx context.Context, g *WithT, apps ...*appsv1alpha1.MyApp) {
-	for _, app := range apps {
-		g.Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
-			g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
-			ready := false
-			for _, c := range app.Status.Conditions {
-				ready = ready || (c.Type == appsv1alpha1.ReadyCondition && c.Status == metav1.ConditionTrue)
-			}
-			g.Expect(ready).To(BeTrue())
-		}, timeout, interval).Should(Succeed(), "MyApp %s/%s becomes Ready", app.Namespace, app.Name)
-	}
+	fixtures.EventuallyReady(ctx, g, k8sClient, timeout, apps...)
 }
 
 // kubectl runs the control plane's kubectl as the administrator.

@@ -27,6 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // staleAppList is a client whose MyApp informer lags: lists show no MyApp
@@ -74,7 +75,7 @@ func TestDeletionReleasesAHoldTheCacheDoesNotShow(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager(func(r *Reconciler) { r.Client = staleAppList{Client: r.Client} })
 	app := e.newApp("quick", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("quick", "quick", withFinalBackup())
+	bc := e.newBackupConfig("quick", "quick", fixtures.WithFinalBackup())
 	e.create(app, bc)
 	e.waitForHold(app)
 
@@ -94,7 +95,7 @@ func TestHoldOfABackupConfigGoneWithoutCleanupIsReleased(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("orphan")
-	bc := e.newBackupConfig("orphan", "orphan", withFinalBackup())
+	bc := e.newBackupConfig("orphan", "orphan", fixtures.WithFinalBackup())
 	e.create(app, bc)
 	e.waitForHold(app)
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
@@ -118,10 +119,10 @@ func TestNamespaceTeardownWithFinalBackupsFinishes(t *testing.T) {
 	e.startManager()
 	apps := []*appsv1alpha1.MyApp{e.newApp("front"), e.newApp("back")}
 	bcs := []*backupv1alpha1.BackupConfig{
-		e.newBackupConfig("front", "front", withFinalBackup(), withDeletionPolicy(backupv1alpha1.DeletionPolicyDelete)),
-		e.newBackupConfig("back", "back", withFinalBackup()),
+		e.newBackupConfig("front", "front", fixtures.WithFinalBackup(), fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyDelete)),
+		e.newBackupConfig("back", "back", fixtures.WithFinalBackup()),
 		// A second holder of the same MyApp.
-		e.newBackupConfig("back-hourly", "back", withFinalBackup(), withSchedule("0 * * * *")),
+		e.newBackupConfig("back-hourly", "back", fixtures.WithFinalBackup(), fixtures.WithSchedule("0 * * * *")),
 	}
 	all := make([]client.Object, 0, len(apps)+len(bcs))
 	for _, app := range apps {

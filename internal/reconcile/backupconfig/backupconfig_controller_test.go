@@ -87,7 +87,7 @@ func TestScheduleWithFakeClockAndCatchUpAfterDowntime(t *testing.T) {
 	e.startManager(withClock)
 
 	app := e.newApp("billing")
-	bc := e.newBackupConfig("hourly", "billing", withSchedule("0 * * * *"), withoutBackupOnChange())
+	bc := e.newBackupConfig("hourly", "billing", fixtures.WithSchedule("0 * * * *"), fixtures.WithoutBackupOnChange())
 	e.create(app, bc)
 
 	at := func(hour int) time.Time { return time.Date(2026, 3, 1, hour, 0, 0, 0, time.UTC) }
@@ -224,7 +224,7 @@ func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 		foreign = append(foreign, b.ID)
 	}
 
-	bc := e.newBackupConfig("crm", "crm", withKeepLast(2))
+	bc := e.newBackupConfig("crm", "crm", fixtures.WithKeepLast(2))
 	e.create(bc)
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	images := []string{"crm:2", "crm:3", "crm:4"}
@@ -265,7 +265,7 @@ func TestDeletionPolicy(t *testing.T) {
 			e := newTestEnv(t)
 			e.startManager()
 			app := e.newApp("erp")
-			bc := e.newBackupConfig("erp", "erp", withDeletionPolicy(tt.policy))
+			bc := e.newBackupConfig("erp", "erp", fixtures.WithBackupDeletionPolicy(tt.policy))
 			e.create(app, bc)
 			current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 			update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "erp:2" })
@@ -385,7 +385,7 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	// The MyApp's own controller would hold it for its DNS cleanup; the
 	// test plays that part.
 	app := e.newApp("blog", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("blog", "blog", withFinalBackup())
+	bc := e.newBackupConfig("blog", "blog", fixtures.WithFinalBackup())
 	e.create(app, bc)
 
 	g.Eventually(func(g Gomega) []string {
@@ -448,7 +448,7 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("wiki", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("wiki", "wiki", withFinalBackup())
+	bc := e.newBackupConfig("wiki", "wiki", fixtures.WithFinalBackup())
 	e.create(app, bc)
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	g.Eventually(func(g Gomega) []string {
@@ -492,8 +492,8 @@ func TestAppHoldFollowsTheSpec(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	first, second := e.newApp("first"), e.newApp("second")
-	bc := e.newBackupConfig("mover", "first", withFinalBackup())
-	other := e.newBackupConfig("other", "second", withFinalBackup())
+	bc := e.newBackupConfig("mover", "first", fixtures.WithFinalBackup())
+	other := e.newBackupConfig("other", "second", fixtures.WithFinalBackup())
 	e.create(first, second, bc)
 
 	finalizersOf := func(app *appsv1alpha1.MyApp) func(Gomega) []string {
@@ -527,7 +527,7 @@ func TestMissingAppThatAppearsLater(t *testing.T) {
 	g := NewWithT(t)
 	e := newTestEnv(t)
 	e.startManager()
-	bc := e.newBackupConfig("later", "later", withSchedule("@daily"))
+	bc := e.newBackupConfig("later", "later", fixtures.WithSchedule("@daily"))
 	e.create(bc)
 
 	g.Eventually(func(g Gomega) metav1.Condition {
@@ -606,7 +606,7 @@ func TestInvalidScheduleIsReportedNotRetried(t *testing.T) {
 	e.startManager()
 	e.create(e.newApp("cron"))
 	// The API server accepts five fields; the cron parser refuses minute 99.
-	bc := e.newBackupConfig("cron", "cron", withSchedule("99 * * * *"))
+	bc := e.newBackupConfig("cron", "cron", fixtures.WithSchedule("99 * * * *"))
 	e.create(bc)
 
 	g.Eventually(func(g Gomega) metav1.Condition {
@@ -804,7 +804,7 @@ func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("shop")
-	bc := e.newBackupConfig("shop", "shop", withSchedule("0 3 * * *"), withFinalBackup())
+	bc := e.newBackupConfig("shop", "shop", fixtures.WithSchedule("0 3 * * *"), fixtures.WithFinalBackup())
 	e.create(app, bc)
 	g.Eventually(func(g Gomega) []string {
 		g.Expect(e.get(app)()).To(Succeed())
@@ -837,9 +837,9 @@ func TestDeletingTheBackupConfigReleasesItsAppDuringAnOutage(t *testing.T) {
 	// Another BackupConfig holds another MyApp, which sorts first, for a
 	// final backup that waits for the backup service.
 	other := e.newApp("alpha", dnsCleanupFinalizer)
-	otherBC := e.newBackupConfig("alpha", "alpha", withFinalBackup())
+	otherBC := e.newBackupConfig("alpha", "alpha", fixtures.WithFinalBackup())
 	app := e.newApp("zoo")
-	bc := e.newBackupConfig("zoo", "zoo", withFinalBackup(), withDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
+	bc := e.newBackupConfig("zoo", "zoo", fixtures.WithFinalBackup(), fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
 	e.create(other, otherBC, app, bc)
 	for _, a := range []*appsv1alpha1.MyApp{other, app} {
 		g.Eventually(func(g Gomega) []string {
@@ -870,7 +870,7 @@ func TestCleanupWaitsForBackupsTheServiceDoesNotListYet(t *testing.T) {
 	const listDelay = 2 * time.Second
 	e.startManager(func(r *Reconciler) { r.CleanupGrace = listDelay + time.Second })
 	app := e.newApp("crm")
-	bc := e.newBackupConfig("crm", "crm", withDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
+	bc := e.newBackupConfig("crm", "crm", fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
 	e.create(app, bc)
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 
@@ -894,7 +894,7 @@ func TestFinalBackupWithAnEventuallyConsistentService(t *testing.T) {
 	e.sim.SetConsistencyDelay(simulator.ServiceBackup, time.Second)
 	e.startManager()
 	app := e.newApp("ledger", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("ledger", "ledger", withFinalBackup())
+	bc := e.newBackupConfig("ledger", "ledger", fixtures.WithFinalBackup())
 	e.create(app, bc)
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	g.Eventually(func(g Gomega) []string {
@@ -963,7 +963,7 @@ func TestAdoptedScheduledBackupDoesNotCoverANewerGeneration(t *testing.T) {
 	clock, withClock := slotClock()
 	e.startManager(withClock)
 	app := e.newApp("notes")
-	bc := e.newBackupConfig("notes", "notes", withSchedule("0 * * * *"))
+	bc := e.newBackupConfig("notes", "notes", fixtures.WithSchedule("0 * * * *"))
 	e.create(app, bc)
 	baseline := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
@@ -990,7 +990,7 @@ func TestScheduledBackupFollowsAnAppRefChangeAfterALostAnswer(t *testing.T) {
 	clock, withClock := slotClock()
 	e.startManager(withClock)
 	e.create(e.newApp("x"), e.newApp("y"))
-	bc := e.newBackupConfig("switch", "x", withSchedule("0 * * * *"), withoutBackupOnChange())
+	bc := e.newBackupConfig("switch", "x", fixtures.WithSchedule("0 * * * *"), fixtures.WithoutBackupOnChange())
 	e.create(bc)
 	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
 	e.stopManager()
@@ -1016,7 +1016,7 @@ func TestRefusedScheduledStartSkipsTheSlot(t *testing.T) {
 	clock, withClock := slotClock()
 	e.startManager(withClock)
 	app := e.newApp("refused")
-	bc := e.newBackupConfig("refused", "refused", withSchedule("0 * * * *"), withoutBackupOnChange())
+	bc := e.newBackupConfig("refused", "refused", fixtures.WithSchedule("0 * * * *"), fixtures.WithoutBackupOnChange())
 	e.create(app, bc)
 	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
 
@@ -1054,7 +1054,7 @@ func TestRetentionPrunesFailedBackups(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("flaky")
-	bc := e.newBackupConfig("flaky", "flaky", withKeepLast(2))
+	bc := e.newBackupConfig("flaky", "flaky", fixtures.WithKeepLast(2))
 	// failNext makes the backups of the next images fail, and returns the
 	// IDs of those failed backups.
 	var current *backupv1alpha1.BackupConfig
@@ -1143,7 +1143,7 @@ func TestStuckBackupTimesOut(t *testing.T) {
 	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Hour })
 	e.startManager(func(r *Reconciler) { r.BackupTimeout = 2 * time.Second; r.FinalBackupAttempts = 5 })
 	app := e.newApp("wedged", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("wedged", "wedged", withFinalBackup())
+	bc := e.newBackupConfig("wedged", "wedged", fixtures.WithFinalBackup())
 	e.create(app, bc)
 
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerAppChange)

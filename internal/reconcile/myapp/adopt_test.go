@@ -27,9 +27,10 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-func withAdoptAnnotation() myAppOption {
+func withAdoptAnnotation() fixtures.MyAppOption {
 	return func(a *appsv1alpha1.MyApp) {
 		a.Annotations = map[string]string{appsv1alpha1.AdoptDNSRecordAnnotation: "true"}
 	}
@@ -42,7 +43,7 @@ func withAdoptAnnotation() myAppOption {
 func TestAdoptionAfterOrphanNeedsTheAnnotation(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	first := newMyApp(ns, "web", withDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	first := newMyApp(ns, "web", fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
 	createReadyMyApp(t, g, first)
 	g.Expect(k8sClient.Delete(t.Context(), first)).To(Succeed())
 	eventuallyGone(t, g, client.ObjectKeyFromObject(first), &appsv1alpha1.MyApp{}, timeout)
@@ -87,11 +88,11 @@ func TestAdoptionNeverTakesALiveMyAppsRecord(t *testing.T) {
 	g := NewWithT(t)
 	first, second := newNamespace(t), newNamespace(t)
 	host := "held." + first + ".example.com"
-	holder := newMyApp(first, "web", withHost(host), withAdoptAnnotation())
+	holder := newMyApp(first, "web", fixtures.WithHost(host), withAdoptAnnotation())
 	createReadyMyApp(t, g, holder)
 
 	// Another namespace, same name: another MyApp, alive.
-	intruder := newMyApp(second, "web", withHost(host), withAdoptAnnotation())
+	intruder := newMyApp(second, "web", fixtures.WithHost(host), withAdoptAnnotation())
 	g.Expect(k8sClient.Create(t.Context(), intruder)).To(Succeed())
 	eventuallyDNSReason(t, g, intruder, appsv1alpha1.HostConflictReason)
 	g.Expect(recordsNamed(host)).To(ConsistOf(HaveField("Owner", recordOwner(holder))))

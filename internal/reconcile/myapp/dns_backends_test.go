@@ -33,8 +33,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
@@ -42,6 +40,7 @@ import (
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // The MyApp lifecycle runs against both DNS backends from one table, so they
@@ -89,39 +88,22 @@ func setupRFC2136Backend(cp *controlplane.ControlPlane) (func(), error) {
 	}); err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:                 testScheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache: operatorCache(cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: rfc2136Backend})},
-		}}),
-		// The suite's manager runs a controller of the same name.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	_, stop, err := startManager(cp, "rfc2136", cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: rfc2136Backend})},
+	}}, func(ctrl.Manager) *Reconciler {
+		rfc2136Reconciler = &Reconciler{
+			DNS:                 rfc2136Client,
+			DefaultTarget:       defaultTarget,
+			PendingPollInterval: 200 * time.Millisecond,
+			DriftCheckInterval:  driftCheckInterval,
+		}
+		return rfc2136Reconciler
 	})
 	if err != nil {
 		return nil, err
 	}
-	rfc2136Reconciler = &Reconciler{
-		DNS:                 rfc2136Client,
-		DefaultTarget:       defaultTarget,
-		PendingPollInterval: 200 * time.Millisecond,
-		DriftCheckInterval:  driftCheckInterval,
-	}
-	if err := rfc2136Reconciler.SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "rfc2136 manager: %v\n", err)
-		}
-	}()
 	return func() {
-		cancel()
-		<-done
+		stop()
 		if err := bind.Close(); err != nil {
 			fmt.Fprintf(os.Stderr, "stopping named: %v\n", err)
 		}
@@ -132,7 +114,7 @@ func setupRFC2136Backend(cp *controlplane.ControlPlane) (func(), error) {
 type dnsBackend struct {
 	name string
 	// route makes a MyApp one this backend's manager reconciles.
-	route myAppOption
+	route fixtures.MyAppOption
 	// client reads the backend's records; reconciler is the one using it.
 	client     func() extdns.Client
 	reconciler func() *Reconciler
@@ -177,7 +159,7 @@ func dnsBackends() []dnsBackend {
 				if down {
 					err = bind.Stop()
 				} else {
-					err = bind.Start(context.Background())
+					err = bind.Start(t.Context())
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -312,10 +294,10 @@ func lifecycleHostConflict(t *testing.T, b dnsBackend) {
 	g := NewWithT(t)
 	first, second := newNamespace(t), newNamespace(t)
 	host := "shared." + first + ".example.com"
-	holder := newMyApp(first, "holder", withHost(host), b.route)
+	holder := newMyApp(first, "holder", fixtures.WithHost(host), b.route)
 	createReadyMyApp(t, g, holder)
 
-	intruder := newMyApp(second, "intruder", withHost(host), b.route)
+	intruder := newMyApp(second, "intruder", fixtures.WithHost(host), b.route)
 	g.Expect(k8sClient.Create(t.Context(), intruder)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(intruder), intruder)).To(Succeed())

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // TestBadInputOnlyTheDeploymentAPIRefuses is the part of the bad-input
@@ -114,7 +115,7 @@ func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
 	if rfc2136Err != nil {
 		t.Fatal(rfc2136Err)
 	}
-	var route myAppOption
+	var route fixtures.MyAppOption
 	for _, b := range dnsBackends() {
 		if b.name == rfc2136Backend {
 			route = b.route
@@ -131,7 +132,7 @@ func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
 	}
 	apps := map[string]*appsv1alpha1.MyApp{}
 	for name, host := range hosts {
-		apps[name] = newMyApp(ns, name, route, withHost(host))
+		apps[name] = newMyApp(ns, name, route, fixtures.WithHost(host))
 		g.Expect(k8sClient.Create(t.Context(), apps[name])).To(Succeed(), "the API server accepts %s", host)
 	}
 	for name, app := range apps {

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // eventuallyReadyReason waits until app's Ready condition, at the app's
@@ -134,7 +135,7 @@ func TestStaleChildCacheIsAQuietRequeue(t *testing.T) {
 	app := newMyApp(ns, "web")
 	createReadyMyApp(t, g, app)
 
-	c, err := client.NewWithWatch(cp.Config, client.Options{Scheme: testScheme()})
+	c, err := client.NewWithWatch(cp.Config, client.Options{Scheme: fixtures.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	recorder := events.NewFakeRecorder(10)
 	r := &Reconciler{

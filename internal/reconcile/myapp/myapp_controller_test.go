@@ -35,6 +35,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 func TestCreateMyApp(t *testing.T) {
@@ -202,10 +203,10 @@ func TestHostConflictAcrossNamespaces(t *testing.T) {
 	g := NewWithT(t)
 	first, second := newNamespace(t), newNamespace(t)
 	host := "shared." + first + ".example.com"
-	holder := newMyApp(first, "holder", withHost(host))
+	holder := newMyApp(first, "holder", fixtures.WithHost(host))
 	createReadyMyApp(t, g, holder)
 
-	intruder := newMyApp(second, "intruder", withHost(host))
+	intruder := newMyApp(second, "intruder", fixtures.WithHost(host))
 	g.Expect(k8sClient.Create(t.Context(), intruder)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(intruder), intruder)).To(Succeed())
@@ -292,7 +293,7 @@ func TestDNSOutageDuringDeleteHoldsTheFinalizer(t *testing.T) {
 func TestOrphanPolicyLeavesTheRecord(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	app := newMyApp(ns, "web", withDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	app := newMyApp(ns, "web", fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
 	createReadyMyApp(t, g, app)
 	owner := recordOwner(app)
 
@@ -399,7 +400,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	ns := newNamespace(t)
 	// Resources and a field-reference env var exercise the defaults the API
 	// server adds to a pod template, which must not look like drift.
-	app := newMyApp(ns, "web", withEnv(
+	app := newMyApp(ns, "web", fixtures.WithEnv(
 		corev1.EnvVar{Name: "GREETING", Value: "hello"},
 		corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 	))

@@ -32,6 +32,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // ingressRuleHosts returns the hosts of the Ingress's rules, and of those the
@@ -52,7 +53,7 @@ func TestHostMoveToAHeldHostKeepsTheOldHostRouted(t *testing.T) {
 	g := NewWithT(t)
 	first, second := newNamespace(t), newNamespace(t)
 	taken := "taken." + first + ".example.com"
-	holder := newMyApp(first, "holder", withHost(taken))
+	holder := newMyApp(first, "holder", fixtures.WithHost(taken))
 	createReadyMyApp(t, g, holder)
 	app := newMyApp(second, "web")
 	createReadyMyApp(t, g, app)

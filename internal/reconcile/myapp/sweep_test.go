@@ -30,6 +30,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // newTestSweeper returns a sweeper that judges records by live reads through
@@ -60,7 +61,7 @@ func TestSweepRemovesTheRecordOfAMyAppWhoseFinalizerWasRemovedByHand(t *testing.
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	oldHost, newHost := "old."+ns+".example.com", "new."+ns+".example.com"
-	old := newMyApp(ns, "web", withHost(oldHost))
+	old := newMyApp(ns, "web", fixtures.WithHost(oldHost))
 	createReadyMyApp(t, g, old)
 	key := client.ObjectKeyFromObject(old)
 
@@ -72,7 +73,7 @@ func TestSweepRemovesTheRecordOfAMyAppWhoseFinalizerWasRemovedByHand(t *testing.
 		[]byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
 	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, timeout)
 
-	recreated := newMyApp(ns, "web", withHost(newHost))
+	recreated := newMyApp(ns, "web", fixtures.WithHost(newHost))
 	g.Expect(k8sClient.Create(t.Context(), recreated)).To(Succeed())
 	// The outage lasts until the controller works on the new MyApp, so no
 	// retry of the old one (from a cache that still shows it) can clean up
@@ -97,7 +98,7 @@ func TestSweepRemovesTheRecordOfAMyAppWhoseFinalizerWasRemovedByHand(t *testing.
 func TestOrphanedRecordSurvivesTheSweep(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	app := newMyApp(ns, "web", withDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	app := newMyApp(ns, "web", fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
 	createReadyMyApp(t, g, app)
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
 	eventuallyGone(t, g, client.ObjectKeyFromObject(app), &appsv1alpha1.MyApp{}, timeout)
