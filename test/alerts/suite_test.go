@@ -26,12 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
-	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -57,12 +53,8 @@ func TestMain(m *testing.M) {
 // setupSuite starts the simulator and the manager binary, serving plain
 // HTTP metrics on a loopback port for the test to scrape.
 func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = appsv1alpha1.AddToScheme(scheme)
-	_ = backupv1alpha1.AddToScheme(scheme)
 	var err error
-	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: fixtures.Scheme()}); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "myapp-alerts-")

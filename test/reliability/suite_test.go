@@ -28,15 +28,10 @@ import (
 	"testing"
 
 	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
-	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -44,14 +39,8 @@ import (
 var (
 	cp         *controlplane.ControlPlane
 	k8sClient  client.Client // uncached: the scenarios' own reads and writes
-	testScheme = runtime.NewScheme()
+	testScheme = fixtures.Scheme()
 )
-
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
-	utilruntime.Must(appsv1alpha1.AddToScheme(testScheme))
-	utilruntime.Must(backupv1alpha1.AddToScheme(testScheme))
-}
 
 func TestMain(m *testing.M) {
 	// The controllers log an error for every call a crashed manager makes;
