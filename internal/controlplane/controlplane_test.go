@@ -17,7 +17,6 @@ limitations under the License.
 package controlplane
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -257,7 +256,7 @@ func TestHelperProcess(t *testing.T) {
 	case "1":
 		time.Sleep(5 * time.Minute)
 	case "controlplane":
-		cp, err := Start(context.Background(), Options{StateRoot: os.Getenv("HARNESS_HELPER_STATE")})
+		cp, err := Start(t.Context(), Options{StateRoot: os.Getenv("HARNESS_HELPER_STATE")})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

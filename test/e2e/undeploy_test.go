@@ -57,7 +57,7 @@ func TestUndeployStrandsNoFinalizer(t *testing.T) {
 	g := NewWithT(t)
 	d := deployWithApp(t)
 
-	g.Expect(undeploy(t, d.kubeconfig, "20s")).To(Succeed(), "make undeploy finishes; left behind: %s", leftBehind(d.app))
+	g.Expect(undeploy(t, d.kubeconfig, "20s")).To(Succeed(), "make undeploy finishes; left behind: %s", leftBehind(t, d.app))
 	for _, name := range operatorCRDs {
 		// A CRD is only gone once every custom resource of it is: none is
 		// left Terminating.
@@ -99,7 +99,7 @@ func TestUndeployKeepsTheManagerUntilCleanupEnds(t *testing.T) {
 	g.Expect(ownedRecords(d.app)).To(HaveLen(1), "the record waits for the DNS service")
 
 	sim.ClearFault(simulator.ServiceDNS, simulator.OpDelete)
-	g.Expect(undeploy(t, d.kubeconfig, "20s")).To(Succeed(), "make undeploy finishes; left behind: %s", leftBehind(d.app))
+	g.Expect(undeploy(t, d.kubeconfig, "20s")).To(Succeed(), "make undeploy finishes; left behind: %s", leftBehind(t, d.app))
 	g.Expect(ownedRecords(d.app)).To(BeEmpty(), "the MyApp's DNS record is deleted, not leaked")
 }
 
@@ -174,10 +174,10 @@ func undeploy(t *testing.T, kubeconfig, wait string) error {
 
 // leftBehind describes the custom resources still present, with their
 // finalizers, and the DNS records app still owns.
-func leftBehind(app *appsv1alpha1.MyApp) string {
+func leftBehind(t *testing.T, app *appsv1alpha1.MyApp) string {
 	var parts []string
 	for _, list := range []client.ObjectList{&appsv1alpha1.MyAppList{}, &backupv1alpha1.BackupConfigList{}} {
-		if err := k8sClient.List(context.Background(), list); err != nil {
+		if err := k8sClient.List(t.Context(), list); err != nil {
 			continue
 		}
 		for _, o := range objectsOf(list) {
@@ -225,7 +225,7 @@ func tokenKubeconfig(t *testing.T, token string) []byte {
 // has finished. If the undeploy stranded custom resources, their
 // finalizers are removed first, or the CRDs would never go.
 func restoreCRDs(t *testing.T, kustomize, kubeconfig string) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, list := range []client.ObjectList{&appsv1alpha1.MyAppList{}, &backupv1alpha1.BackupConfigList{}} {
 		if err := k8sClient.List(ctx, list); err != nil {
 			continue

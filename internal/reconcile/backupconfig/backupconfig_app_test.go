@@ -79,7 +79,7 @@ func TestDeletionReleasesAHoldTheCacheDoesNotShow(t *testing.T) {
 	e.create(app, bc)
 	e.waitForHold(app)
 
-	g.Expect(e.c.Delete(context.Background(), bc)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
 	e.waitGone(bc)
 	g.Eventually(func(g Gomega) []string {
 		g.Expect(e.get(app)()).To(Succeed())
@@ -103,11 +103,11 @@ func TestHoldOfABackupConfigGoneWithoutCleanupIsReleased(t *testing.T) {
 	// Someone strips the cleanup finalizer while the manager is down.
 	e.stopManager()
 	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Finalizers = nil })
-	g.Expect(e.c.Delete(context.Background(), bc)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
 	e.waitGone(bc)
 
 	e.startManager()
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	e.waitGone(app)
 }
 
@@ -140,7 +140,7 @@ func TestNamespaceTeardownWithFinalBackupsFinishes(t *testing.T) {
 	}
 
 	for _, obj := range all {
-		NewWithT(t).Expect(e.c.Delete(context.Background(), obj)).To(Succeed())
+		NewWithT(t).Expect(e.c.Delete(t.Context(), obj)).To(Succeed())
 	}
 	e.waitGone(all...)
 }

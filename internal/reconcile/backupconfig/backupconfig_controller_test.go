@@ -206,7 +206,7 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 
 func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("crm")
@@ -272,7 +272,7 @@ func TestDeletionPolicy(t *testing.T) {
 			current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 			g.Expect(current.Finalizers).To(ContainElement(backupv1alpha1.BackupCleanupFinalizer))
 			g.Expect(e.ownBackups(current)).To(HaveLen(2))
-			foreign, err := e.backups.Start(context.Background(), backup.StartRequest{
+			foreign, err := e.backups.Start(t.Context(), backup.StartRequest{
 				App: serviceAppName(e.ns, "erp"), Owner: "team-dba", IdempotencyKey: "team-dba/erp",
 			})
 			g.Expect(err).NotTo(HaveOccurred())
@@ -280,7 +280,7 @@ func TestDeletionPolicy(t *testing.T) {
 			if tt.outage {
 				e.sim.SetOutage(simulator.ServiceBackup, true)
 			}
-			g.Expect(e.c.Delete(context.Background(), current)).To(Succeed())
+			g.Expect(e.c.Delete(t.Context(), current)).To(Succeed())
 			if tt.outage {
 				g.Eventually(func(g Gomega) string {
 					return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
@@ -349,7 +349,7 @@ func TestThrottledStartWaitsForRetryAfter(t *testing.T) {
 
 func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("cart")
@@ -379,7 +379,7 @@ func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
 
 func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Second })
 	e.startManager()
 	// The MyApp's own controller would hold it for its DNS cleanup; the
@@ -457,7 +457,7 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 	}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
 
 	e.sim.FailBackups("snapshot volume unavailable", 0)
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	g.Eventually(func(g Gomega) metav1.Condition {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
@@ -488,7 +488,7 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 
 func TestAppHoldFollowsTheSpec(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t)
 	e.startManager()
 	first, second := e.newApp("first"), e.newApp("second")
@@ -633,14 +633,14 @@ func TestWatchEnqueuesOnlyReferencingBackupConfigs(t *testing.T) {
 		e.newBackupConfig("b1", "b"),
 	)
 	g.Eventually(func() []string {
-		requests := r.backupConfigsForApp(context.Background(), e.newApp("a"))
+		requests := r.backupConfigsForApp(t.Context(), e.newApp("a"))
 		names := make([]string, 0, len(requests))
 		for _, req := range requests {
 			names = append(names, req.Name)
 		}
 		return names
 	}, eventually, tick).Should(ConsistOf("a1", "a2"))
-	g.Expect(r.backupConfigsForApp(context.Background(), e.newApp("c"))).To(BeEmpty())
+	g.Expect(r.backupConfigsForApp(t.Context(), e.newApp("c"))).To(BeEmpty())
 }
 
 func TestPredicates(t *testing.T) {
@@ -692,7 +692,7 @@ func TestSamplesProduceASucceededBackup(t *testing.T) {
 	var bc *backupv1alpha1.BackupConfig
 	for _, obj := range fixtures.MustLoadObjects(t, filepath.Join(controlplane.RepoRoot(), "config", "samples")) {
 		obj.SetNamespace(e.ns)
-		g.Expect(e.c.Create(context.Background(), obj)).To(Succeed())
+		g.Expect(e.c.Create(t.Context(), obj)).To(Succeed())
 		if obj.GetKind() == "BackupConfig" {
 			bc = &backupv1alpha1.BackupConfig{}
 			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, bc)).To(Succeed())
@@ -819,7 +819,7 @@ func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
 	}, eventually, tick).Should(Equal(backupv1alpha1.InvalidScheduleReason))
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	g.Consistently(e.get(app), consistently, tick).Should(Succeed())
 
 	// The documented way out still works while the schedule is broken.
@@ -831,7 +831,7 @@ func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
 
 func TestDeletingTheBackupConfigReleasesItsAppDuringAnOutage(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t)
 	e.startManager()
 	// Another BackupConfig holds another MyApp, which sorts first, for a
@@ -878,11 +878,11 @@ func TestCleanupWaitsForBackupsTheServiceDoesNotListYet(t *testing.T) {
 	// just before the deletion and not listed for a while.
 	e.sim.SetConsistencyDelay(simulator.ServiceBackup, listDelay)
 	owner := ownerFor(current)
-	_, err := e.backups.Start(context.Background(), backup.StartRequest{
+	_, err := e.backups.Start(t.Context(), backup.StartRequest{
 		App: serviceAppName(e.ns, "crm"), Owner: owner, IdempotencyKey: owner + "/unrecorded",
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(e.c.Delete(context.Background(), current)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), current)).To(Succeed())
 
 	g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, eventually, tick).Should(BeTrue())
 	g.Expect(e.ownBackups(current)).To(BeEmpty())
@@ -902,7 +902,7 @@ func TestFinalBackupWithAnEventuallyConsistentService(t *testing.T) {
 		return app.Finalizers
 	}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
 
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	g.Eventually(func(g Gomega) []string {
 		g.Expect(e.get(app)()).To(Succeed())
 		return app.Finalizers
@@ -1092,7 +1092,7 @@ func TestRetentionPrunesFailedBackups(t *testing.T) {
 // does not start a second backup while the first one runs.
 func TestStaleStatusStartsNoSecondBackup(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Minute })
 	app := e.newApp("stale")
 	bc := e.newBackupConfig("stale", "stale")
@@ -1161,7 +1161,7 @@ func TestStuckBackupTimesOut(t *testing.T) {
 
 	// A MyApp being deleted is not held for ever by wedged final backups:
 	// each attempt times out, and once the service works again one succeeds.
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	g.Eventually(func() []string { return idempotencyKeys(e.ownBackups(bc)) }, eventually, tick).
 		Should(ContainElement(finalKey(ownerFor(current), app.UID, 2)))
 	e.sim.SetBackupDuration(simBackupDuration)
