@@ -680,7 +680,8 @@ func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, 
 
 func isServiceReason(reason string) bool {
 	switch reason {
-	case backupv1alpha1.BackupServiceUnavailableReason, backupv1alpha1.BackupServiceUnauthorizedReason, backupv1alpha1.BackupServiceErrorReason, backupv1alpha1.CleanupBlockedReason:
+	case backupv1alpha1.BackupServiceUnavailableReason, backupv1alpha1.BackupServiceUnauthorizedReason,
+		backupv1alpha1.BackupServiceErrorReason, backupv1alpha1.CleanupBlockedReason:
 		return true
 	}
 	return false

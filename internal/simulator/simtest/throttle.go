@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -56,7 +56,7 @@ func RunThrottleTests(t *testing.T, opts simulator.Options, svc ThrottledService
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
+			g := gomega.NewWithT(t)
 			sim, url := Start(t, opts)
 			calls, trigger := svc.Setup(t, url, tt.maxAfter)
 			sim.SetFault(svc.Service, svc.Op, simulator.Fault{Status: 429, RetryAfter: tt.asked, Count: 1})
@@ -64,28 +64,28 @@ func RunThrottleTests(t *testing.T, opts simulator.Options, svc ThrottledService
 
 			err := calls[trigger]()
 			answered := time.Now()
-			g.Expect(err).To(MatchError(external.ErrThrottled))
+			g.Expect(err).To(gomega.MatchError(external.ErrThrottled))
 			wait, _ := external.RetryAfter(err)
-			g.Expect(wait).To(Equal(tt.honoured))
+			g.Expect(wait).To(gomega.Equal(tt.honoured))
 			// The simulator counts a request once its handler has returned.
-			g.Eventually(func() int { return sim.RequestCountStatus(svc.Service, svc.Op, 429) }).Should(Equal(1))
+			g.Eventually(func() int { return sim.RequestCountStatus(svc.Service, svc.Op, 429) }).Should(gomega.Equal(1))
 			before := reached()
 
 			// Every operation is held back, with the wait that is left.
 			for name, call := range calls {
 				err := call()
-				g.Expect(err).To(MatchError(external.ErrThrottled), name)
+				g.Expect(err).To(gomega.MatchError(external.ErrThrottled), name)
 				left, ok := external.RetryAfter(err)
-				g.Expect(ok).To(BeTrue())
-				g.Expect(left).To(And(BeNumerically(">", 0), BeNumerically("<=", tt.honoured)), name)
+				g.Expect(ok).To(gomega.BeTrue())
+				g.Expect(left).To(gomega.And(gomega.BeNumerically(">", 0), gomega.BeNumerically("<=", tt.honoured)), name)
 			}
-			g.Expect(reached()).To(Equal(before), "no call reached the service")
+			g.Expect(reached()).To(gomega.Equal(before), "no call reached the service")
 
 			// Calls keep failing locally until the wait is over, then go out.
-			g.Eventually(calls[trigger]).WithTimeout(tt.honoured + 5*time.Second).WithPolling(20 * time.Millisecond).Should(Succeed())
-			g.Expect(time.Since(answered)).To(BeNumerically(">=", tt.honoured-50*time.Millisecond))
-			g.Expect(reached()).To(Equal(before+1), "only the call after the wait reached the service")
-			g.Expect(sim.RequestCountStatus(svc.Service, svc.Op, 429)).To(Equal(1))
+			g.Eventually(calls[trigger]).WithTimeout(tt.honoured + 5*time.Second).WithPolling(20 * time.Millisecond).Should(gomega.Succeed())
+			g.Expect(time.Since(answered)).To(gomega.BeNumerically(">=", tt.honoured-50*time.Millisecond))
+			g.Expect(reached()).To(gomega.Equal(before+1), "only the call after the wait reached the service")
+			g.Expect(sim.RequestCountStatus(svc.Service, svc.Op, 429)).To(gomega.Equal(1))
 		})
 	}
 }
