@@ -61,11 +61,9 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	managerBin := filepath.Join(dir, "manager")
-	build := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
-	build.Dir = controlplane.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the manager: %w\n%s", err, out)
+	managerBin, err := fixtures.BuildManager(dir)
+	if err != nil {
+		return nil, err
 	}
 	tokenFile := filepath.Join(dir, "token")
 	kubeconfig := filepath.Join(dir, "kubeconfig")

@@ -22,7 +22,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -71,11 +70,8 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	managerBin = filepath.Join(dir, "manager")
-	build := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
-	build.Dir = controlplane.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the manager: %w\n%s", err, out)
+	if managerBin, err = fixtures.BuildManager(dir); err != nil {
+		return nil, err
 	}
 	tokenFile = filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(simToken), 0o600); err != nil {
