@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -75,6 +76,14 @@ func (p *ManagerProcess) Name() string { return p.name }
 
 // Logs is everything the process has written so far.
 func (p *ManagerProcess) Logs() string { return p.logs.String() }
+
+// acquiredLease is what controller-runtime logs when a manager becomes
+// leader.
+const acquiredLease = `"msg":"Successfully acquired lease"`
+
+// Leads reports whether the manager has logged that it acquired the
+// leader-election lease.
+func (p *ManagerProcess) Leads() bool { return strings.Contains(p.logs.String(), acquiredLease) }
 
 // Stop ends the manager gracefully, as a kubelet would.
 func (p *ManagerProcess) Stop() {
