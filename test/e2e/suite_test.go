@@ -27,7 +27,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -91,17 +90,9 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	}, nil
 }
 
-// managerProcess is a manager binary running for a test.
-type managerProcess struct {
-	name   string
-	cmd    *exec.Cmd
-	logs   *fixtures.SyncBuffer
-	exited chan struct{}
-}
-
 // startManager runs the manager with kubeconfig and the simulator, plus
 // args, and stops it when the test ends.
-func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) *managerProcess {
+func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) *fixtures.ManagerProcess {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
@@ -117,38 +108,7 @@ func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) 
 		"--health-probe-bind-address=0",
 		"--metrics-bind-address=0",
 	}, args...)
-	p := &managerProcess{name: name, logs: &fixtures.SyncBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(managerBin, all...)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, p.logs.String())
-		}
-	})
-	return p
-}
-
-// stop ends the manager gracefully, as a kubelet would.
-func (p *managerProcess) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-// kill ends the manager at once, as a node failure would.
-func (p *managerProcess) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.exited
+	return fixtures.StartManagerProcess(t, name, managerBin, all...)
 }
 
 func newNamespace(t *testing.T) string {

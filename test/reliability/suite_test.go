@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster, Nodes: 2}, &cp, func(cp *controlplane.ControlPlane) (func(), error) {
 		var err error
 		k8sClient, err = cp.NewClient(client.Options{Scheme: testScheme})
-		return func() {}, err
+		return removeManagerBin, err
 	}))
 }
 
