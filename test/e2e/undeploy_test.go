@@ -225,7 +225,8 @@ func tokenKubeconfig(t *testing.T, token string) []byte {
 // has finished. If the undeploy stranded custom resources, their
 // finalizers are removed first, or the CRDs would never go.
 func restoreCRDs(t *testing.T, kustomize, kubeconfig string) {
-	ctx := t.Context()
+	// A cleanup runs it, when t.Context() is already cancelled.
+	ctx := context.Background()
 	for _, list := range []client.ObjectList{&appsv1alpha1.MyAppList{}, &backupv1alpha1.BackupConfigList{}} {
 		if err := k8sClient.List(ctx, list); err != nil {
 			continue

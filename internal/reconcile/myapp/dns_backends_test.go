@@ -159,7 +159,9 @@ func dnsBackends() []dnsBackend {
 				if down {
 					err = bind.Stop()
 				} else {
-					err = bind.Start(t.Context())
+					// Not t.Context(): a cleanup ends the outage too,
+					// when it is already cancelled.
+					err = bind.Start(context.Background())
 				}
 				if err != nil {
 					t.Fatal(err)
