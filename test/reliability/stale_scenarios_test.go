@@ -17,16 +17,20 @@ limitations under the License.
 package reliability
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
 // staleScenario is a lifecycle split at the event a stale read reaches back
@@ -156,6 +160,23 @@ var staleScenarios = func() []staleScenario {
 			s.waitFor("the other MyApp is gone after its final backup", gone(other))
 		},
 	}, {
+		// A MyApp waiting for the host another MyApp holds sees the holder
+		// as it was before its deletion began.
+		name: "host-holder",
+		before: func(s *scenario) staleTarget {
+			app = readyApp(s, "web")
+			other = s.newMyApp("api")
+			other.Spec.Host = app.Spec.Host
+			s.create(other)
+			s.waitFor("the second MyApp waits for the host", dnsReason(other, myapp.ReasonHostConflict))
+			return s.target("MyApp", "web", firstChange(deletionBegan))
+		},
+		after: func(s *scenario) {
+			s.remove(app)
+			s.waitFor("the holder is gone", gone(app))
+			s.waitFor("the second MyApp takes the host over", s.readyAt(other))
+		},
+	}, {
 		// The MyApp controller sees its Deployment as it was before its own
 		// last write to it.
 		name: "child-deployment",
@@ -189,6 +210,19 @@ var staleScenarios = func() []staleScenario {
 		},
 	}}
 }()
+
+// dnsReason holds once app's DNSReady condition has reason.
+func dnsReason(app *appsv1alpha1.MyApp, reason string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c == nil || c.Reason != reason {
+			return fmt.Errorf("DNSReady is %v, not %s", c, reason)
+		}
+		return nil
+	}
+}
 
 // runStale runs sc once with reads from site (every site when empty) served
 // stale, and returns the oracle's report and the wrapper.

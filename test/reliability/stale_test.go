@@ -19,10 +19,11 @@ package reliability
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,7 +56,9 @@ const (
 	// view has caught up, standing for the watch event a lagging cache
 	// delivers when it catches up (the wrapper serves the old version only
 	// after the real event was delivered, so without it the controllers would
-	// wait for an event that a real lagging cache still owes them).
+	// wait for an event that a real lagging cache still owes them). If the
+	// object is gone by then, every MyApp and BackupConfig of its namespace
+	// is nudged instead.
 	nudgeAnnotation = "reliability.myapp.dev/caught-up"
 )
 
@@ -201,7 +204,7 @@ type staleReads struct {
 
 	mu     sync.Mutex
 	target *staleTarget
-	from   int // the target's history length when it was armed
+	from   int       // the target's history length when it was armed
 	opened time.Time // when the first stale read was served
 	closed bool
 	served int
@@ -249,24 +252,14 @@ func (w *staleReads) Served() int {
 func (w *staleReads) Sites() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var sites []string
-	for s := range w.sites {
-		sites = append(sites, s)
-	}
-	sort.Strings(sites)
-	return sites
+	return slices.Sorted(maps.Keys(w.sites))
 }
 
 // AllSites lists every call site that read the cache.
 func (w *staleReads) AllSites() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var sites []string
-	for s := range w.allSites {
-		sites = append(sites, s)
-	}
-	sort.Strings(sites)
-	return sites
+	return slices.Sorted(maps.Keys(w.allSites))
 }
 
 // callSite names the controller code that made a read: the innermost frame
@@ -353,9 +346,33 @@ func nudge(kind string, key types.NamespacedName) {
 	}
 	obj.SetName(key.Name)
 	obj.SetNamespace(key.Namespace)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, nudgeAnnotation, time.Now().Format(time.RFC3339Nano))
-	// NotFound is fine: the object went meanwhile.
-	_ = k8sClient.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch)))
+	ctx := context.Background()
+	patch := client.RawPatch(types.MergePatchType,
+		fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, nudgeAnnotation, time.Now().Format(time.RFC3339Nano)))
+	if err := k8sClient.Patch(ctx, obj, patch); !apierrors.IsNotFound(err) {
+		return
+	}
+	// The object went meanwhile: the event owed is its deletion, which
+	// cannot be sent again. The MyApps and BackupConfigs of the namespace
+	// stand for whatever its handlers would have enqueued (a MyApp waiting
+	// for its host, the BackupConfigs referencing it).
+	var apps appsv1alpha1.MyAppList
+	var bcs backupv1alpha1.BackupConfigList
+	var others []client.Object
+	if k8sClient.List(ctx, &apps, client.InNamespace(key.Namespace)) == nil {
+		for i := range apps.Items {
+			others = append(others, &apps.Items[i])
+		}
+	}
+	if k8sClient.List(ctx, &bcs, client.InNamespace(key.Namespace)) == nil {
+		for i := range bcs.Items {
+			others = append(others, &bcs.Items[i])
+		}
+	}
+	for _, o := range others {
+		// NotFound is fine: it went meanwhile too.
+		_ = k8sClient.Patch(ctx, o, patch)
+	}
 }
 
 func (w *staleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
