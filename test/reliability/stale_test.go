@@ -56,9 +56,8 @@ const (
 	// view has caught up, standing for the watch event a lagging cache
 	// delivers when it catches up (the wrapper serves the old version only
 	// after the real event was delivered, so without it the controllers would
-	// wait for an event that a real lagging cache still owes them). If the
-	// object is gone by then, every MyApp and BackupConfig of its namespace
-	// is nudged instead.
+	// wait for an event that a real lagging cache still owes them). Every
+	// MyApp and BackupConfig of its namespace is nudged with it (see nudge).
 	nudgeAnnotation = "reliability.myapp.dev/caught-up"
 )
 
@@ -329,48 +328,47 @@ func (w *staleReads) close() {
 }
 
 func nudge(kind string, key types.NamespacedName) {
-	var obj client.Object
+	var target client.Object
 	switch kind {
 	case "MyApp":
-		obj = &appsv1alpha1.MyApp{}
+		target = &appsv1alpha1.MyApp{}
 	case "BackupConfig":
-		obj = &backupv1alpha1.BackupConfig{}
+		target = &backupv1alpha1.BackupConfig{}
 	case "Deployment":
-		obj = &appsv1.Deployment{}
+		target = &appsv1.Deployment{}
 	case "Service":
-		obj = &corev1.Service{}
+		target = &corev1.Service{}
 	case "Ingress":
-		obj = &networkingv1.Ingress{}
+		target = &networkingv1.Ingress{}
 	default:
 		return
 	}
-	obj.SetName(key.Name)
-	obj.SetNamespace(key.Namespace)
+	target.SetName(key.Name)
+	target.SetNamespace(key.Namespace)
+	objs := []client.Object{target}
+	// The handlers the owed event would have reached may filter an
+	// annotation change of the target out (the BackupConfig controller
+	// watches MyApps for spec, deletion and its finalizer only), and a target
+	// that is gone cannot be deleted again. Every MyApp and BackupConfig of
+	// the namespace stands for whatever they would have enqueued: both
+	// controllers reconcile their own kind on an annotation change.
 	ctx := context.Background()
-	patch := client.RawPatch(types.MergePatchType,
-		fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, nudgeAnnotation, time.Now().Format(time.RFC3339Nano)))
-	if err := k8sClient.Patch(ctx, obj, patch); !apierrors.IsNotFound(err) {
-		return
-	}
-	// The object went meanwhile: the event owed is its deletion, which
-	// cannot be sent again. The MyApps and BackupConfigs of the namespace
-	// stand for whatever its handlers would have enqueued (a MyApp waiting
-	// for its host, the BackupConfigs referencing it).
 	var apps appsv1alpha1.MyAppList
 	var bcs backupv1alpha1.BackupConfigList
-	var others []client.Object
 	if k8sClient.List(ctx, &apps, client.InNamespace(key.Namespace)) == nil {
 		for i := range apps.Items {
-			others = append(others, &apps.Items[i])
+			objs = append(objs, &apps.Items[i])
 		}
 	}
 	if k8sClient.List(ctx, &bcs, client.InNamespace(key.Namespace)) == nil {
 		for i := range bcs.Items {
-			others = append(others, &bcs.Items[i])
+			objs = append(objs, &bcs.Items[i])
 		}
 	}
-	for _, o := range others {
-		// NotFound is fine: it went meanwhile too.
+	patch := client.RawPatch(types.MergePatchType,
+		fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, nudgeAnnotation, time.Now().Format(time.RFC3339Nano)))
+	for _, o := range objs {
+		// NotFound is fine: it went meanwhile.
 		_ = k8sClient.Patch(ctx, o, patch)
 	}
 }
