@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -74,6 +75,9 @@ type scenario struct {
 	// clientFor, when set, gives the client the controllers read and write
 	// through, in place of the manager's (families 2 and 7 wrap it).
 	clientFor func(mgr ctrl.Manager) client.Client
+	// clock, when set, is the BackupConfig controller's clock in every
+	// manager of the scenario, so schedules survive a restart.
+	clock *clocktesting.FakeClock
 }
 
 func newScenario(t *testing.T) *scenario {
@@ -162,13 +166,17 @@ func (s *scenario) startManager(gate *crashGate) {
 		Pace:     10 * time.Millisecond,
 	}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
-	g.Expect((&backupconfig.Reconciler{
+	bcReconciler := &backupconfig.Reconciler{
 		Client:             controllerClient,
 		Backups:            backupClient,
 		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval: 200 * time.Millisecond,
 		CleanupGrace:       500 * time.Millisecond,
-	}).SetupWithManager(ctx, mgr)).To(Succeed())
+	}
+	if s.clock != nil {
+		bcReconciler.Clock = s.clock
+	}
+	g.Expect(bcReconciler.SetupWithManager(ctx, mgr)).To(Succeed())
 
 	run := &managerRun{gate: gate, cancel: cancel, done: make(chan error, 1), ext: ext}
 	go func() { run.done <- mgr.Start(ctx) }()
