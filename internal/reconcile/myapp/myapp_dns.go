@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -126,7 +127,12 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	}
 	if due, untilDue := r.dnsReadDue(ctx, app, recordType, value); !due {
 		// Nothing the record depends on changed and no check is due: the
-		// status stands as the last read left it.
+		// status stands as the last read left it, and this pass, which
+		// decided so for the current spec, says DNSReady holds for its
+		// generation (a condition at an older one reads as out of date).
+		if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
+			c.ObservedGeneration = app.Generation
+		}
 		s.routes = sets.New[string]()
 		if held := heldHost(app); held != "" {
 			s.routes.Insert(held)
