@@ -244,17 +244,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 
 	// The finalizer goes on before anything is written outside the cluster,
-	// so no record can exist that the operator would not clean up. The pass
-	// goes on from the patched object rather than waiting for the update to
-	// come back through the queue: when many MyApps are created at once,
-	// that wait put every MyApp's children behind every other MyApp's
-	// finalizer.
+	// so no record can exist that the operator would not clean up.
 	if app.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(app, appsv1alpha1.DNSCleanupFinalizer) {
-		if err := r.patchFinalizers(ctx, app, func(app *appsv1alpha1.MyApp) {
+		return reconcile.Result{}, r.patchFinalizers(ctx, app, func(app *appsv1alpha1.MyApp) {
 			controllerutil.AddFinalizer(app, appsv1alpha1.DNSCleanupFinalizer)
-		}); err != nil {
-			return reconcile.Result{}, err
-		}
+		})
 	}
 
 	original := app.DeepCopy()
