@@ -17,6 +17,7 @@ limitations under the License.
 package reliability
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,6 +72,10 @@ type scenario struct {
 	// manager is the one running now, nil between a crash and the restart.
 	manager *managerRun
 	oracle  *oracle
+	// cleanupGrace, when set, replaces the managers' short cleanup grace:
+	// a scenario whose backup service lists backups late needs one that
+	// covers the lag, as the BackupConfig Reconciler documents.
+	cleanupGrace time.Duration
 }
 
 func newScenario(t *testing.T) *scenario {
@@ -160,7 +165,7 @@ func (s *scenario) startManager(gate *crashGate) {
 		Backups:            backupClient,
 		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval: 200 * time.Millisecond,
-		CleanupGrace:       500 * time.Millisecond,
+		CleanupGrace:       cmp.Or(s.cleanupGrace, 500*time.Millisecond),
 	}).SetupWithManager(ctx, mgr)).To(Succeed())
 
 	run := &managerRun{gate: gate, cancel: cancel, done: make(chan error, 1), ext: ext}
