@@ -66,7 +66,9 @@ const (
 	classThrottled    faultClass = "throttled"
 	classUnauthorized faultClass = "unauthorized"
 	// classNone: nothing is wrong that a user must hear of (reads that lag
-	// behind writes); the operator must only converge through it.
+	// behind writes; writes committed although their answer was lost, which
+	// the next read shows); the operator must converge with the fault in
+	// place.
 	classNone faultClass = "none"
 )
 
@@ -77,11 +79,38 @@ type externalFault struct {
 	// inject puts the fault in place on one service; ClearFaults ends every
 	// kind.
 	inject func(sim *simulator.Server, svc simulator.Service)
+	// lagging: the service lists a new object late, so the scenario's
+	// BackupConfig cleanup grace must cover the lag.
+	lagging bool
 }
 
 func withFault(f simulator.Fault) func(*simulator.Server, simulator.Service) {
 	return func(sim *simulator.Server, svc simulator.Service) { sim.SetFault(svc, simulator.AllOperations, f) }
 }
+
+// writeOps and readOps are each service's operations that change something
+// and those that only read.
+var (
+	writeOps = map[simulator.Service][]simulator.Operation{
+		simulator.ServiceDNS:    {simulator.OpUpsert, simulator.OpDelete, simulator.OpTransfer},
+		simulator.ServiceBackup: {simulator.OpStart, simulator.OpDelete},
+	}
+	readOps = []simulator.Operation{simulator.OpGet, simulator.OpList}
+)
+
+// onOps sets f on some operations of a service only, so the calls around
+// them succeed: a write committed without an answer is then followed by
+// reads that show it.
+func onOps(ops func(simulator.Service) []simulator.Operation, f simulator.Fault) func(*simulator.Server, simulator.Service) {
+	return func(sim *simulator.Server, svc simulator.Service) {
+		for _, op := range ops(svc) {
+			sim.SetFault(svc, op, f)
+		}
+	}
+}
+
+func writes(svc simulator.Service) []simulator.Operation { return writeOps[svc] }
+func reads(simulator.Service) []simulator.Operation      { return readOps }
 
 // externalFaults is the matrix's fault axis (issue 11, family 3).
 var externalFaults = []externalFault{
@@ -95,7 +124,7 @@ var externalFaults = []externalFault{
 	{name: "hang", class: classUnavailable, inject: withFault(simulator.Fault{Hang: true})},
 	{name: "reset-after-commit", class: classUnavailable, inject: withFault(simulator.Fault{ResetAfterCommit: true})},
 	{name: "outage", class: classUnavailable, inject: func(sim *simulator.Server, svc simulator.Service) { sim.SetOutage(svc, true) }},
-	{name: "read-after-create-404", class: classNone, inject: func(sim *simulator.Server, svc simulator.Service) {
+	{name: "read-after-create-404", class: classNone, lagging: true, inject: func(sim *simulator.Server, svc simulator.Service) {
 		sim.SetConsistencyDelay(svc, consistencyDelay)
 	}},
 	{name: "401", class: classUnauthorized, inject: withFault(simulator.Fault{Status: 401})},
@@ -103,6 +132,13 @@ var externalFaults = []externalFault{
 	{name: "malformed-body", class: classUnavailable, inject: withFault(simulator.Fault{Body: simulator.BodyMalformed})},
 	{name: "truncated-body", class: classUnavailable, inject: withFault(simulator.Fault{Body: simulator.BodyTruncated})},
 	{name: "oversized-body", class: classUnavailable, inject: withFault(simulator.Fault{Body: simulator.BodyOversized})},
+	// The same on some operations only.
+	{name: "hang-writes", class: classUnavailable, inject: onOps(writes, simulator.Fault{Hang: true})},
+	// Half the writes lose their answer: with every answer lost, not even
+	// the 404 to a repeated delete would say the first one went through.
+	{name: "reset-after-commit-writes", class: classNone, inject: onOps(writes, simulator.Fault{ResetAfterCommit: true, Rate: 0.5})},
+	{name: "malformed-body-writes", class: classNone, inject: onOps(writes, simulator.Fault{Body: simulator.BodyMalformed})},
+	{name: "5xx-reads", class: classUnavailable, inject: onOps(reads, simulator.Fault{Status: 500})},
 }
 
 var faultPhases = []string{"create", "update", "delete"}
@@ -174,6 +210,9 @@ type faultResult struct {
 	// held: with every call hanging, another object's change went
 	// unreported for longer than heldLimit.
 	held bool
+	// recoveredAfter is the longest a step took to complete once its fault
+	// cleared: a Retry-After honoured beyond the cap would show here.
+	recoveredAfter time.Duration
 }
 
 // faultTally sums faultResults, on top of the oracle's tally.
@@ -181,6 +220,7 @@ type faultTally struct {
 	tally
 	unreported, held int
 	slowestReport    time.Duration
+	slowestRecovery  time.Duration
 }
 
 func (ft *faultTally) add(res faultResult) {
@@ -196,12 +236,13 @@ func (ft *faultTally) add(res faultResult) {
 		ft.survived--
 	}
 	ft.slowestReport = max(ft.slowestReport, res.reportedAfter)
+	ft.slowestRecovery = max(ft.slowestRecovery, res.recoveredAfter)
 }
 
 func (ft *faultTally) String() string {
-	return fmt.Sprintf("tried=%d survived=%d leaks=%d duplicates=%d stuck=%d wrong=%d unreported=%d held=%d slowest-report=%s",
-		ft.tried, ft.survived, ft.leaks, ft.duplicates, ft.stuck, ft.wrong, ft.unreported, ft.held,
-		ft.slowestReport.Round(100*time.Millisecond))
+	return fmt.Sprintf("tried=%d survived=%d leaks=%d duplicates=%d stuck=%d wrong=%d unreported=%d held=%d slowest-report=%s "+
+		"slowest-recovery=%s", ft.tried, ft.survived, ft.leaks, ft.duplicates, ft.stuck, ft.wrong, ft.unreported, ft.held,
+		ft.slowestReport.Round(100*time.Millisecond), ft.slowestRecovery.Round(100*time.Millisecond))
 }
 
 // faultPoint is one scenario of the matrix: a MyApp "web" and a
@@ -215,11 +256,13 @@ type faultPoint struct {
 	res   faultResult
 	// bystander is set once a second MyApp has been created.
 	bystander bool
+	// cleared is when the fault last cleared.
+	cleared time.Time
 }
 
 func runFaultPoint(t *testing.T, f externalFault, svc simulator.Service, phase string) faultResult {
 	s := newScenario(t)
-	if f.class == classNone {
+	if f.lagging {
 		s.cleanupGrace = lagGrace
 	}
 	s.startManager(newCrashGate(0))
@@ -254,7 +297,7 @@ func runFaultPoint(t *testing.T, f externalFault, svc simulator.Service, phase s
 		s.remove(p.app)
 		p.expectReported(p.app, p.bc)
 		p.clear()
-		s.waitFor("the MyApp is gone", gone(p.app))
+		p.waitGone("the MyApp is gone", p.app)
 		if svc == simulator.ServiceBackup {
 			// Deleting the BackupConfig deletes its backups: only the
 			// backup service is involved.
@@ -265,7 +308,7 @@ func runFaultPoint(t *testing.T, f externalFault, svc simulator.Service, phase s
 		} else {
 			s.remove(p.bc)
 		}
-		s.waitFor("the BackupConfig is gone", gone(p.bc))
+		p.waitGone("the BackupConfig is gone", p.bc)
 	}
 	s.sim.ClearFaults()
 	p.res.report = s.oracle.settle(t)
@@ -284,6 +327,21 @@ func (p *faultPoint) setUp() {
 func (p *faultPoint) waitSteady() {
 	p.waitFor("the MyApp is Ready", p.readyAt(p.app))
 	p.waitFor("the MyApp is backed up", backedUp(p.bc, p.app))
+	p.recovered()
+}
+
+// waitGone waits until obj is gone.
+func (p *faultPoint) waitGone(what string, obj client.Object) {
+	p.waitFor(what, gone(obj))
+	p.recovered()
+}
+
+// recovered records how long the step took since the fault cleared.
+func (p *faultPoint) recovered() {
+	if !p.cleared.IsZero() {
+		p.res.recoveredAfter = max(p.res.recoveredAfter, time.Since(p.cleared))
+		p.cleared = time.Time{}
+	}
 }
 
 func (p *faultPoint) inject() { p.fault.inject(p.sim, p.svc) }
@@ -293,6 +351,7 @@ func (p *faultPoint) inject() { p.fault.inject(p.sim, p.svc) }
 func (p *faultPoint) clear() {
 	if p.fault.class != classNone {
 		p.sim.ClearFaults()
+		p.cleared = time.Now()
 	}
 }
 
