@@ -86,11 +86,10 @@ const OversizedBodyBytes = 8 << 20
 const malformedBody = "]{\"injected\": malformed body\n"
 
 func (f Fault) validate() error {
+	if err := f.validateBody(); err != nil {
+		return err
+	}
 	switch {
-	case f.Body != "" && f.Body != BodyMalformed && f.Body != BodyTruncated && f.Body != BodyOversized:
-		return fmt.Errorf("body %q is not one of %q, %q, %q", f.Body, BodyMalformed, BodyTruncated, BodyOversized)
-	case f.Body != "" && (f.Status != 0 || f.ResetAfterCommit):
-		return errors.New("body spoils a served answer, so it goes with neither status nor resetAfterCommit")
 	case f.Latency < 0 || f.RetryAfter < 0:
 		return errors.New("durations must not be negative")
 	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
@@ -103,6 +102,19 @@ func (f Fault) validate() error {
 		return errors.New("retryAfter needs a status to go with it")
 	case f.Latency == 0 && !f.Hang && f.Status == 0 && !f.ResetAfterCommit && f.Body == "":
 		return errors.New("fault does nothing: set latency, hang, status, resetAfterCommit or body")
+	}
+	return nil
+}
+
+// validateBody checks Body and what it may be combined with.
+func (f Fault) validateBody() error {
+	switch {
+	case f.Body == "":
+		return nil
+	case f.Body != BodyMalformed && f.Body != BodyTruncated && f.Body != BodyOversized:
+		return fmt.Errorf("body %q is not one of %q, %q, %q", f.Body, BodyMalformed, BodyTruncated, BodyOversized)
+	case f.Status != 0 || f.ResetAfterCommit:
+		return errors.New("body spoils a served answer, so it goes with neither status nor resetAfterCommit")
 	}
 	return nil
 }

@@ -195,7 +195,7 @@ func TestAPassStopsAskingAFailingServiceAboutOtherMyApps(t *testing.T) {
 	own := e.newBackupConfig("own", "own")
 	e.create(e.newApp("own"), own)
 	const others = 3
-	var apps []*appsv1alpha1.MyApp
+	apps := make([]*appsv1alpha1.MyApp, 0, others)
 	for i := range others {
 		app := e.newApp(fmt.Sprintf("app-%d", i))
 		e.create(app, e.newBackupConfig(fmt.Sprintf("bc-%d", i), app.Name, withFinalBackup()))
