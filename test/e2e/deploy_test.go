@@ -117,7 +117,7 @@ func TestManagerWorksWithOnlyTheGeneratedRole(t *testing.T) {
 
 	// Give the reflectors a moment to report anything they were refused.
 	time.Sleep(time.Second)
-	g.Expect(strings.ToLower(m.logs.String())).NotTo(ContainSubstring("forbidden"), "no request was refused by RBAC")
+	g.Expect(strings.ToLower(m.Logs())).NotTo(ContainSubstring("forbidden"), "no request was refused by RBAC")
 }
 
 // loadInto decodes the first object of the given kind in a repository file

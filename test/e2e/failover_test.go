@@ -27,10 +27,8 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/harness"
 )
-
-// acquiredLease is what controller-runtime logs when a manager becomes leader.
-const acquiredLease = `"msg":"Successfully acquired lease"`
 
 // TestLeaderFailover runs two managers with leader election. One leads and
 // reconciles; killed without warning, the other takes over within the lease,
@@ -47,22 +45,22 @@ func TestLeaderFailover(t *testing.T) {
 		"--leader-election-renew-deadline=3s",
 		"--leader-election-retry-period=500ms",
 	}
-	managers := []*managerProcess{
+	managers := []*harness.ManagerProcess{
 		startManager(t, "manager-a", cp.Kubeconfig(), leaseArgs...),
 		startManager(t, "manager-b", cp.Kubeconfig(), leaseArgs...),
 	}
 
-	var leader, standby *managerProcess
+	var leader, standby *harness.ManagerProcess
 	g.Eventually(func() bool {
 		for i, m := range managers {
-			if strings.Contains(m.logs.String(), acquiredLease) {
+			if m.Leads() {
 				leader, standby = m, managers[1-i]
 				return true
 			}
 		}
 		return false
 	}, timeout, interval).Should(BeTrue(), "one manager leads")
-	g.Expect(standby.logs.String()).NotTo(ContainSubstring(acquiredLease), "only one manager leads")
+	g.Expect(standby.Leads()).To(BeFalse(), "only one manager leads")
 
 	apps := make([]*appsv1alpha1.MyApp, 0, 5)
 	apps = append(apps, newMyApp(ns, "one"), newMyApp(ns, "two"), newMyApp(ns, "three"))
@@ -75,7 +73,7 @@ func TestLeaderFailover(t *testing.T) {
 	eventuallyBackedUp(t.Context(), g, bc, backupv1alpha1.TriggerAppChange)
 
 	// The leader dies; work keeps arriving while nobody leads.
-	leader.kill()
+	leader.Kill()
 	killed := time.Now()
 	more := []*appsv1alpha1.MyApp{newMyApp(ns, "four"), newMyApp(ns, "five")}
 	for _, app := range more {
@@ -89,8 +87,7 @@ func TestLeaderFailover(t *testing.T) {
 	apps[1].Spec.Image = "nginx:1.28"
 	g.Expect(k8sClient.Update(t.Context(), apps[1])).To(Succeed())
 
-	g.Eventually(func() string { return standby.logs.String() }, 30*time.Second, interval).
-		Should(ContainSubstring(acquiredLease), "the standby takes over")
+	g.Eventually(standby.Leads, 30*time.Second, interval).Should(BeTrue(), "the standby takes over")
 	t.Logf("the standby took over %s after the leader was killed", time.Since(killed).Round(100*time.Millisecond))
 	apps = append(apps, more...)
 	eventuallyReady(t.Context(), g, apps...)

@@ -22,14 +22,11 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -81,11 +78,8 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	managerBin = filepath.Join(dir, "manager")
-	build := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
-	build.Dir = harness.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the manager: %w\n%s", err, out)
+	if managerBin, err = harness.BuildManager(dir); err != nil {
+		return nil, err
 	}
 	tokenFile = filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(simToken), 0o600); err != nil {
@@ -105,17 +99,9 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	}, nil
 }
 
-// managerProcess is a manager binary running for a test.
-type managerProcess struct {
-	name   string
-	cmd    *exec.Cmd
-	logs   *syncBuffer
-	exited chan struct{}
-}
-
 // startManager runs the manager with kubeconfig and the simulator, plus
 // args, and stops it when the test ends.
-func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) *managerProcess {
+func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) *harness.ManagerProcess {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
@@ -131,57 +117,7 @@ func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) 
 		"--health-probe-bind-address=0",
 		"--metrics-bind-address=0",
 	}, args...)
-	p := &managerProcess{name: name, logs: &syncBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(managerBin, all...)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, p.logs.String())
-		}
-	})
-	return p
-}
-
-// stop ends the manager gracefully, as a kubelet would.
-func (p *managerProcess) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-// kill ends the manager at once, as a node failure would.
-func (p *managerProcess) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-}
-
-// syncBuffer is a bytes.Buffer safe for a process to write while a test
-// reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return harness.StartManagerProcess(t, name, managerBin, all...)
 }
 
 func newNamespace(t *testing.T) string {

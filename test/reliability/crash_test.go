@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -37,12 +38,26 @@ const settleTimeout = 45 * time.Second
 type lifecycle struct {
 	name string
 	run  func(s *scenario)
+	// fakeClock gives the scenario's BackupConfig controllers a fake clock,
+	// starting at scheduleStart(), that the lifecycle moves.
+	fakeClock bool
+}
+
+// start starts the scenario's first manager behind gate.
+func (lc lifecycle) start(s *scenario, gate *crashGate) {
+	if lc.fakeClock {
+		s.clock = clocktesting.NewFakeClock(scheduleStart())
+	}
+	s.startManager(gate)
 }
 
 var lifecycles = []lifecycle{
 	{name: "myapp", run: myAppLifecycle},
 	{name: "backupconfig-delete", run: func(s *scenario) { backupConfigLifecycle(s, backupv1alpha1.DeletionPolicyDelete) }},
 	{name: "backupconfig-retain", run: func(s *scenario) { backupConfigLifecycle(s, backupv1alpha1.DeletionPolicyRetain) }},
+	{name: "backupconfig-schedule", run: scheduleLifecycle, fakeClock: true},
+	{name: "backupconfig-retention", run: retentionLifecycle},
+	{name: "backupconfig-appref", run: appRefLifecycle},
 }
 
 // myAppLifecycle: create, Ready, spec change, host move, delete.
@@ -113,7 +128,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 				t.Run(fmt.Sprintf("write-%02d", k), func(t *testing.T) {
 					s := newScenario(t)
 					gate := newCrashGate(k)
-					s.startManager(gate)
+					lc.start(s, gate)
 					lc.run(s)
 					crashed := gate.Crashed()
 					s.restartIfCrashed()
@@ -135,7 +150,7 @@ func referenceWrites(t *testing.T, lc lifecycle) []string {
 	t.Run("reference", func(t *testing.T) {
 		s := newScenario(t)
 		gate := newCrashGate(0)
-		s.startManager(gate)
+		lc.start(s, gate)
 		lc.run(s)
 		judge(t, s.oracle.settle(t), "reference run")
 		writes = gate.Writes()

@@ -30,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -72,6 +73,9 @@ type scenario struct {
 	// manager is the one running now, nil between a crash and the restart.
 	manager *managerRun
 	oracle  *oracle
+	// clock, when set, is the BackupConfig controller's clock in every
+	// manager of the scenario, so schedules survive a restart.
+	clock *clocktesting.FakeClock
 	// cleanupGrace, when set, replaces the managers' short cleanup grace:
 	// a scenario whose backup service lists backups late needs one that
 	// covers the lag, as the BackupConfig Reconciler documents.
@@ -160,13 +164,17 @@ func (s *scenario) startManager(gate *crashGate) {
 		Pace:     10 * time.Millisecond,
 	}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
-	g.Expect((&backupconfig.Reconciler{
+	bcReconciler := &backupconfig.Reconciler{
 		Client:             mgr.GetClient(),
 		Backups:            backupClient,
 		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval: 200 * time.Millisecond,
 		CleanupGrace:       cmp.Or(s.cleanupGrace, 500*time.Millisecond),
-	}).SetupWithManager(ctx, mgr)).To(Succeed())
+	}
+	if s.clock != nil {
+		bcReconciler.Clock = s.clock
+	}
+	g.Expect(bcReconciler.SetupWithManager(ctx, mgr)).To(Succeed())
 
 	run := &managerRun{gate: gate, cancel: cancel, done: make(chan error, 1), ext: ext}
 	go func() { run.done <- mgr.Start(ctx) }()

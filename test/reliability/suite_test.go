@@ -66,7 +66,7 @@ func TestMain(m *testing.M) {
 	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster, Nodes: 2}, &cp, func(cp *harness.ControlPlane) (func(), error) {
 		var err error
 		k8sClient, err = cp.NewClient(client.Options{Scheme: testScheme})
-		return func() {}, err
+		return removeManagerBin, err
 	}))
 }
 

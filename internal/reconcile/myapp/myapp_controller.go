@@ -25,12 +25,14 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,6 +62,9 @@ const (
 	// DefaultMaxConcurrentReconciles lets a slow DNS answer for one MyApp
 	// not delay the others.
 	DefaultMaxConcurrentReconciles = 4
+	// DefaultMaxRetryDelay caps the backoff of a MyApp whose passes keep
+	// failing (see retryRateLimiter).
+	DefaultMaxRetryDelay = 30 * time.Second
 
 	dnsJitterFactor = 0.2
 )
@@ -103,6 +108,9 @@ type Reconciler struct {
 	// MaxConcurrentReconciles is how many MyApps are reconciled at once.
 	// Defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// MaxRetryDelay caps the backoff between failed passes of one MyApp.
+	// Defaults to DefaultMaxRetryDelay.
+	MaxRetryDelay time.Duration
 	// Clock tells the time when the DNS record is next due to be read.
 	// Defaults to the real clock; tests move it forward.
 	Clock clock.PassiveClock
@@ -179,6 +187,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if r.MaxConcurrentReconciles == 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
+	if r.MaxRetryDelay == 0 {
+		r.MaxRetryDelay = DefaultMaxRetryDelay
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.MyApp{}, hostIndex,
 		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.MyApp).Spec.Host} }); err != nil {
 		return fmt.Errorf("indexing MyApps by host: %w", err)
@@ -191,9 +202,28 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
+			RateLimiter:             retryRateLimiter(r.MaxRetryDelay),
+		}).
 		Named("myapp").
 		Complete(r)
+}
+
+// retryRateLimiter is controller-runtime's default rate limiter with the
+// per-MyApp backoff capped at maxDelay instead of 1000 seconds. Every event
+// starts a pass at once but still counts its failure, so a MyApp that fails
+// while events keep coming (a namespace being deleted refuses every child
+// the MyApp recreates, while its DNS service is down) reaches the cap
+// within seconds; with 1000 seconds it then waited up to 16 minutes after
+// the service came back, since nothing else brings it back. The overall
+// bucket (10 per second, bursts of 100) still bounds what all failing
+// MyApps send a failing service.
+func retryRateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxDelay),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 // Reconcile brings one MyApp's children and DNS record to its spec.

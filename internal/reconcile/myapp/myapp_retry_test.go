@@ -1,0 +1,64 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package myapp
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+)
+
+// A MyApp whose passes failed many times in a row (the DNS service down
+// while events kept coming, as when a namespace is deleted and every child
+// the MyApp recreates is refused) is retried within DefaultMaxRetryDelay of
+// the service's return, not after the workqueue's default cap of 1000
+// seconds (reliability family 5, B6a in docs/reliability.md).
+func TestDeletionResumesSoonAfterManyFailedPasses(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	key := client.ObjectKeyFromObject(app)
+
+	sim.SetOutage(simulator.ServiceDNS, true)
+	t.Cleanup(func() { sim.SetOutage(simulator.ServiceDNS, false) })
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+
+	// Every event starts a pass at once, whatever the backoff; each pass
+	// fails and doubles the backoff. 20 failures put the next retry past
+	// the cap: 5ms doubled 19 times is 43 minutes.
+	const failures = 20
+	for i := 0; warnings.count(app, ReasonDNSServiceUnavailable) < failures; i++ {
+		before := warnings.count(app, ReasonDNSServiceUnavailable)
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.myapp.dev/poke":"%d"}}}`, i)
+		g.Expect(k8sClient.Patch(t.Context(), &appsv1alpha1.MyApp{ObjectMeta: app.ObjectMeta},
+			client.RawPatch("application/merge-patch+json", patch))).To(Succeed())
+		g.Eventually(func() int { return warnings.count(app, ReasonDNSServiceUnavailable) }, timeout, interval).
+			Should(BeNumerically(">", before), "a pass fails")
+	}
+
+	sim.SetOutage(simulator.ServiceDNS, false)
+	// Nothing but the retry brings the MyApp back: no event comes.
+	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, DefaultMaxRetryDelay+15*time.Second,
+		"the MyApp goes within the retry cap once the service is back")
+}
