@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
+	setMemoryLimit(log, "/sys/fs/cgroup")
 
 	// HTTP/2 is off unless asked for: the HTTP/2 Stream Cancellation and
 	// Rapid Reset CVEs (GHSA-qppj-fm5r-hxr3, GHSA-4374-p667-p6c8) make it a

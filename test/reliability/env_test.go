@@ -73,6 +73,9 @@ type scenario struct {
 	// manager is the one running now, nil between a crash and the restart.
 	manager *managerRun
 	oracle  *oracle
+	// clientFor, when set, gives the client the controllers read and write
+	// through, in place of the manager's (families 2 and 7 wrap it).
+	clientFor func(mgr ctrl.Manager) client.Client
 	// clock, when set, is the BackupConfig controller's clock in every
 	// manager of the scenario, so schedules survive a restart.
 	clock *clocktesting.FakeClock
@@ -128,6 +131,10 @@ func (s *scenario) startManager(gate *crashGate) {
 		GracefulShutdownTimeout: ptr.To(2 * time.Second),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
+	controllerClient := mgr.GetClient()
+	if s.clientFor != nil {
+		controllerClient = s.clientFor(mgr)
+	}
 
 	ext := http.DefaultTransport.(*http.Transport).Clone()
 	extConfig := func(service string) external.Config {
@@ -147,7 +154,7 @@ func (s *scenario) startManager(gate *crashGate) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect((&myapp.Reconciler{
-		Client: mgr.GetClient(),
+		Client: controllerClient,
 		DNS:    dnsClient,
 		// As cmd/manager sets it whenever the orphan sweep runs.
 		ReplaceLeakedRecords: true,
@@ -165,7 +172,7 @@ func (s *scenario) startManager(gate *crashGate) {
 	}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	bcReconciler := &backupconfig.Reconciler{
-		Client:             mgr.GetClient(),
+		Client:             controllerClient,
 		Backups:            backupClient,
 		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval: 200 * time.Millisecond,

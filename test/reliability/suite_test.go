@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Package reliability is the reliability campaign of issue 11: families of
-// generated scenarios (a crash at every write, same-name recreates during an
-// outage, mass deletion) run against the real controllers on the cluster tier
+// generated scenarios (a crash at every write, stale reads, same-name
+// recreates during an outage, mass deletion, concurrent writers) run against
+// the real controllers on the cluster tier
 // with the simulator, each judged by one oracle that counts leaks,
 // duplicates and stuck objects. `make test` runs a small sample of every
 // family; RELIABILITY_FULL=1 (`make test-reliability`) runs them all.

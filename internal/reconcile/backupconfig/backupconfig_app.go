@@ -173,8 +173,9 @@ func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *ap
 //
 // The cache answers first. A release cannot be taken back once the MyApp's
 // deletion began, and the BackupConfig cache may lag behind the MyApp cache
-// (another BackupConfig just turned the option on and put the hold there),
-// so a "not wanted" is confirmed with the API server before it counts.
+// (another BackupConfig just turned the option on and put the hold there,
+// or this one's appRef moved to the MyApp), so a "not wanted" is confirmed
+// with the API server, this BackupConfig included, before it counts.
 func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) (bool, error) {
 	var list backupv1alpha1.BackupConfigList
 	err := r.Client.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingFields{AppRefIndexKey: app.Name})
@@ -228,8 +229,12 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 	}
 	for i := range live.Items {
 		holder := &live.Items[i]
-		if holder.UID != s.bc.UID && !asked[holder.UID] && wantsHoldOn(holder, app) {
-			// That BackupConfig decides in its own passes.
+		// This BackupConfig is confirmed too: the copy in hand comes from
+		// the cache, and one from before an appRef change would release
+		// the MyApp it references now.
+		if !asked[holder.UID] && wantsHoldOn(holder, app) {
+			// That BackupConfig, or this one's next pass on its current
+			// spec, decides.
 			return true, nil
 		}
 	}

@@ -145,7 +145,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	meta := metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}
 
 	s.deployment = &appsv1.Deployment{ObjectMeta: meta}
-	if err := r.reconcileChild(ctx, app, s.deployment, "Deployment", func() {
+	if err := r.reconcileChild(ctx, s, s.deployment, "Deployment", func() {
 		mutateDeployment(app, s.deployment)
 	}); err != nil {
 		return err
@@ -153,14 +153,42 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	setReplicaStatus(app, s.deployment)
 
 	svc := &corev1.Service{ObjectMeta: *meta.DeepCopy()}
-	if err := r.reconcileChild(ctx, app, svc, "Service", func() { mutateService(app, svc) }); err != nil {
+	if err := r.reconcileChild(ctx, s, svc, "Service", func() { mutateService(app, svc) }); err != nil {
 		return err
 	}
 
 	s.ingress = &networkingv1.Ingress{ObjectMeta: *meta.DeepCopy()}
-	return r.reconcileChild(ctx, app, s.ingress, "Ingress", func() {
-		mutateIngress(app, s.ingress, r.IngressClassName)
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.ingress), s.ingress); apierrors.IsNotFound(err) {
+		// A new Ingress has no load-balancer address for the record to
+		// point at, so the DNS phase does not need it: it is created after
+		// that phase, routing what it found held, rather than created
+		// unrouted and patched in the same pass (reconcileIngress).
+		s.ingressDeferred = true
+		return nil
+	}
+	return r.reconcileIngress(ctx, s)
+}
+
+// reconcileIngress creates or updates the Ingress. Once the DNS phase has
+// run (s.routes set), the rules route what it found held.
+func (r *Reconciler) reconcileIngress(ctx context.Context, s *scope) error {
+	return r.reconcileChild(ctx, s, s.ingress, "Ingress", func() {
+		mutateIngress(s.app, s.ingress, r.IngressClassName)
+		if s.routes != nil {
+			s.ingress.Spec.Rules = ingressRules(s.app, s.routes)
+		}
 	})
+}
+
+// reportCreated emits one event for the children this pass created, not
+// one per child: a new MyApp's three creates are one thing to a user.
+func (r *Reconciler) reportCreated(s *scope) {
+	if len(s.created) == 0 {
+		return
+	}
+	r.Recorder.Eventf(s.app, nil, corev1.EventTypeNormal, ReasonChildCreated, "CreateChildren",
+		"Created %s", strings.Join(s.created, ", "))
+	s.created = nil
 }
 
 // reconcileChild creates obj, or updates it when the fields the MyApp
@@ -169,7 +197,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 // only the fields the operator owns, so defaults the API server filled in
 // never look like drift. It reports nothing itself: handleChildError turns
 // the error into a condition, an event and a retry.
-func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp, obj client.Object, kind string, mutate func()) error {
+func (r *Reconciler) reconcileChild(ctx context.Context, s *scope, obj client.Object, kind string, mutate func()) error {
+	app := s.app
 	verb := "read"
 	op, err := r.createOrUpdateChild(ctx, obj, func() error {
 		// The read before mutate succeeded, or found nothing to read.
@@ -200,7 +229,7 @@ func (r *Reconciler) reconcileChild(ctx context.Context, app *appsv1alpha1.MyApp
 	switch op {
 	case controllerutil.OperationResultCreated:
 		log.FromContext(ctx).Info("Created child", "kind", kind, "name", obj.GetName())
-		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, ReasonChildCreated, "Create"+kind, "Created %s %s", kind, obj.GetName())
+		s.created = append(s.created, kind+" "+obj.GetName())
 	case controllerutil.OperationResultUpdated:
 		log.FromContext(ctx).Info("Updated child to match the spec", "kind", kind, "name", obj.GetName())
 		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, ReasonChildUpdated, "Update"+kind,

@@ -137,6 +137,11 @@ type scope struct {
 	// gone is set once this pass removed the last finalizer: the MyApp no
 	// longer exists, and writing its status could only fail.
 	gone bool
+	// ingressDeferred is set when the Ingress does not exist yet: it is
+	// created after the DNS phase, with the routes that phase found.
+	ingressDeferred bool
+	// created names the children this pass created, for one event.
+	created []string
 }
 
 // The role grants only the verbs the code uses. MyApps and their status are
@@ -276,17 +281,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 // reconcileNormal runs the phases of a live MyApp in order. Children come
 // first: the DNS record points at the Ingress's address.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.Result, error) {
+	defer r.reportCreated(s)
 	if err := r.reconcileChildren(ctx, s); err != nil {
 		// Whatever went wrong is in the status before the pass ends, so a
 		// MyApp never shows an empty or outdated Ready while its children
 		// cannot be written.
 		return r.handleChildError(ctx, s, err)
 	}
-	r.childTroubles.forget(client.ObjectKeyFromObject(s.app))
 	result, err := r.reconcileDNSRecord(ctx, s)
-	if routeErr := r.syncIngressRoutes(ctx, s); routeErr != nil {
+	if s.ingressDeferred {
+		if childErr := r.reconcileIngress(ctx, s); childErr != nil {
+			childResult, childErr := r.handleChildError(ctx, s, childErr)
+			if err != nil {
+				return reconcile.Result{}, errors.Join(err, childErr)
+			}
+			return childResult, childErr
+		}
+	} else if routeErr := r.syncIngressRoutes(ctx, s); routeErr != nil {
 		err = errors.Join(err, routeErr)
 	}
+	r.childTroubles.forget(client.ObjectKeyFromObject(s.app))
 	setReadyCondition(s.app, s.deployment)
 	return result, err
 }

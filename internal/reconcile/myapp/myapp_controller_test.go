@@ -71,6 +71,68 @@ func TestCreateMyApp(t *testing.T) {
 		Should(ContainElements(ReasonChildCreated, ReasonDNSRecordCreated))
 }
 
+// TestNewMyAppMakesOnlyTheWritesItNeeds holds the cost of a new MyApp
+// (issue 13): its Ingress is created routing the host the DNS phase of the
+// same pass found held, not unrouted and then patched; the creation of its
+// three children is one event, not three; and with no earlier host to
+// clean up (generation 1), the DNS service is not listed for one.
+func TestNewMyAppMakesOnlyTheWritesItNeeds(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	settle(t, g, ns)
+
+	ing := &networkingv1.Ingress{}
+	g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), ing)).To(Succeed())
+	g.Expect(ing.Spec.Rules).To(ConsistOf(HaveField("Host", app.Spec.Host)))
+	g.Expect(ing.Generation).To(Equal(int64(1)), "the Ingress was created with its rules and never changed")
+	g.Expect(dnsReads.listsBy(recordOwner(app))).To(BeZero(), "no list for earlier hosts a first generation cannot have")
+
+	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
+		Should(ContainElements(ReasonChildCreated, ReasonDNSRecordCreated))
+	created := 0
+	for _, reason := range eventReasons(t, ns, "web") {
+		if reason == ReasonChildCreated {
+			created++
+		}
+	}
+	g.Expect(created).To(Equal(1), "one event for the three children created")
+}
+
+// TestEarlierHostRecordIsFoundOnceOneCanExist: once the spec has changed
+// (generation 2), a MyApp whose status shows no record, as after a crash
+// before a status write, lists the DNS service for records under earlier
+// hosts and deletes them.
+func TestEarlierHostRecordIsFoundOnceOneCanExist(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	app := newMyApp(ns, "web")
+	createReadyMyApp(t, g, app)
+	app.Spec.Host = "moved." + ns + ".example.com"
+	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+	g.Expect(app.Generation).To(Equal(int64(2)))
+	eventuallyReady(t, g, app)
+	g.Eventually(func() *appsv1alpha1.DNSRecordStatus {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		return app.Status.DNS
+	}, timeout, interval).Should(HaveField("Name", app.Spec.Host))
+	settle(t, g, ns)
+
+	// A record of a host this MyApp held is left behind, and its status
+	// loses the record, as if the pass that registered it crashed.
+	lost := "lost." + ns + ".example.com"
+	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: lost, Type: "A", Value: defaultTarget, TTL: 300, Owner: recordOwner(app)})
+	g.Expect(err).NotTo(HaveOccurred())
+	orig := app.DeepCopy()
+	app.Status.DNS = nil
+	g.Expect(k8sClient.Status().Patch(t.Context(), app, client.MergeFrom(orig))).To(Succeed())
+
+	g.Eventually(func() []simulator.Record { return recordsNamed(lost) }, timeout, interval).
+		Should(BeEmpty(), "the list found the earlier host's record and it was deleted")
+	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Owner", recordOwner(app))))
+}
+
 func TestChildDriftIsRevertedByTheWatch(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)

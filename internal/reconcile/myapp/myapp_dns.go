@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -126,11 +127,15 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	}
 	if due, untilDue := r.dnsReadDue(ctx, app, recordType, value); !due {
 		// Nothing the record depends on changed and no check is due: the
-		// status stands as the last read left it.
-		s.routes = sets.New[string]()
-		if held := heldHost(app); held != "" {
-			s.routes.Insert(held)
+		// status stands as the last read left it, and this pass, which
+		// decided so for the current spec, says DNSReady holds for its
+		// generation (a condition at an older one reads as out of date).
+		// The routes are what that read found, which the status in the
+		// cache may not show yet.
+		if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
+			c.ObservedGeneration = app.Generation
 		}
+		s.routes = r.dnsChecks.heldAtLastRead(app)
 		return reconcile.Result{RequeueAfter: untilDue}, nil
 	}
 
@@ -171,7 +176,7 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	}
 	// Only now that spec.host is registered are records under earlier hosts
 	// removed, so a host change never leaves the app without a name.
-	if app.Status.DNS == nil || app.Status.DNS.Name != host {
+	if (app.Status.DNS == nil || app.Status.DNS.Name != host) && mayHoldEarlierHosts(app) {
 		if err := r.deleteRecordsExcept(ctx, app, host); err != nil {
 			return r.handleDNSError(ctx, s, "delete the previous", err)
 		}
@@ -194,8 +199,18 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	}
 	setDNSCondition(app, true, ReasonRecordActive,
 		fmt.Sprintf("%s %s -> %s is active in the DNS service", current.Type, host, current.Value))
-	next := nextDriftCheck(app.UID, r.DriftCheckInterval, now)
+	next := r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, now)
 	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
+}
+
+// mayHoldEarlierHosts reports whether the DNS service may hold records this
+// MyApp owns under hosts other than spec.host. A MyApp whose spec never
+// changed (generation 1) has only ever had spec.host, so a new MyApp's
+// first pass needs no list by owner. Once the spec changed, a pass that
+// registered another host may have crashed before its status recorded it,
+// so the list is made whenever the status does not show spec.host held.
+func mayHoldEarlierHosts(app *appsv1alpha1.MyApp) bool {
+	return app.Generation != 1
 }
 
 // writeRecord brings the record from current (empty when there is none) to
@@ -268,7 +283,7 @@ func (r *Reconciler) hostConflict(ctx context.Context, s *scope, holder string) 
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonHostConflict, "CreateDNSRecord", "%s", msg)
 	}
 	setDNSCondition(app, false, ReasonHostConflict, msg)
-	next := nextDriftCheck(app.UID, r.DriftCheckInterval, r.Clock.Now())
+	next := r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, r.Clock.Now())
 	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshot)}, nil
 }
 
