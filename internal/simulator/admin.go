@@ -57,6 +57,7 @@ type faultJSON struct {
 	RetryAfter       jsonDuration `json:"retryAfter,omitzero"`
 	RetryAfterDate   bool         `json:"retryAfterDate,omitempty"`
 	ResetAfterCommit bool         `json:"resetAfterCommit,omitempty"`
+	Body             BodyFault    `json:"body,omitempty"`
 	Rate             float64      `json:"rate,omitempty"`
 	Count            int          `json:"count,omitempty"`
 }
@@ -65,7 +66,7 @@ func (f faultJSON) fault() Fault {
 	return Fault{
 		Latency: time.Duration(f.Latency), Hang: f.Hang, Status: f.Status,
 		RetryAfter: time.Duration(f.RetryAfter), RetryAfterDate: f.RetryAfterDate,
-		ResetAfterCommit: f.ResetAfterCommit, Rate: f.Rate, Count: f.Count,
+		ResetAfterCommit: f.ResetAfterCommit, Body: f.Body, Rate: f.Rate, Count: f.Count,
 	}
 }
 
@@ -73,7 +74,7 @@ func toFaultJSON(f Fault) faultJSON {
 	return faultJSON{
 		Latency: jsonDuration(f.Latency), Hang: f.Hang, Status: f.Status,
 		RetryAfter: jsonDuration(f.RetryAfter), RetryAfterDate: f.RetryAfterDate,
-		ResetAfterCommit: f.ResetAfterCommit, Rate: f.Rate, Count: f.Count,
+		ResetAfterCommit: f.ResetAfterCommit, Body: f.Body, Rate: f.Rate, Count: f.Count,
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -31,7 +32,8 @@ import (
 
 // Fault describes how the simulator misbehaves for one operation. Its parts
 // combine in this order: Latency, then Hang, then Status, then
-// ResetAfterCommit. The zero value does nothing and is refused by SetFault.
+// ResetAfterCommit or Body. The zero value does nothing and is refused by
+// SetFault.
 type Fault struct {
 	// Latency delays the request before anything else happens to it.
 	Latency time.Duration
@@ -49,6 +51,11 @@ type Fault struct {
 	// resets the connection instead of answering: the client cannot tell
 	// whether its write happened.
 	ResetAfterCommit bool
+	// Body serves the request, so a write is committed, then spoils the body
+	// of its answer, keeping its status and headers: what a broken proxy or a
+	// server crashing mid-answer sends. An answer without a body (204) is
+	// sent as it is.
+	Body BodyFault
 	// Rate is the fraction of requests affected, in (0, 1]; 0 means all.
 	Rate float64
 	// Count limits the fault to that many affected requests, after which it
@@ -56,7 +63,32 @@ type Fault struct {
 	Count int
 }
 
+// BodyFault is how Fault.Body spoils an answer's body.
+type BodyFault string
+
+const (
+	// BodyMalformed replaces the body with bytes that are not JSON, under the
+	// answer's JSON content type.
+	BodyMalformed BodyFault = "malformed"
+	// BodyTruncated announces the whole body's length, sends half of it and
+	// drops the connection, so the client reads an unexpected end of file.
+	BodyTruncated BodyFault = "truncated"
+	// BodyOversized pads the body with spaces to OversizedBodyBytes: still
+	// valid JSON, but larger than a client should ever read.
+	BodyOversized BodyFault = "oversized"
+)
+
+// OversizedBodyBytes is the size of a BodyOversized answer: twice the 4 MiB
+// the operator's clients read at most by default.
+const OversizedBodyBytes = 8 << 20
+
+// malformedBody is what a BodyMalformed answer sends.
+const malformedBody = "]{\"injected\": malformed body\n"
+
 func (f Fault) validate() error {
+	if err := f.validateBody(); err != nil {
+		return err
+	}
 	switch {
 	case f.Latency < 0 || f.RetryAfter < 0:
 		return errors.New("durations must not be negative")
@@ -68,8 +100,21 @@ func (f Fault) validate() error {
 		return errors.New("count must not be negative")
 	case (f.RetryAfter > 0 || f.RetryAfterDate) && f.Status == 0:
 		return errors.New("retryAfter needs a status to go with it")
-	case f.Latency == 0 && !f.Hang && f.Status == 0 && !f.ResetAfterCommit:
-		return errors.New("fault does nothing: set latency, hang, status or resetAfterCommit")
+	case f.Latency == 0 && !f.Hang && f.Status == 0 && !f.ResetAfterCommit && f.Body == "":
+		return errors.New("fault does nothing: set latency, hang, status, resetAfterCommit or body")
+	}
+	return nil
+}
+
+// validateBody checks Body and what it may be combined with.
+func (f Fault) validateBody() error {
+	switch {
+	case f.Body == "":
+		return nil
+	case f.Body != BodyMalformed && f.Body != BodyTruncated && f.Body != BodyOversized:
+		return fmt.Errorf("body %q is not one of %q, %q, %q", f.Body, BodyMalformed, BodyTruncated, BodyOversized)
+	case f.Status != 0 || f.ResetAfterCommit:
+		return errors.New("body spoils a served answer, so it goes with neither status nor resetAfterCommit")
 	}
 	return nil
 }
@@ -273,7 +318,40 @@ func (s *Server) serveWithFault(w *statusRecorder, r *http.Request, f Fault, nex
 		resetConnection(w)
 		return
 	}
+	if f.Body != "" {
+		buf := &bufferedWriter{header: http.Header{}, status: http.StatusOK}
+		next(buf, r)
+		spoilBody(w, buf, f.Body)
+		return
+	}
 	next(w, r)
+}
+
+// spoilBody sends the answer buf holds with its body spoiled as kind says.
+func spoilBody(w http.ResponseWriter, buf *bufferedWriter, kind BodyFault) {
+	maps.Copy(w.Header(), buf.header)
+	body := buf.body.Bytes()
+	if buf.status == http.StatusNoContent || buf.status == http.StatusNotModified {
+		w.WriteHeader(buf.status)
+		return
+	}
+	switch kind {
+	case BodyMalformed:
+		body = []byte(malformedBody)
+	case BodyOversized:
+		body = append(body, bytes.Repeat([]byte(" "), max(OversizedBodyBytes-len(body), 0))...)
+	case BodyTruncated:
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(buf.status)
+		_, _ = w.Write(body[:len(body)/2])
+		_ = http.NewResponseController(w).Flush()
+		// Aborting the handler closes the connection short of the length
+		// announced: the client sees the body end early.
+		panic(http.ErrAbortHandler)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(buf.status)
+	_, _ = w.Write(body)
 }
 
 func retryAfterValue(f Fault) string {
@@ -305,12 +383,14 @@ func resetConnection(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// bufferedWriter swallows a response that will never be sent.
+// bufferedWriter holds a response that is not sent as it is: dropped by a
+// reset, or spoiled.
 type bufferedWriter struct {
 	header http.Header
+	status int
 	body   bytes.Buffer
 }
 
 func (b *bufferedWriter) Header() http.Header         { return b.header }
 func (b *bufferedWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
-func (b *bufferedWriter) WriteHeader(int)             {}
+func (b *bufferedWriter) WriteHeader(status int)      { b.status = status }

@@ -188,6 +188,8 @@ func TestSetFaultRefusesMistakes(t *testing.T) {
 		{name: "fault that does nothing", service: simulator.ServiceDNS, op: simulator.OpGet, fault: simulator.Fault{Count: 3}, message: "does nothing"},
 		{name: "success status", service: simulator.ServiceDNS, op: simulator.OpGet, fault: simulator.Fault{Status: 200}, message: "not an error status"},
 		{name: "rate above one", service: simulator.ServiceDNS, op: simulator.OpGet, fault: simulator.Fault{Status: 500, Rate: 1.5}, message: "rate"},
+		{name: "unknown body fault", service: simulator.ServiceDNS, op: simulator.OpGet, fault: simulator.Fault{Body: "garbled"}, message: "is not one of"},
+		{name: "body fault with a status", service: simulator.ServiceDNS, op: simulator.OpGet, fault: simulator.Fault{Body: simulator.BodyMalformed, Status: 500}, message: "neither status nor resetAfterCommit"},
 		{name: "Retry-After without a status", service: simulator.ServiceDNS, op: simulator.OpGet, fault: simulator.Fault{Hang: true, RetryAfter: time.Second}, message: "retryAfter needs a status"},
 	}
 	for _, tt := range tests {
@@ -199,7 +201,7 @@ func TestSetFaultRefusesMistakes(t *testing.T) {
 
 			// The admin API refuses the same faults with a 400.
 			body, err := json.Marshal(map[string]any{"status": tt.fault.Status, "rate": tt.fault.Rate, "count": tt.fault.Count,
-				"hang": tt.fault.Hang, "retryAfter": tt.fault.RetryAfter.String()})
+				"hang": tt.fault.Hang, "retryAfter": tt.fault.RetryAfter.String(), "body": tt.fault.Body})
 			g.Expect(err).NotTo(HaveOccurred())
 			status, resp := call(t, http.MethodPut, fmt.Sprintf("%s/admin/v1/faults/%s/%s", url, tt.service, tt.op), string(body))
 			g.Expect(status).To(Equal(400), resp)
@@ -283,6 +285,70 @@ func TestResetAfterCommitCommitsTheWrite(t *testing.T) {
 	g.Eventually(func() int {
 		return sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpStart, 0)
 	}).Should(Equal(1), "a reset request is counted with status 0")
+}
+
+// TestBodyFaultsServeTheRequestAndSpoilTheAnswer checks each kind of spoiled
+// body: the write is committed, the status and content type are the real
+// answer's, and the body is what the kind promises.
+func TestBodyFaultsServeTheRequestAndSpoilTheAnswer(t *testing.T) {
+	tests := []struct {
+		body  simulator.BodyFault
+		check func(g Gomega, data []byte, readErr error)
+	}{
+		{body: simulator.BodyMalformed, check: func(g Gomega, data []byte, readErr error) {
+			g.Expect(readErr).NotTo(HaveOccurred())
+			g.Expect(json.Valid(data)).To(BeFalse(), "%s", data)
+		}},
+		{body: simulator.BodyTruncated, check: func(g Gomega, data []byte, readErr error) {
+			g.Expect(readErr).To(MatchError(io.ErrUnexpectedEOF))
+			g.Expect(data).NotTo(BeEmpty())
+			g.Expect(json.Valid(data)).To(BeFalse(), "%s", data)
+		}},
+		{body: simulator.BodyOversized, check: func(g Gomega, data []byte, readErr error) {
+			g.Expect(readErr).NotTo(HaveOccurred())
+			g.Expect(data).To(HaveLen(simulator.OversizedBodyBytes))
+			var rec map[string]any
+			g.Expect(json.Unmarshal(data, &rec)).To(Succeed(), "padding keeps the JSON valid")
+			g.Expect(rec).To(HaveKeyWithValue("owner", "o"))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.body), func(t *testing.T) {
+			g := NewWithT(t)
+			sim, url := simtest.Start(t, simulator.Options{Token: token})
+			sim.SetFault(simulator.ServiceDNS, simulator.OpUpsert, simulator.Fault{Body: tt.body, Count: 1})
+
+			req, err := http.NewRequest(http.MethodPut, url+"/dns/v1/records/a.example.com", strings.NewReader(upsertBody("o")))
+			g.Expect(err).NotTo(HaveOccurred())
+			req.Header.Set("Authorization", "Bearer "+token)
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			resp, err := client.Do(req)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer func() { _ = resp.Body.Close() }()
+			g.Expect(resp.StatusCode).To(Equal(http.StatusCreated), "the real answer's status")
+			g.Expect(resp.Header.Get("Content-Type")).To(Equal("application/json"))
+			data, readErr := io.ReadAll(resp.Body)
+			tt.check(g, data, readErr)
+			g.Expect(sim.Records()).To(HaveLen(1), "the write happened although its answer is spoiled")
+
+			// The count is used up: the next answer is whole.
+			status, body := call(t, http.MethodGet, url+"/dns/v1/records/a.example.com", "")
+			g.Expect(status).To(Equal(http.StatusOK))
+			g.Expect(json.Valid([]byte(body))).To(BeTrue())
+		})
+	}
+
+	t.Run("no body to spoil", func(t *testing.T) {
+		g := NewWithT(t)
+		sim, url := simtest.Start(t, simulator.Options{Token: token})
+		status, _ := call(t, http.MethodPut, url+"/dns/v1/records/a.example.com", upsertBody("o"))
+		g.Expect(status).To(Equal(http.StatusCreated))
+		sim.SetFault(simulator.ServiceDNS, simulator.OpDelete, simulator.Fault{Body: simulator.BodyMalformed})
+		status, body := call(t, http.MethodDelete, url+"/dns/v1/records/a.example.com?owner=o", "")
+		g.Expect(status).To(Equal(http.StatusNoContent), body)
+		g.Expect(body).To(BeEmpty())
+		g.Expect(sim.Records()).To(BeEmpty())
+	})
 }
 
 func TestCloseEndsHungRequests(t *testing.T) {

@@ -17,6 +17,7 @@ limitations under the License.
 package reliability
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,10 @@ type scenario struct {
 	// clock, when set, is the BackupConfig controller's clock in every
 	// manager of the scenario, so schedules survive a restart.
 	clock *clocktesting.FakeClock
+	// cleanupGrace, when set, replaces the managers' short cleanup grace:
+	// a scenario whose backup service lists backups late needs one that
+	// covers the lag, as the BackupConfig Reconciler documents.
+	cleanupGrace time.Duration
 }
 
 func newScenario(t *testing.T) *scenario {
@@ -169,7 +174,7 @@ func (s *scenario) startManager(gate *crashGate) {
 		Backups:            backupClient,
 		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval: 200 * time.Millisecond,
-		CleanupGrace:       500 * time.Millisecond,
+		CleanupGrace:       cmp.Or(s.cleanupGrace, 500*time.Millisecond),
 	}
 	if s.clock != nil {
 		bcReconciler.Clock = s.clock

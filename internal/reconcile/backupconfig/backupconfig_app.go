@@ -93,7 +93,10 @@ func (r *Reconciler) patchAppFinalizer(ctx context.Context, app *appsv1alpha1.My
 // held; every failure is returned, joined, once all were looked at. A backup
 // service failure counts only where this BackupConfig itself still wants the
 // MyApp: otherwise the question was another holder's, and that holder, which
-// references the MyApp, asks it again in its own passes.
+// references the MyApp, asks it again in its own passes. Once the service has
+// failed, the pass asks it nothing more (appHoldWanted): with a hanging
+// service every question costs a call's whole timeout, so a namespace of
+// MyApps being deleted would hold the worker for one timeout per MyApp.
 //
 // A BackupConfig being deleted lists the MyApps from the API server rather
 // than the cache: its pass is the last one, and a hold the cache does not
@@ -203,7 +206,15 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 		needService = append(needService, holder)
 	}
 	for _, holder := range needService {
+		if s.holdCheckErr != nil {
+			// The service failed for this pass already: the hold stays, the
+			// safe side, and the failure stands for this MyApp too.
+			return true, s.holdCheckErr
+		}
 		attempts, err := r.listFinalAttempts(ctx, s, ownerFor(holder), app.UID)
+		if external.IsRetryable(err) || external.KindOf(err) == external.KindUnauthorized {
+			s.holdCheckErr = err
+		}
 		if err != nil {
 			return true, err
 		}

@@ -18,15 +18,22 @@ package backupconfig
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -143,4 +150,100 @@ func TestNamespaceTeardownWithFinalBackupsFinishes(t *testing.T) {
 		NewWithT(t).Expect(e.c.Delete(t.Context(), obj)).To(Succeed())
 	}
 	e.waitGone(all...)
+}
+
+// passMarker marks the context of one pass the test runs itself, so the
+// calls of that pass can be told from the manager's.
+type passMarker struct{}
+
+// markedCalls counts the backup service calls made under passMarker, by the
+// owner they ask about.
+type markedCalls struct {
+	next    http.RoundTripper
+	mu      sync.Mutex
+	byOwner map[string]int
+}
+
+func (m *markedCalls) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Context().Value(passMarker{}) != nil {
+		m.mu.Lock()
+		m.byOwner[req.URL.Query().Get("owner")]++
+		m.mu.Unlock()
+	}
+	return m.next.RoundTrip(req)
+}
+
+func (m *markedCalls) counts() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.byOwner)
+}
+
+// TestAPassStopsAskingAFailingServiceAboutOtherMyApps: a BackupConfig's pass
+// asks the backup service whether other BackupConfigs' MyApps being deleted
+// still need their holds. Once one of those calls fails, the service is
+// failing for the pass: asking it about every further MyApp would hold the
+// worker one call's timeout per MyApp (with the service hanging, minutes in
+// a namespace being deleted) before the BackupConfig even reports. Those
+// MyApps keep their holds, for their own BackupConfigs to decide.
+func TestAPassStopsAskingAFailingServiceAboutOtherMyApps(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	calls := &markedCalls{next: http.DefaultTransport, byOwner: map[string]int{}}
+	e.setBackupClient(func(c *external.Config) { c.Transport = calls })
+	r := e.startManager()
+
+	own := e.newBackupConfig("own", "own")
+	e.create(e.newApp("own"), own)
+	const others = 3
+	apps := make([]*appsv1alpha1.MyApp, 0, others)
+	for i := range others {
+		app := e.newApp(fmt.Sprintf("app-%d", i))
+		e.create(app, e.newBackupConfig(fmt.Sprintf("bc-%d", i), app.Name, fixtures.WithFinalBackup()))
+		apps = append(apps, app)
+	}
+	for _, app := range apps {
+		g.Eventually(func(g Gomega) {
+			g.Expect(e.c.Get(context.Background(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+		}, eventually, tick).Should(Succeed())
+	}
+
+	// The backup service fails every call; the MyApps are deleted and stay,
+	// held for final backups that cannot be taken.
+	e.sim.SetFault(simulator.ServiceBackup, simulator.AllOperations, simulator.Fault{Status: http.StatusServiceUnavailable})
+	for _, app := range apps {
+		g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		var list appsv1alpha1.MyAppList
+		g.Expect(r.Client.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+		deleting := 0
+		for i := range list.Items {
+			if !list.Items[i].DeletionTimestamp.IsZero() {
+				deleting++
+			}
+		}
+		g.Expect(deleting).To(Equal(others), "the cache shows the deletions")
+	}, eventually, tick).Should(Succeed())
+
+	ctx := context.WithValue(context.Background(), passMarker{}, true)
+	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(own)})
+	g.Expect(err).To(MatchError(external.ErrTransient), "the BackupConfig reports the failing service")
+
+	g.Expect(e.c.Get(context.Background(), client.ObjectKeyFromObject(own), own)).To(Succeed())
+	asked := calls.counts()
+	aboutOthers := 0
+	for owner, n := range asked {
+		// A call without an owner (a backup read by its ID) is the pass's
+		// own business.
+		if owner != "" && owner != "backupconfig/"+string(own.UID) {
+			aboutOthers += n
+		}
+	}
+	g.Expect(aboutOthers).To(Equal(1), "calls about other BackupConfigs' MyApps in one pass, by owner: %v", asked)
+	for _, app := range apps {
+		g.Expect(e.c.Get(context.Background(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer), "the holds stay")
+	}
 }

@@ -354,6 +354,11 @@ type scope struct {
 	scheduleErr error
 	// readiness collects what decides the Ready condition.
 	readiness readiness
+	// holdCheckErr is the first failure of the backup service in this pass's
+	// checks of final-backup holds. Once the service fails, the pass asks
+	// it nothing more about other MyApps: each call could take the client's
+	// whole timeout, and the pass must get to report.
+	holdCheckErr error
 }
 
 // related is the MyApp as the related object of an event, or nil.
