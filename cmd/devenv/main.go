@@ -17,7 +17,7 @@ limitations under the License.
 // Command devenv runs the operator for a developer, in the foreground.
 //
 // With no reachable cluster in the current kubeconfig context (or with
-// --local), it first starts a local cluster from the test harness (etcd,
+// --local), it first starts a local cluster from internal/controlplane (etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok with a
 // fake node) with the CRDs installed. It always starts the DNS and backup
 // simulator unless --dns-url and --backup-url name real services, then runs
@@ -49,8 +49,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
 )
 
 type options struct {
@@ -121,7 +121,7 @@ func run(opts options) error {
 	defer stopCluster()
 
 	var dnsArgs []string
-	var bind *harness.BIND
+	var bind *controlplane.BIND
 	if opts.dnsProvider == "rfc2136" {
 		if bind, dnsArgs, err = startBIND(ctx, opts.bindAddr, stateDir); err != nil {
 			return err
@@ -183,8 +183,8 @@ func pickCluster(ctx context.Context, local bool, stateDir, kubeconfig string) (
 		}
 		fmt.Println("Starting the local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok ...")
 		start := time.Now()
-		cp, err := harness.Start(ctx, harness.Options{
-			Tier:      harness.TierCluster,
+		cp, err := controlplane.Start(ctx, controlplane.Options{
+			Tier:      controlplane.TierCluster,
 			StateRoot: filepath.Join(stateDir, "controlplane"),
 		})
 		if err != nil {
@@ -294,8 +294,8 @@ func startSimulator(addr, token string) (*http.Server, string, error) {
 // where the manager reads it, and returns the manager's DNS flags. Like the
 // simulator, it starts empty: records of an earlier run would belong to
 // MyApps that no longer exist.
-func startBIND(ctx context.Context, addr, stateDir string) (*harness.BIND, []string, error) {
-	b, err := harness.StartBIND(ctx, harness.BINDOptions{
+func startBIND(ctx context.Context, addr, stateDir string) (*controlplane.BIND, []string, error) {
+	b, err := controlplane.StartBIND(ctx, controlplane.BINDOptions{
 		Zone:      bindZone,
 		Addr:      addr,
 		StateRoot: filepath.Join(stateDir, "bind"),
@@ -333,7 +333,7 @@ func managerArgs(kubeconfig string, dnsArgs []string, backupURL, tokenFile strin
 	return append(args, extra...)
 }
 
-func stopBIND(b *harness.BIND) {
+func stopBIND(b *controlplane.BIND) {
 	fmt.Println("Stopping named")
 	if err := b.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "devenv: stopping named: %v\n", err)
@@ -381,7 +381,7 @@ func kubectlCommand() string {
 	return "kubectl"
 }
 
-func printBanner(kubectl, kubeconfig, simURL, token string, bind *harness.BIND, keyFile string) {
+func printBanner(kubectl, kubeconfig, simURL, token string, bind *controlplane.BIND, keyFile string) {
 	fmt.Printf(`
 ==> The operator is starting. In another terminal, in this directory:
 

@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 )
 
 // actAsDevenv makes the test binary behave as devenv itself when the
@@ -69,7 +69,7 @@ func TestMakeBuildsTheControlPlaneOnlyForALocalCluster(t *testing.T) {
 	}))
 	defer apiServer.Close()
 	reachable := writeKubeconfig(t, apiServer.URL)
-	closed, err := harness.FreeAddress()
+	closed, err := controlplane.FreeAddress()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func dryRunMake(t *testing.T, target, kubeconfig, localCluster string) string {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("make", "-n", "--no-print-directory", target, "DEVENV="+self)
-	cmd.Dir = harness.RepoRoot()
+	cmd.Dir = controlplane.RepoRoot()
 	cmd.Env = append(os.Environ(),
 		actAsDevenv+"=1",
 		"KUBECONFIG="+kubeconfig,

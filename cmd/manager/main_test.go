@@ -32,15 +32,16 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-var cp *harness.ControlPlane
+var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierEnvtest}, &cp))
 }
 
 // buildManager builds this command into a temporary directory.
@@ -56,7 +57,7 @@ func buildManager(t *testing.T) string {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	addr, err := harness.FreeAddress()
+	addr, err := controlplane.FreeAddress()
 	if err != nil {
 		t.Fatal(err)
 	}

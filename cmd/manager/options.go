@@ -27,8 +27,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
@@ -284,7 +284,7 @@ func (o *options) validate() error {
 		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+
 			"--leader-election-renew-deadline < --leader-election-lease-duration"))
 	}
-	if err := dns.ValidateTTL(int64(o.myApp.recordTTL)); err != nil {
+	if err := contract.ValidateTTL(int64(o.myApp.recordTTL)); err != nil {
 		errs = append(errs, fmt.Errorf("--dns-record-ttl must be in the DNS service's range: %w", err))
 	}
 	if err := validateDefaultTarget(o.myApp.defaultTarget); err != nil {
@@ -340,7 +340,7 @@ func validateDefaultTarget(target string) error {
 	if ip := net.ParseIP(target); ip != nil && ip.To4() == nil {
 		return fmt.Errorf("--dns-default-target %q is an IPv6 address; the DNS service holds A and CNAME records only", target)
 	}
-	if err := dns.ValidateTarget(myapp.TargetType(target), target); err != nil {
+	if err := contract.ValidateTarget(myapp.TargetType(target), target); err != nil {
 		return fmt.Errorf("--dns-default-target %q is neither an IPv4 address nor a host name: %w", target, err)
 	}
 	return nil

@@ -17,18 +17,18 @@ limitations under the License.
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -85,24 +85,6 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects the command's log output from its goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestRunServesUntilCancelledAndKeepsState(t *testing.T) {
 	g := NewWithT(t)
 	stateFile := filepath.Join(t.TempDir(), "state.json")
@@ -110,8 +92,8 @@ func TestRunServesUntilCancelledAndKeepsState(t *testing.T) {
 
 	// serve runs the command until fn returns, as SIGTERM would end it.
 	serve := func(fn func(base string)) string {
-		ctx, cancel := context.WithCancel(context.Background())
-		logs := &lockedBuffer{}
+		ctx, cancel := context.WithCancel(t.Context())
+		logs := &fixtures.SyncBuffer{}
 		addr := make(chan string, 1)
 		done := make(chan error, 1)
 		go func() { done <- run(ctx, args, logs, func(a string) { addr <- a }) }()

@@ -151,3 +151,30 @@ func TestConfigDefaults(t *testing.T) {
 		})
 	}
 }
+
+func TestReasonsFor(t *testing.T) {
+	reasons := external.Reasons{
+		Unauthorized: "Unauthorized", Throttled: "Throttled", Unavailable: "Unavailable", Rejected: "Rejected",
+		Other: "Other",
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{name: "unauthorized", err: &external.Error{Kind: external.KindUnauthorized, StatusCode: 401}, want: "Unauthorized"},
+		{name: "throttled", err: &external.Error{Kind: external.KindThrottled, StatusCode: 429}, want: "Throttled"},
+		{name: "transient", err: &external.Error{Kind: external.KindTransient, StatusCode: 503}, want: "Unavailable"},
+		{name: "invalid", err: &external.Error{Kind: external.KindInvalid, StatusCode: 400}, want: "Rejected"},
+		{name: "conflict", err: &external.Error{Kind: external.KindConflict, StatusCode: 409}, want: "Other"},
+		{name: "not found", err: &external.Error{Kind: external.KindNotFound, StatusCode: 404}, want: "Other"},
+		{name: "wrapped", err: fmt.Errorf("upsert: %w", &external.Error{Kind: external.KindThrottled}), want: "Throttled"},
+		{name: "sentinel", err: external.ErrUnauthorized, want: "Unauthorized"},
+		{name: "not an external error", err: errors.New("boom"), want: "Other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(reasons.For(tt.err)).To(Equal(tt.want))
+		})
+	}
+}

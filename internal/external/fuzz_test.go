@@ -18,7 +18,6 @@ package external_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -111,7 +110,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := context.Background()
+		ctx := t.Context()
 		success := status >= 200 && status < 300
 
 		check := func(call string, err error, valid func() bool) {

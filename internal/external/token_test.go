@@ -40,7 +40,7 @@ import (
 
 func TestFileTokenSourceFollowsRotation(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "token")
 	write := func(content string, mtime time.Time) {
 		g.Expect(os.WriteFile(path, []byte(content), 0o600)).To(Succeed())
@@ -94,7 +94,7 @@ func TestTokenSourceErrorsNeverContainTheToken(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := tt.src.Token(context.Background())
+			_, err := tt.src.Token(t.Context())
 			g.Expect(err).To(MatchError(ContainSubstring(tt.want)))
 			g.Expect(err.Error()).NotTo(ContainSubstring("secret"))
 		})
@@ -136,7 +136,7 @@ func TestSecretTokenSource(t *testing.T) {
 				})
 			}
 			src := external.NewSecretTokenSource(builder.Build(), key, "token")
-			got, err := src.Token(context.Background())
+			got, err := src.Token(t.Context())
 			if tt.wantErr != "" {
 				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
 				g.Expect(external.KindOf(err)).To(Equal(tt.wantKind))
@@ -177,14 +177,14 @@ func TestSecretTokenSourceCachesTheToken(t *testing.T) {
 	}
 	rotate := func(g *WithT, c client.Client, token string) {
 		var secret corev1.Secret
-		g.Expect(c.Get(context.Background(), key, &secret)).To(Succeed())
+		g.Expect(c.Get(t.Context(), key, &secret)).To(Succeed())
 		secret.Data["token"] = []byte(token)
-		g.Expect(c.Update(context.Background(), &secret)).To(Succeed())
+		g.Expect(c.Update(t.Context(), &secret)).To(Succeed())
 	}
 
 	t.Run("a token is reused until the TTL has passed", func(t *testing.T) {
 		g := NewWithT(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		c, reads, _ := newReader("first")
 		src := external.NewSecretTokenSource(c, key, "token", external.WithSecretClock(clock))
@@ -207,7 +207,7 @@ func TestSecretTokenSourceCachesTheToken(t *testing.T) {
 
 	t.Run("a failed read is not cached", func(t *testing.T) {
 		g := NewWithT(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		c, reads, failing := newReader("first")
 		src := external.NewSecretTokenSource(c, key, "token", external.WithSecretClock(clock))
@@ -232,7 +232,7 @@ func TestSecretTokenSourceCachesTheToken(t *testing.T) {
 		c, reads, _ := newReader("first")
 		src := external.NewSecretTokenSource(c, key, "token", external.WithSecretCacheTTL(0))
 		for range 3 {
-			g.Expect(src.Token(context.Background())).To(Equal("first"))
+			g.Expect(src.Token(t.Context())).To(Equal("first"))
 		}
 		g.Expect(reads.Load()).To(BeEquivalentTo(3))
 	})

@@ -22,7 +22,7 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 )
 
 // startRequest is the body of POST /backup/v1/backups.
@@ -46,7 +46,7 @@ func (s *Server) startBackup(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid", "app: "+err.Error(), "")
 		return
 	}
-	if err := dnsrules.ValidateOwner(req.Owner); err != nil {
+	if err := contract.ValidateOwner(req.Owner); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "owner: "+err.Error(), "")
 		return
 	}
@@ -129,7 +129,7 @@ func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteBackup(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	owner := r.URL.Query().Get("owner")
-	if err := dnsrules.ValidateOwner(owner); err != nil {
+	if err := contract.ValidateOwner(owner); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "owner query parameter: "+err.Error(), "")
 		return
 	}

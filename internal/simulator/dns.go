@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 )
 
 // upsertRequest is the body of PUT /dns/v1/records/{name}.
@@ -36,7 +36,7 @@ type upsertRequest struct {
 
 func (s *Server) upsertRecord(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := dnsrules.ValidateName(name); err != nil {
+	if err := contract.ValidateName(name); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
 		return
 	}
@@ -90,7 +90,7 @@ func (s *Server) upsertRecord(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := dnsrules.ValidateName(name); err != nil {
+	if err := contract.ValidateName(name); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
 		return
 	}
@@ -109,12 +109,12 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := dnsrules.ValidateName(name); err != nil {
+	if err := contract.ValidateName(name); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
 		return
 	}
 	owner := r.URL.Query().Get("owner")
-	if err := dnsrules.ValidateOwner(owner); err != nil {
+	if err := contract.ValidateOwner(owner); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "owner query parameter: "+err.Error(), "")
 		return
 	}
@@ -151,7 +151,7 @@ type transferRequest struct {
 // "to" is answered as it is, which makes a repeated transfer harmless.
 func (s *Server) transferRecord(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := dnsrules.ValidateName(name); err != nil {
+	if err := contract.ValidateName(name); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "name: "+err.Error(), "")
 		return
 	}
@@ -159,11 +159,11 @@ func (s *Server) transferRecord(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	if err := dnsrules.ValidateOwner(req.From); err != nil {
+	if err := contract.ValidateOwner(req.From); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "from: "+err.Error(), "")
 		return
 	}
-	if err := dnsrules.ValidateOwner(req.To); err != nil {
+	if err := contract.ValidateOwner(req.To); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "to: "+err.Error(), "")
 		return
 	}

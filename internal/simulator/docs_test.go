@@ -30,7 +30,7 @@ import (
 	. "github.com/onsi/gomega"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 )
@@ -146,10 +146,10 @@ func TestDocumentedLimits(t *testing.T) {
 	data, err := os.ReadFile(docsPath)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, want := range []string{
-		fmt.Sprintf("at least two labels, at most %d characters.", dnsrules.MaxNameLength),
-		fmt.Sprintf("| `ttl` | integer | Seconds, %d to %d. |", dnsrules.MinTTL, dnsrules.MaxTTL),
-		fmt.Sprintf("1 to %d of `A-Z a-z 0-9 - . _ : /`", dnsrules.MaxOwnerLength),
-		fmt.Sprintf("a DNS label (`a-z`, `0-9`, `-`, at most %d)", dnsrules.MaxLabelLength),
+		fmt.Sprintf("at least two labels, at most %d characters.", contract.MaxNameLength),
+		fmt.Sprintf("| `ttl` | integer | Seconds, %d to %d. |", contract.MinTTL, contract.MaxTTL),
+		fmt.Sprintf("1 to %d of `A-Z a-z 0-9 - . _ : /`", contract.MaxOwnerLength),
+		fmt.Sprintf("a DNS label (`a-z`, `0-9`, `-`, at most %d)", contract.MaxLabelLength),
 	} {
 		g.Expect(string(data)).To(ContainSubstring(want))
 	}

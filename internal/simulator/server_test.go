@@ -495,7 +495,7 @@ func TestAdminSettingsAreAllOrNothing(t *testing.T) {
 func TestConcurrentUseIsRaceFree(t *testing.T) {
 	g := NewWithT(t)
 	sim, url := simtest.Start(t, simulator.Options{Token: token})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 
 	var wg sync.WaitGroup

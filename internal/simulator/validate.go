@@ -21,29 +21,29 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 )
 
 // Limits of the contract, as documented in docs/external-api.md. The DNS
 // service's rules (names, targets, TTLs, and owners, which the backup service
-// shares) live in package dnsrules, where the operator finds them too, so
+// shares) live in package contract, where the operator finds them too, so
 // the operator checks its values against the rules this simulator enforces.
 const (
 	maxKeyLen      = 255
 	maxLabels      = 32
 	maxLabelKeyLen = 63
 	maxLabelValLen = 253
-	maxAppNameLen  = dnsrules.MaxLabelLength
+	maxAppNameLen  = contract.MaxLabelLength
 )
 
 func validateRecord(req upsertRequest) error {
-	if err := dnsrules.ValidateTarget(req.Type, req.Value); err != nil {
+	if err := contract.ValidateTarget(req.Type, req.Value); err != nil {
 		return err
 	}
-	if err := dnsrules.ValidateTTL(int64(req.TTL)); err != nil {
+	if err := contract.ValidateTTL(int64(req.TTL)); err != nil {
 		return fmt.Errorf("ttl %w", err)
 	}
-	if err := dnsrules.ValidateOwner(req.Owner); err != nil {
+	if err := contract.ValidateOwner(req.Owner); err != nil {
 		return fmt.Errorf("owner: %w", err)
 	}
 	return nil
@@ -56,7 +56,7 @@ func validateAppName(app string) error {
 	if len(app) > maxAppNameLen {
 		return fmt.Errorf("must be at most %d characters", maxAppNameLen)
 	}
-	return dnsrules.ValidateLabel(app)
+	return contract.ValidateLabel(app)
 }
 
 func validateIdempotencyKey(key string) error {

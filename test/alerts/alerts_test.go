@@ -46,8 +46,9 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // TestAlertsFireOnTheOperatorsSeries drives a real manager into every
@@ -57,7 +58,7 @@ import (
 // timeline made of exactly the series scraped.
 func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	g := NewWithT(t)
-	ns := harness.CreateNamespace(t, k8sClient, "alerts")
+	ns := fixtures.CreateNamespace(t, k8sClient, "alerts")
 
 	app := &appsv1alpha1.MyApp{}
 	app.Namespace, app.Name = ns, "web"
@@ -202,7 +203,7 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 // TestRunbookHasASectionPerAlert checks each runbook_url's anchor exists.
 func TestRunbookHasASectionPerAlert(t *testing.T) {
 	g := NewWithT(t)
-	runbook, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "docs", "runbook.md"))
+	runbook, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "docs", "runbook.md"))
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, rule := range loadAlertingRules(t) {
 		g.Expect(string(runbook)).To(ContainSubstring("\n## "+rule.Name()+"\n"), "docs/runbook.md has a section for %s", rule.Name())
@@ -212,7 +213,7 @@ func TestRunbookHasASectionPerAlert(t *testing.T) {
 // dashboardQueries are the PromQL queries of the Grafana dashboard's panels.
 func dashboardQueries(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "config", "grafana", "myapp-operator.json"))
+	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "grafana", "myapp-operator.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func includes(want labels.Labels) OmegaMatcher {
 // (rulefmt validates them) and builds the alerting rules.
 func loadAlertingRules(t *testing.T) []*rules.AlertingRule {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "config", "prometheus", "prometheusrule.yaml"))
+	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "prometheus", "prometheusrule.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,16 @@ require (
 	github.com/onsi/gomega v1.44.0
 	github.com/prometheus/common v0.72.1
 	k8s.io/apimachinery v0.37.2
-	k8s.io/client-go v0.37.2
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require github.com/miekg/dns v1.1.73 // indirect
+require (
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/miekg/dns v1.1.73 // indirect
+	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect
+	k8s.io/client-go v0.37.2 // indirect
+)
 
 require (
 	cloud.google.com/go/auth v0.24.1-0.20261001053825-dbc26066f70a // indirect

@@ -26,14 +26,11 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
-	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -43,36 +40,30 @@ const (
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	k8sClient  client.Client
 	sim        *simulator.Server
 	metricsURL string
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp, setupSuite))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierEnvtest}, &cp, setupSuite))
 }
 
 // setupSuite starts the simulator and the manager binary, serving plain
 // HTTP metrics on a loopback port for the test to scrape.
-func setupSuite(cp *harness.ControlPlane) (func(), error) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = appsv1alpha1.AddToScheme(scheme)
-	_ = backupv1alpha1.AddToScheme(scheme)
+func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	var err error
-	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: fixtures.Scheme()}); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "myapp-alerts-")
 	if err != nil {
 		return nil, err
 	}
-	managerBin := filepath.Join(dir, "manager")
-	build := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
-	build.Dir = harness.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the manager: %w\n%s", err, out)
+	managerBin, err := fixtures.BuildManager(dir)
+	if err != nil {
+		return nil, err
 	}
 	tokenFile := filepath.Join(dir, "token")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -88,7 +79,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 		BackupDuration:   300 * time.Millisecond,
 	})
 	srv := httptest.NewServer(sim)
-	metricsAddr, err := harness.FreeAddress()
+	metricsAddr, err := controlplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}

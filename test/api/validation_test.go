@@ -29,13 +29,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-var cp *harness.ControlPlane
+var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierEnvtest}, &cp))
 }
 
 var (
@@ -215,7 +216,7 @@ func TestSamplesAreValid(t *testing.T) {
 	g := NewWithT(t)
 	c, err := cp.NewClient(client.Options{})
 	g.Expect(err).NotTo(HaveOccurred())
-	for _, obj := range harness.MustLoadObjects(t, harness.RepoRoot()+"/config/samples") {
+	for _, obj := range fixtures.MustLoadObjects(t, controlplane.RepoRoot()+"/config/samples") {
 		obj.SetNamespace("default")
 		g.Expect(c.Create(t.Context(), obj)).To(Succeed(), "sample %s %s is accepted", obj.GetKind(), obj.GetName())
 	}

@@ -56,8 +56,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
 )
 
 const (
@@ -120,7 +120,7 @@ func main() {
 type bench struct {
 	cfg        config
 	dir        string
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	c          client.Client // the bench's own, not counted
 	sim        *simulator.Server
 	simURL     string
@@ -176,8 +176,8 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	logf("Starting the cluster tier (kube-controller-manager at %d QPS)", cfg.kcmQPS)
-	b.cp, err = harness.Start(ctx, harness.Options{
-		Tier:                 harness.TierCluster,
+	b.cp, err = controlplane.Start(ctx, controlplane.Options{
+		Tier:                 controlplane.TierCluster,
 		StateRoot:            filepath.Join(b.dir, "controlplane"),
 		ControllerManagerQPS: cfg.kcmQPS,
 	})
@@ -232,7 +232,7 @@ func logf(format string, args ...any) {
 func (b *bench) startSimulator() error {
 	b.sim = simulator.New(simulator.Options{Token: simToken, PropagationDelay: propagation})
 	b.dns = &dnsCounter{next: b.sim, ops: map[string]int{}}
-	addr, err := harness.FreeAddress()
+	addr, err := controlplane.FreeAddress()
 	if err != nil {
 		return err
 	}

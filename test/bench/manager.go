@@ -39,10 +39,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/test/bench/baseline"
-	"github.com/myapp-operator/myapp-operator/test/harness"
 )
 
 // baselineCommand makes the bench binary run the baseline manager, so the
@@ -62,7 +62,7 @@ type managerProcess struct {
 }
 
 func (b *bench) startManager(name string) (*managerProcess, error) {
-	metricsAddr, err := harness.FreeAddress()
+	metricsAddr, err := controlplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 )
 
 // TestDefaultConfigDeploys applies config/default the way `make deploy`
@@ -43,11 +43,11 @@ import (
 // Standard the namespace enforces.
 func TestDefaultConfigDeploys(t *testing.T) {
 	g := NewWithT(t)
-	kustomize := filepath.Join(harness.RepoRoot(), "bin", "kustomize")
+	kustomize := filepath.Join(controlplane.RepoRoot(), "bin", "kustomize")
 	if _, err := os.Stat(kustomize); err != nil {
 		t.Fatalf("%s is missing: run `make kustomize` (make test does)", kustomize)
 	}
-	build := exec.Command(kustomize, "build", filepath.Join(harness.RepoRoot(), "config", "default"))
+	build := exec.Command(kustomize, "build", filepath.Join(controlplane.RepoRoot(), "config", "default"))
 	manifests, err := build.Output()
 	g.Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
 
@@ -124,7 +124,7 @@ func TestManagerWorksWithOnlyTheGeneratedRole(t *testing.T) {
 // into obj.
 func loadInto(t *testing.T, path, kind string, obj client.Object) {
 	t.Helper()
-	objs, err := harness.LoadFile(filepath.Join(harness.RepoRoot(), path))
+	objs, err := controlplane.LoadFile(filepath.Join(controlplane.RepoRoot(), path))
 	if err != nil {
 		t.Fatal(err)
 	}

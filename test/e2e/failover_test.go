@@ -27,7 +27,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // TestLeaderFailover runs two managers with leader election. One leads and
@@ -45,12 +45,12 @@ func TestLeaderFailover(t *testing.T) {
 		"--leader-election-renew-deadline=3s",
 		"--leader-election-retry-period=500ms",
 	}
-	managers := []*harness.ManagerProcess{
+	managers := []*fixtures.ManagerProcess{
 		startManager(t, "manager-a", cp.Kubeconfig(), leaseArgs...),
 		startManager(t, "manager-b", cp.Kubeconfig(), leaseArgs...),
 	}
 
-	var leader, standby *harness.ManagerProcess
+	var leader, standby *fixtures.ManagerProcess
 	g.Eventually(func() bool {
 		for i, m := range managers {
 			if m.Leads() {

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 )
 
 const (
@@ -78,7 +78,7 @@ func TestHelmChartInstallsAndUninstalls(t *testing.T) {
 	helm := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(helmBin, append([]string{"--kubeconfig", kubeconfig, "--namespace", ns}, args...)...)
-		cmd.Dir = harness.RepoRoot()
+		cmd.Dir = controlplane.RepoRoot()
 		// Keep helm's cache and config out of the user's home.
 		home := t.TempDir()
 		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
@@ -144,11 +144,11 @@ func TestHelmChartMirrorsConfig(t *testing.T) {
 	g := NewWithT(t)
 	render := exec.Command(tool(t, "helm"), "template", releaseName, chartDir, "--namespace", "myapp-system",
 		"--set", "prometheus.rules.enable=true")
-	render.Dir = harness.RepoRoot()
+	render.Dir = controlplane.RepoRoot()
 	chartOut, err := render.Output()
 	g.Expect(err).NotTo(HaveOccurred(), "helm template")
 	build := exec.Command(tool(t, "kustomize"), "build", "config/default")
-	build.Dir = harness.RepoRoot()
+	build.Dir = controlplane.RepoRoot()
 	configOut, err := build.Output()
 	g.Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
 
@@ -156,7 +156,7 @@ func TestHelmChartMirrorsConfig(t *testing.T) {
 	config := indexObjects(t, configOut, "myapp-")
 
 	// The alerts are the same rules, whatever the PrometheusRule is named.
-	rules, err := harness.LoadFile(filepath.Join(harness.RepoRoot(), "config", "prometheus", "prometheusrule.yaml"))
+	rules, err := controlplane.LoadFile(filepath.Join(controlplane.RepoRoot(), "config", "prometheus", "prometheusrule.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(chart).To(HaveKey("PrometheusRule/alerts"))
 	g.Expect(chart["PrometheusRule/alerts"].Object["spec"]).To(Equal(rules[0].Object["spec"]), "the chart's alerts")
@@ -223,7 +223,7 @@ func TestHelmChartPassesOnlyFlagsTheManagerHas(t *testing.T) {
 		args = append(args, "--set", v)
 	}
 	render := exec.Command(tool(t, "helm"), args...)
-	render.Dir = harness.RepoRoot()
+	render.Dir = controlplane.RepoRoot()
 	out, err := render.Output()
 	g.Expect(err).NotTo(HaveOccurred(), "helm template")
 	objs := indexObjects(t, out, releaseName+"-")
@@ -243,7 +243,7 @@ func TestHelmChartPassesOnlyFlagsTheManagerHas(t *testing.T) {
 // tool is a binary the Makefile installs into bin/.
 func tool(t *testing.T, name string) string {
 	t.Helper()
-	path := filepath.Join(harness.RepoRoot(), "bin", name)
+	path := filepath.Join(controlplane.RepoRoot(), "bin", name)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("%s is missing: run `make %s` (make test does)", path, name)
 	}
@@ -258,7 +258,7 @@ func indexObjects(t *testing.T, manifests []byte, prefix string) map[string]*uns
 	if err := os.WriteFile(path, manifests, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	objs, err := harness.LoadFile(path)
+	objs, err := controlplane.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

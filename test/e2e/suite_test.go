@@ -31,17 +31,13 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -51,7 +47,7 @@ const (
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	k8sClient  client.Client
 	sim        *simulator.Server
 	simURL     string
@@ -60,25 +56,20 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster}, &cp, setupSuite))
 }
 
 // setupSuite builds the manager, starts the simulator and writes its token.
-func setupSuite(cp *harness.ControlPlane) (func(), error) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = appsv1alpha1.AddToScheme(scheme)
-	_ = backupv1alpha1.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
+func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	var err error
-	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: fixtures.Scheme()}); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "myapp-e2e-")
 	if err != nil {
 		return nil, err
 	}
-	if managerBin, err = harness.BuildManager(dir); err != nil {
+	if managerBin, err = fixtures.BuildManager(dir); err != nil {
 		return nil, err
 	}
 	tokenFile = filepath.Join(dir, "token")
@@ -101,7 +92,7 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 
 // startManager runs the manager with kubeconfig and the simulator, plus
 // args, and stops it when the test ends.
-func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) *harness.ManagerProcess {
+func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) *fixtures.ManagerProcess {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
@@ -117,33 +108,23 @@ func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) 
 		"--health-probe-bind-address=0",
 		"--metrics-bind-address=0",
 	}, args...)
-	return harness.StartManagerProcess(t, name, managerBin, all...)
+	return fixtures.StartManagerProcess(t, name, managerBin, all...)
 }
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return harness.CreateNamespace(t, k8sClient, "e2e")
+	return fixtures.CreateNamespace(t, k8sClient, "e2e")
 }
 
+// newMyApp builds a MyApp with one replica, which a kwok node runs.
 func newMyApp(namespace, name string) *appsv1alpha1.MyApp {
-	return &appsv1alpha1.MyApp{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: appsv1alpha1.MyAppSpec{
-			Replicas: ptr.To[int32](1),
-			Image:    "nginx:1.27",
-			Host:     name + "." + namespace + ".example.com",
-		},
-	}
+	return fixtures.NewMyApp(namespace, name, fixtures.WithReplicas(1))
 }
 
+// newBackupConfig builds a BackupConfig whose backups go with it.
 func newBackupConfig(namespace, name, app string) *backupv1alpha1.BackupConfig {
-	return &backupv1alpha1.BackupConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: backupv1alpha1.BackupConfigSpec{
-			AppRef:         backupv1alpha1.AppReference{Name: app},
-			DeletionPolicy: backupv1alpha1.DeletionPolicyDelete,
-		},
-	}
+	return fixtures.NewBackupConfig(namespace, name, app,
+		fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
 }
 
 // eventuallyBackedUp waits until the BackupConfig's last backup has the
@@ -159,17 +140,7 @@ func eventuallyBackedUp(ctx context.Context, g *WithT, bc *backupv1alpha1.Backup
 
 // eventuallyReady waits for every MyApp to be Ready at its generation.
 func eventuallyReady(ctx context.Context, g *WithT, apps ...*appsv1alpha1.MyApp) {
-	for _, app := range apps {
-		g.Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
-			g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
-			ready := false
-			for _, c := range app.Status.Conditions {
-				ready = ready || (c.Type == appsv1alpha1.ReadyCondition && c.Status == metav1.ConditionTrue)
-			}
-			g.Expect(ready).To(BeTrue())
-		}, timeout, interval).Should(Succeed(), "MyApp %s/%s becomes Ready", app.Namespace, app.Name)
-	}
+	fixtures.EventuallyReady(ctx, g, k8sClient, timeout, apps...)
 }
 
 // kubectl runs the control plane's kubectl as the administrator.

@@ -41,8 +41,8 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
 )
 
 // TestUndeployStrandsNoFinalizer runs the real `make undeploy` against
@@ -57,7 +57,7 @@ func TestUndeployStrandsNoFinalizer(t *testing.T) {
 	g := NewWithT(t)
 	d := deployWithApp(t)
 
-	g.Expect(undeploy(t, d.kubeconfig, "20s")).To(Succeed(), "make undeploy finishes; left behind: %s", leftBehind(d.app))
+	g.Expect(undeploy(t, d.kubeconfig, "20s")).To(Succeed(), "make undeploy finishes; left behind: %s", leftBehind(t, d.app))
 	for _, name := range operatorCRDs {
 		// A CRD is only gone once every custom resource of it is: none is
 		// left Terminating.
@@ -99,7 +99,7 @@ func TestUndeployKeepsTheManagerUntilCleanupEnds(t *testing.T) {
 	g.Expect(ownedRecords(d.app)).To(HaveLen(1), "the record waits for the DNS service")
 
 	sim.ClearFault(simulator.ServiceDNS, simulator.OpDelete)
-	g.Expect(undeploy(t, d.kubeconfig, "20s")).To(Succeed(), "make undeploy finishes; left behind: %s", leftBehind(d.app))
+	g.Expect(undeploy(t, d.kubeconfig, "20s")).To(Succeed(), "make undeploy finishes; left behind: %s", leftBehind(t, d.app))
 	g.Expect(ownedRecords(d.app)).To(BeEmpty(), "the MyApp's DNS record is deleted, not leaked")
 }
 
@@ -115,7 +115,7 @@ func deployWithApp(t *testing.T) deployment {
 	t.Helper()
 	g := NewWithT(t)
 	kustomize := tool(t, "kustomize")
-	build := exec.Command(kustomize, "build", filepath.Join(harness.RepoRoot(), "config", "default"))
+	build := exec.Command(kustomize, "build", filepath.Join(controlplane.RepoRoot(), "config", "default"))
 	manifests, err := build.Output()
 	g.Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
 	kubectl(t, manifests, "apply", "--server-side", "-f", "-")
@@ -161,7 +161,7 @@ func undeploy(t *testing.T, kubeconfig, wait string) error {
 	defer cancel()
 	mk := exec.CommandContext(ctx, "make", "undeploy", "ignore-not-found=true", "UNDEPLOY_TIMEOUT="+wait,
 		"KUBECTL="+cp.Kubectl()+" --kubeconfig="+kubeconfig, "KUSTOMIZE="+tool(t, "kustomize"))
-	mk.Dir = harness.RepoRoot()
+	mk.Dir = controlplane.RepoRoot()
 	mk.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	// make's children (the kubectl waiting) go with it at the deadline.
 	mk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -174,10 +174,10 @@ func undeploy(t *testing.T, kubeconfig, wait string) error {
 
 // leftBehind describes the custom resources still present, with their
 // finalizers, and the DNS records app still owns.
-func leftBehind(app *appsv1alpha1.MyApp) string {
+func leftBehind(t *testing.T, app *appsv1alpha1.MyApp) string {
 	var parts []string
 	for _, list := range []client.ObjectList{&appsv1alpha1.MyAppList{}, &backupv1alpha1.BackupConfigList{}} {
-		if err := k8sClient.List(context.Background(), list); err != nil {
+		if err := k8sClient.List(t.Context(), list); err != nil {
 			continue
 		}
 		for _, o := range objectsOf(list) {
@@ -225,6 +225,7 @@ func tokenKubeconfig(t *testing.T, token string) []byte {
 // has finished. If the undeploy stranded custom resources, their
 // finalizers are removed first, or the CRDs would never go.
 func restoreCRDs(t *testing.T, kustomize, kubeconfig string) {
+	// A cleanup runs it, when t.Context() is already cancelled.
 	ctx := context.Background()
 	for _, list := range []client.ObjectList{&appsv1alpha1.MyAppList{}, &backupv1alpha1.BackupConfigList{}} {
 		if err := k8sClient.List(ctx, list); err != nil {
@@ -249,7 +250,7 @@ func restoreCRDs(t *testing.T, kustomize, kubeconfig string) {
 	}, timeout, interval).Should(BeTrue(), "the CRDs finish deleting")
 	apply := exec.Command("sh", "-c", `"$0" build config/crd | "$1" --kubeconfig="$2" apply --server-side -f -`,
 		kustomize, cp.Kubectl(), kubeconfig)
-	apply.Dir = harness.RepoRoot()
+	apply.Dir = controlplane.RepoRoot()
 	out, err := apply.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "reinstalling the CRDs: %s", out)
 	g.Eventually(func(g Gomega) {

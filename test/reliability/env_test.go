@@ -36,7 +36,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
@@ -47,7 +46,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -87,7 +86,7 @@ type scenario struct {
 
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
-	ns := harness.CreateNamespace(t, k8sClient, "rel")
+	ns := fixtures.CreateNamespace(t, k8sClient, "rel")
 	sim, url := simtest.Start(t, simulator.Options{
 		Token:            simToken,
 		PropagationDelay: 300 * time.Millisecond,
@@ -102,6 +101,7 @@ func newScenario(t *testing.T) *scenario {
 		// first to let it go.
 		s.stopManager()
 		stripFinalizers(ns)
+		// Not t.Context(): it is cancelled before cleanups run.
 		_ = k8sClient.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	})
 	return s
@@ -122,14 +122,12 @@ func (s *scenario) startManager(gate *crashGate) {
 	g := NewWithT(s.t)
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gate.wrap("api", rt) })
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, fixtures.ManagerOptions(ctrl.Options{
 		Scheme:                  testScheme,
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
 		Cache:                   cache.Options{DefaultNamespaces: map[string]cache.Config{s.ns: {}}},
 		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
 		GracefulShutdownTimeout: ptr.To(2 * time.Second),
-	})
+	}))
 	g.Expect(err).NotTo(HaveOccurred())
 	controllerClient := mgr.GetClient()
 	if s.clientFor != nil {
@@ -170,7 +168,7 @@ func (s *scenario) startManager(gate *crashGate) {
 		Interval: orphanSweepInterval,
 		Pace:     10 * time.Millisecond,
 	}).SetupWithManager(mgr)).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(s.t.Context())
 	bcReconciler := &backupconfig.Reconciler{
 		Client:             controllerClient,
 		Backups:            backupClient,
@@ -251,28 +249,13 @@ func (s *scenario) tryFor(cond func(ctx context.Context) error) error {
 
 // newMyApp builds a MyApp with one replica served on <name>.<ns>.example.com.
 func (s *scenario) newMyApp(name string) *appsv1alpha1.MyApp {
-	return &appsv1alpha1.MyApp{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
-		Spec: appsv1alpha1.MyAppSpec{
-			Replicas: ptr.To[int32](1),
-			Image:    "nginx:1.27",
-			Host:     name + "." + s.ns + ".example.com",
-		},
-	}
+	return fixtures.NewMyApp(s.ns, name, fixtures.WithReplicas(1))
 }
 
 // newBackupConfig builds a BackupConfig of app with a final backup and
 // the given deletion policy.
 func (s *scenario) newBackupConfig(name, app string, policy backupv1alpha1.DeletionPolicy) *backupv1alpha1.BackupConfig {
-	bc := &backupv1alpha1.BackupConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
-		Spec: backupv1alpha1.BackupConfigSpec{
-			AppRef:                  backupv1alpha1.AppReference{Name: app},
-			DeletionPolicy:          policy,
-			BackupBeforeAppDeletion: true,
-		},
-	}
-	return bc
+	return fixtures.NewBackupConfig(s.ns, name, app, fixtures.WithBackupDeletionPolicy(policy), fixtures.WithFinalBackup())
 }
 
 // create creates obj, failing the test on error, and tells the oracle about
@@ -336,6 +319,7 @@ func gone(obj client.Object) func(context.Context) error {
 // stripFinalizers removes every finalizer from the MyApps and BackupConfigs
 // left in ns, so a scenario's namespace can go after its manager has.
 func stripFinalizers(ns string) {
+	// A test's cleanup calls it, when t.Context() is already cancelled.
 	ctx := context.Background()
 	var apps appsv1alpha1.MyAppList
 	var bcs backupv1alpha1.BackupConfigList

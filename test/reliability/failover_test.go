@@ -27,7 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -58,7 +58,7 @@ func buildManager(t *testing.T) string {
 		if managerBinDir, managerBinErr = os.MkdirTemp("", "myapp-reliability-"); managerBinErr != nil {
 			return
 		}
-		managerBin, managerBinErr = harness.BuildManager(managerBinDir)
+		managerBin, managerBinErr = fixtures.BuildManager(managerBinDir)
 	})
 	if managerBinErr != nil {
 		t.Fatal(managerBinErr)
@@ -179,7 +179,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 
 // startFailoverPair starts two manager processes with leader election,
 // both pointed at the scenario's simulator.
-func startFailoverPair(t *testing.T, s *scenario, bin string) []*harness.ManagerProcess {
+func startFailoverPair(t *testing.T, s *scenario, bin string) []*fixtures.ManagerProcess {
 	t.Helper()
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -207,15 +207,15 @@ func startFailoverPair(t *testing.T, s *scenario, bin string) []*harness.Manager
 		"--leader-election-renew-deadline=" + renewDeadline.String(),
 		"--leader-election-retry-period=" + retryPeriod.String(),
 	}
-	return []*harness.ManagerProcess{
-		harness.StartManagerProcess(t, "manager-a", bin, args...),
-		harness.StartManagerProcess(t, "manager-b", bin, args...),
+	return []*fixtures.ManagerProcess{
+		fixtures.StartManagerProcess(t, "manager-a", bin, args...),
+		fixtures.StartManagerProcess(t, "manager-b", bin, args...),
 	}
 }
 
 // waitForLeader waits until one of the two managers leads, and returns it
 // and the other.
-func waitForLeader(t *testing.T, s *scenario, managers []*harness.ManagerProcess) (leader, standby *harness.ManagerProcess) {
+func waitForLeader(t *testing.T, s *scenario, managers []*fixtures.ManagerProcess) (leader, standby *fixtures.ManagerProcess) {
 	t.Helper()
 	s.waitFor("one manager leads", func(context.Context) error {
 		for i, m := range managers {

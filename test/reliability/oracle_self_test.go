@@ -17,7 +17,6 @@ limitations under the License.
 package reliability
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -81,7 +80,7 @@ func TestOracleCountsEachKindOfProblem(t *testing.T) {
 
 	// Records become ACTIVE after the propagation delay.
 	time.Sleep(time.Second)
-	r, err := s.oracle.check(context.Background())
+	r, err := s.oracle.check(t.Context())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.Problems).To(HaveLen(10), "%v", r.Problems)
 	g.Expect(r).To(And(
@@ -96,7 +95,7 @@ func TestOracleCountsEachKindOfProblem(t *testing.T) {
 	// A MyApp whose records are all for other hosts misses one and has two
 	// too many.
 	update(s, live, func(a *appsv1alpha1.MyApp) { a.Spec.Host = "elsewhere." + s.ns + ".example.com" })
-	r, err = s.oracle.check(context.Background())
+	r, err = s.oracle.check(t.Context())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.MissingRecords).To(Equal(1), "two records, neither for the host: %v", r.Problems)
 	g.Expect(r.DuplicateRecords).To(Equal(2), "%v", r.Problems)

@@ -30,7 +30,6 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
 // staleScenario is a lifecycle split at the event a stale read reaches back
@@ -168,7 +167,7 @@ var staleScenarios = func() []staleScenario {
 			other = s.newMyApp("api")
 			other.Spec.Host = app.Spec.Host
 			s.create(other)
-			s.waitFor("the second MyApp waits for the host", dnsReason(other, myapp.ReasonHostConflict))
+			s.waitFor("the second MyApp waits for the host", dnsReason(other, appsv1alpha1.HostConflictReason))
 			return s.target("MyApp", "web", firstChange(deletionBegan))
 		},
 		after: func(s *scenario) {

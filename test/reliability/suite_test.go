@@ -29,29 +29,19 @@ import (
 	"testing"
 
 	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
-	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	k8sClient  client.Client // uncached: the scenarios' own reads and writes
-	testScheme = runtime.NewScheme()
+	testScheme = fixtures.Scheme()
 )
-
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
-	utilruntime.Must(appsv1alpha1.AddToScheme(testScheme))
-	utilruntime.Must(backupv1alpha1.AddToScheme(testScheme))
-}
 
 func TestMain(m *testing.M) {
 	// The controllers log an error for every call a crashed manager makes;
@@ -64,7 +54,7 @@ func TestMain(m *testing.M) {
 	// The cluster tier: Deployments become Available (MyApps turn Ready) and
 	// the namespace controller finishes namespace deletions. Two fake nodes
 	// hold the pods of the mass-deletion family.
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster, Nodes: 2}, &cp, func(cp *harness.ControlPlane) (func(), error) {
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster, Nodes: 2}, &cp, func(cp *controlplane.ControlPlane) (func(), error) {
 		var err error
 		k8sClient, err = cp.NewClient(client.Options{Scheme: testScheme})
 		return removeManagerBin, err

@@ -55,16 +55,6 @@ const (
 	DNSRecordUnknown DNSRecordState = "Unknown"
 )
 
-// Condition types of a MyApp.
-const (
-	// ReadyCondition is true when the Deployment is available and the DNS
-	// record is active.
-	ReadyCondition = "Ready"
-	// DNSReadyCondition is true when the DNS record for spec.host is active
-	// and owned by this MyApp.
-	DNSReadyCondition = "DNSReady"
-)
-
 // DNSCleanupFinalizer guards the external DNS record: it is removed only once
 // the DNS service confirms the record is gone (or the deletion policy is
 // Orphan).

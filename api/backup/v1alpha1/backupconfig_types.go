@@ -60,16 +60,6 @@ const (
 	TriggerAppDeletion BackupTrigger = "AppDeletion"
 )
 
-// Condition types of a BackupConfig.
-const (
-	// ReadyCondition is true when the referenced MyApp exists and backups
-	// can be taken.
-	ReadyCondition = "Ready"
-	// BackupSucceededCondition reflects the outcome of the last finished
-	// backup.
-	BackupSucceededCondition = "BackupSucceeded"
-)
-
 const (
 	// BackupCleanupFinalizer guards the external backups of a BackupConfig
 	// with deletionPolicy Delete.

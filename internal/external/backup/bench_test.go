@@ -17,7 +17,6 @@ limitations under the License.
 package backup_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -32,7 +31,7 @@ import (
 func BenchmarkStartIdempotent(b *testing.B) {
 	sim, url := simtest.Start(b, simulator.Options{Token: testToken})
 	c := newClient(b, url)
-	ctx := context.Background()
+	ctx := b.Context()
 	req := start("shop", "shop/prod", "nightly-2026-01-01")
 	if _, err := c.Start(ctx, req); err != nil {
 		b.Fatal(err)
@@ -53,7 +52,7 @@ func BenchmarkStartIdempotent(b *testing.B) {
 func BenchmarkGet(b *testing.B) {
 	sim, url := simtest.Start(b, simulator.Options{Token: testToken})
 	c := newClient(b, url)
-	ctx := context.Background()
+	ctx := b.Context()
 	started, err := c.Start(ctx, start("shop", "shop/prod", "nightly-2026-01-01"))
 	if err != nil {
 		b.Fatal(err)

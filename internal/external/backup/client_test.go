@@ -17,7 +17,6 @@ limitations under the License.
 package backup_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,7 +66,7 @@ func start(app, owner, key string) backup.StartRequest {
 
 func TestBackupLifecycle(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	clock := clocktesting.NewFakeClock(epoch)
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken, BackupDuration: time.Minute, Clock: clock})
 	c := newClient(t, url)
@@ -116,7 +115,7 @@ func TestBackupLifecycle(t *testing.T) {
 // owner" would wait forever if List trusted the service's answer.
 func TestListFiltersByOwnerWhenTheServiceDoesNot(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, url := simtest.StartBehind(t, simulator.Options{Token: testToken}, simtest.DropQuery(http.MethodGet, "owner"))
 	c := newClient(t, url)
 	var mineIDs []string
@@ -164,7 +163,7 @@ func listUnfiltered(t *testing.T, url string) []backup.Backup {
 }
 
 func TestIdempotentStartNeverMakesTwoBackups(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name   string
 		inject func(*simulator.Server)
@@ -224,7 +223,7 @@ func TestConcurrentStartsWithOneKeyMakeOneBackup(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range ids {
 		wg.Go(func() {
-			b, err := c.Start(context.Background(), start("shop", "shop/prod", "same-key"))
+			b, err := c.Start(t.Context(), start("shop", "shop/prod", "same-key"))
 			ids[i], errs[i] = b.ID, err
 		})
 	}
@@ -239,14 +238,14 @@ func TestConcurrentStartsWithOneKeyMakeOneBackup(t *testing.T) {
 func TestStartWithoutAKeyIsNotSent(t *testing.T) {
 	g := NewWithT(t)
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
-	_, err := newClient(t, url).Start(context.Background(), start("shop", "shop/prod", ""))
+	_, err := newClient(t, url).Start(t.Context(), start("shop", "shop/prod", ""))
 	g.Expect(err).To(MatchError(external.ErrInvalid))
 	g.Expect(err.Error()).To(ContainSubstring("idempotency key is required"))
 	g.Expect(sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)).To(BeZero())
 }
 
 func TestKeyConflicts(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name      string
 		call      func(c backup.Client, id string) error
@@ -293,7 +292,7 @@ func TestKeyConflicts(t *testing.T) {
 
 func TestFailingBackupsThenRecovery(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	clock := clocktesting.NewFakeClock(epoch)
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken, BackupDuration: time.Minute, Clock: clock})
 	sim.FailBackups("disk full", 1)
@@ -324,7 +323,7 @@ func TestFailingBackupsThenRecovery(t *testing.T) {
 }
 
 func TestBackupFaults(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name      string
 		inject    func(*simulator.Server)
@@ -392,62 +391,21 @@ func TestBackupFaults(t *testing.T) {
 	}
 }
 
-// TestThrottledServiceIsNotCalledBeforeRetryAfter proves that once the
-// backup service asked to wait, no call of the client reaches it before the
-// wait, capped at MaxRetryAfter, is over: one client serves every
-// BackupConfig, so N BackupConfigs do not make N calls per wait.
+// TestThrottledServiceIsNotCalledBeforeRetryAfter: see simtest.RunThrottleTests.
 func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
-	tests := []struct {
-		name     string
-		asked    time.Duration
-		maxAfter time.Duration
-		// honoured is the wait the client keeps the service free for.
-		honoured time.Duration
-	}{
-		{name: "a wait below the cap is honoured in full", asked: 2 * time.Second, honoured: 2 * time.Second},
-		{name: "a day is honoured for the cap only", asked: 24 * time.Hour, maxAfter: 1500 * time.Millisecond, honoured: 1500 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
-			ctx := context.Background()
-			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
-			c := newClient(t, url, func(c *external.Config) { c.MaxRetryAfter = tt.maxAfter })
+	simtest.RunThrottleTests(t, simulator.Options{Token: testToken}, simtest.ThrottledService{
+		Service: simulator.ServiceBackup, Op: simulator.OpStart,
+		Setup: func(t *testing.T, url string, maxRetryAfter time.Duration) (map[string]func() error, string) {
+			ctx := t.Context()
+			c := newClient(t, url, func(c *external.Config) { c.MaxRetryAfter = maxRetryAfter })
 			b, err := c.Start(ctx, start("shop", "shop/prod", "key-1"))
-			g.Expect(err).NotTo(HaveOccurred())
-			sim.SetFault(simulator.ServiceBackup, simulator.OpStart, simulator.Fault{Status: 429, RetryAfter: tt.asked, Count: 1})
-			reached := func() int { return simtest.RequestTotal(sim, simulator.ServiceBackup) }
-
-			_, err = c.Start(ctx, start("shop", "shop/prod", "key-2"))
-			answered := time.Now()
-			g.Expect(err).To(MatchError(external.ErrThrottled))
-			wait, _ := external.RetryAfter(err)
-			g.Expect(wait).To(Equal(tt.honoured))
-			// The simulator counts a request once its handler has returned.
-			g.Eventually(func() int { return sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpStart, 429) }).Should(Equal(1))
-			before := reached()
-
-			// Every operation is held back, with the wait that is left.
-			calls := map[string]func() error{
+			NewWithT(t).Expect(err).NotTo(HaveOccurred())
+			return map[string]func() error{
 				"start":  func() error { _, err := c.Start(ctx, start("shop", "shop/prod", "key-2")); return err },
 				"get":    func() error { _, err := c.Get(ctx, b.ID); return err },
 				"list":   func() error { _, err := c.List(ctx, "shop/prod"); return err },
 				"delete": func() error { return c.Delete(ctx, "bk-missing", "shop/prod") },
-			}
-			for name, call := range calls {
-				err := call()
-				g.Expect(err).To(MatchError(external.ErrThrottled), name)
-				left, ok := external.RetryAfter(err)
-				g.Expect(ok).To(BeTrue())
-				g.Expect(left).To(And(BeNumerically(">", 0), BeNumerically("<=", tt.honoured)), name)
-			}
-			g.Expect(reached()).To(Equal(before), "no call reached the service")
-
-			// Calls keep failing locally until the wait is over, then go out.
-			g.Eventually(calls["start"]).WithTimeout(tt.honoured + 5*time.Second).WithPolling(20 * time.Millisecond).Should(Succeed())
-			g.Expect(time.Since(answered)).To(BeNumerically(">=", tt.honoured-50*time.Millisecond))
-			g.Expect(reached()).To(Equal(before+1), "only the call after the wait reached the service")
-			g.Expect(sim.RequestCountStatus(simulator.ServiceBackup, simulator.OpStart, 429)).To(Equal(1))
-		})
-	}
+			}, "start"
+		},
+	})
 }

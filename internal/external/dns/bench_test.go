@@ -17,7 +17,6 @@ limitations under the License.
 package dns_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
@@ -32,7 +31,7 @@ import (
 func benchmarkClient(b *testing.B) (*simulator.Server, dns.Client) {
 	sim, url := simtest.Start(b, simulator.Options{Token: testToken})
 	c := newClient(b, url)
-	if _, err := c.Upsert(context.Background(), record("www.example.com", "team-a")); err != nil {
+	if _, err := c.Upsert(b.Context(), record("www.example.com", "team-a")); err != nil {
 		b.Fatal(err)
 	}
 	sim.ResetRequestCounts()
@@ -46,7 +45,7 @@ func reportRequests(b *testing.B, sim *simulator.Server, op simulator.Operation)
 
 func BenchmarkUpsertUnchanged(b *testing.B) {
 	sim, c := benchmarkClient(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	rec := record("www.example.com", "team-a")
 	b.ReportAllocs()
 	for b.Loop() {
@@ -59,7 +58,7 @@ func BenchmarkUpsertUnchanged(b *testing.B) {
 
 func BenchmarkGet(b *testing.B) {
 	sim, c := benchmarkClient(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.Get(ctx, "www.example.com"); err != nil {
@@ -71,7 +70,7 @@ func BenchmarkGet(b *testing.B) {
 
 func BenchmarkGetParallel(b *testing.B) {
 	sim, c := benchmarkClient(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

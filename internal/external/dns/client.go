@@ -29,8 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnsrules"
 	"github.com/myapp-operator/myapp-operator/internal/external/internal/httpapi"
 )
 
@@ -49,8 +49,8 @@ const (
 
 // Record types the service accepts.
 const (
-	TypeA     = dnsrules.TypeA
-	TypeCNAME = dnsrules.TypeCNAME
+	TypeA     = contract.TypeA
+	TypeCNAME = contract.TypeCNAME
 )
 
 // Record is one DNS record as the service stores it. The JSON tags are the

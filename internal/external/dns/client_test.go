@@ -74,7 +74,7 @@ func record(name, owner string) dns.Record {
 
 func TestRecordLifecycle(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	clock := clocktesting.NewFakeClock(epoch)
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken, PropagationDelay: 5 * time.Second, Clock: clock})
 	c := newClient(t, url)
@@ -135,7 +135,7 @@ func TestRecordLifecycle(t *testing.T) {
 // owner" would wait forever if List trusted the service's answer.
 func TestListFiltersByOwnerWhenTheServiceDoesNot(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, url := simtest.StartBehind(t, simulator.Options{Token: testToken}, simtest.DropQuery(http.MethodGet, "owner"))
 	c := newClient(t, url)
 	for _, rec := range []dns.Record{
@@ -188,7 +188,7 @@ func listOwnersUnfiltered(t *testing.T, url string) []string {
 }
 
 func TestOwnerConflicts(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name string
 		call func(dns.Client) error
@@ -223,7 +223,7 @@ func TestOwnerConflicts(t *testing.T) {
 }
 
 func TestInvalidRequests(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name string
 		rec  dns.Record
@@ -261,7 +261,7 @@ func TestInvalidRequests(t *testing.T) {
 // TestFaults runs each call against one injected fault and checks both what
 // the caller sees and how many requests the client spent on it.
 func TestFaults(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	get := func(c dns.Client) error { _, err := c.Get(ctx, "www.example.com"); return err }
 	upsert := func(c dns.Client) error { _, err := c.Upsert(ctx, record("www.example.com", "team-a")); return err }
 	del := func(c dns.Client) error { return c.Delete(ctx, "www.example.com", "team-a") }
@@ -462,12 +462,12 @@ func TestRetryAfterBelowTheCapIsHonoured(t *testing.T) {
 	g := NewWithT(t)
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
 	c := newClient(t, url, func(c *external.Config) { c.MaxRetryWait = 2 * time.Second })
-	_, err := c.Upsert(context.Background(), record("www.example.com", "team-a"))
+	_, err := c.Upsert(t.Context(), record("www.example.com", "team-a"))
 	g.Expect(err).NotTo(HaveOccurred())
 	sim.SetFault(simulator.ServiceDNS, simulator.OpGet, simulator.Fault{Status: 429, RetryAfter: time.Second, Count: 1})
 
 	start := time.Now()
-	_, err = c.Get(context.Background(), "www.example.com")
+	_, err = c.Get(t.Context(), "www.example.com")
 	g.Expect(err).NotTo(HaveOccurred())
 	// The backoff alone would retry after about a millisecond; only the
 	// server's Retry-After explains a wait of a second.
@@ -494,7 +494,7 @@ func TestContextCancellationEndsAWaitAtOnce(t *testing.T) {
 				c.AttemptTimeout = 10 * time.Second
 				c.MaxRetryWait = 10 * time.Second
 			})
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			time.AfterFunc(100*time.Millisecond, cancel)
 
 			start := time.Now()
@@ -511,7 +511,7 @@ func TestDeadlineShorterThanRetryAfterReportsThrottling(t *testing.T) {
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
 	sim.SetFault(simulator.ServiceDNS, simulator.OpGet, simulator.Fault{Status: 429, RetryAfter: 5 * time.Second})
 	c := newClient(t, url, func(c *external.Config) { c.MaxRetryWait = 10 * time.Second })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 
 	start := time.Now()
@@ -524,68 +524,28 @@ func TestDeadlineShorterThanRetryAfterReportsThrottling(t *testing.T) {
 	g.Expect(wait).To(Equal(5 * time.Second))
 }
 
-// TestThrottledServiceIsNotCalledBeforeRetryAfter proves that once the DNS
-// service asked to wait, no call of the client reaches it before the wait,
-// capped at MaxRetryAfter, is over, whatever operation it is.
+// TestThrottledServiceIsNotCalledBeforeRetryAfter: see simtest.RunThrottleTests.
 func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
-	tests := []struct {
-		name     string
-		asked    time.Duration
-		maxAfter time.Duration
-		// honoured is the wait the client keeps the service free for.
-		honoured time.Duration
-	}{
-		{name: "a wait below the cap is honoured in full", asked: 2 * time.Second, honoured: 2 * time.Second},
-		{name: "a day is honoured for the cap only", asked: 24 * time.Hour, maxAfter: 1500 * time.Millisecond, honoured: 1500 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
-			ctx := context.Background()
-			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
-			c := newClient(t, url, func(c *external.Config) { c.MaxRetryAfter = tt.maxAfter })
+	simtest.RunThrottleTests(t, simulator.Options{Token: testToken}, simtest.ThrottledService{
+		Service: simulator.ServiceDNS, Op: simulator.OpUpsert,
+		Setup: func(t *testing.T, url string, maxRetryAfter time.Duration) (map[string]func() error, string) {
+			ctx := t.Context()
+			c := newClient(t, url, func(c *external.Config) { c.MaxRetryAfter = maxRetryAfter })
 			_, err := c.Upsert(ctx, record("www.example.com", "team-a"))
-			g.Expect(err).NotTo(HaveOccurred())
-			sim.SetFault(simulator.ServiceDNS, simulator.OpUpsert, simulator.Fault{Status: 429, RetryAfter: tt.asked, Count: 1})
-			reached := func() int { return simtest.RequestTotal(sim, simulator.ServiceDNS) }
-
-			_, err = c.Upsert(ctx, record("www.example.com", "team-a"))
-			answered := time.Now()
-			g.Expect(err).To(MatchError(external.ErrThrottled))
-			wait, _ := external.RetryAfter(err)
-			g.Expect(wait).To(Equal(tt.honoured))
-			// The simulator counts a request once its handler has returned.
-			g.Eventually(func() int { return sim.RequestCountStatus(simulator.ServiceDNS, simulator.OpUpsert, 429) }).Should(Equal(1))
-			before := reached()
-
-			// Every operation is held back, with the wait that is left.
-			calls := map[string]func() error{
+			NewWithT(t).Expect(err).NotTo(HaveOccurred())
+			return map[string]func() error{
 				"get":    func() error { _, err := c.Get(ctx, "www.example.com"); return err },
 				"list":   func() error { _, err := c.List(ctx, "team-a"); return err },
 				"upsert": func() error { _, err := c.Upsert(ctx, record("www.example.com", "team-a")); return err },
 				"delete": func() error { return c.Delete(ctx, "other.example.com", "team-a") },
-			}
-			for name, call := range calls {
-				err := call()
-				g.Expect(err).To(MatchError(external.ErrThrottled), name)
-				left, ok := external.RetryAfter(err)
-				g.Expect(ok).To(BeTrue())
-				g.Expect(left).To(And(BeNumerically(">", 0), BeNumerically("<=", tt.honoured)), name)
-			}
-			g.Expect(reached()).To(Equal(before), "no call reached the service")
-
-			// Calls keep failing locally until the wait is over, then go out.
-			g.Eventually(calls["upsert"]).WithTimeout(tt.honoured + 5*time.Second).WithPolling(20 * time.Millisecond).Should(Succeed())
-			g.Expect(time.Since(answered)).To(BeNumerically(">=", tt.honoured-50*time.Millisecond))
-			g.Expect(reached()).To(Equal(before+1), "only the call after the wait reached the service")
-			g.Expect(sim.RequestCountStatus(simulator.ServiceDNS, simulator.OpUpsert, 429)).To(Equal(1))
-		})
-	}
+			}, "upsert"
+		},
+	})
 }
 
 func TestEventualConsistency(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	clock := clocktesting.NewFakeClock(epoch)
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken, Clock: clock})
 	sim.SetConsistencyDelay(simulator.ServiceDNS, 10*time.Second)
@@ -628,7 +588,7 @@ func (b *syncBuffer) String() string {
 
 func TestSecretsStayOutOfLogsAndErrors(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
 	// A server that echoes the Authorization header in its error message, as
 	// careless proxies do.
@@ -683,10 +643,10 @@ func TestTLSWithCustomCA(t *testing.T) {
 	g.Expect(os.WriteFile(caFile, pemBytes, 0o600)).To(Succeed())
 
 	trusted := newClient(t, srv.URL, func(c *external.Config) { c.CAFile = caFile })
-	_, err := trusted.Upsert(context.Background(), record("www.example.com", "team-a"))
+	_, err := trusted.Upsert(t.Context(), record("www.example.com", "team-a"))
 	g.Expect(err).NotTo(HaveOccurred())
 
-	_, err = newClient(t, srv.URL).Get(context.Background(), "www.example.com")
+	_, err = newClient(t, srv.URL).Get(t.Context(), "www.example.com")
 	g.Expect(err).To(MatchError(external.ErrTransient))
 	g.Expect(err.Error()).To(ContainSubstring("certificate"))
 
@@ -747,9 +707,9 @@ func TestMalformedResponses(t *testing.T) {
 
 			var err error
 			if tt.list {
-				_, err = c.List(context.Background(), "")
+				_, err = c.List(t.Context(), "")
 			} else {
-				_, err = c.Get(context.Background(), "www.example.com")
+				_, err = c.Get(t.Context(), "www.example.com")
 			}
 			wantKind := tt.wantKind
 			if wantKind == "" {
@@ -793,7 +753,7 @@ func TestTokenErrors(t *testing.T) {
 			g := NewWithT(t)
 			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
 			c := newClient(t, url, func(c *external.Config) { c.Token = tt.token(t) })
-			_, err := c.Get(context.Background(), "www.example.com")
+			_, err := c.Get(t.Context(), "www.example.com")
 			g.Expect(external.KindOf(err)).To(Equal(tt.wantKind), "error: %v", err)
 			g.Expect(sim.RequestCount(simulator.ServiceDNS, simulator.OpGet)).To(BeZero(), "nothing is sent without a token")
 		})
@@ -836,14 +796,14 @@ func TestBaseURLWithPathPrefix(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	_, err := newClient(t, srv.URL+"/prefix/").Upsert(context.Background(), record("www.example.com", "team-a"))
+	_, err := newClient(t, srv.URL+"/prefix/").Upsert(t.Context(), record("www.example.com", "team-a"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sim.Records()).To(HaveLen(1))
 }
 
 func TestListByOwnerPrefix(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, url := simtest.Start(t, simulator.Options{Token: testToken})
 	c := newClient(t, url)
 	for _, rec := range []dns.Record{
@@ -875,7 +835,7 @@ func TestListByOwnerPrefix(t *testing.T) {
 // take every record in the service for its own.
 func TestListByOwnerPrefixFiltersWhenTheServiceDoesNot(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, url := simtest.StartBehind(t, simulator.Options{Token: testToken}, simtest.DropQuery(http.MethodGet, "ownerPrefix"))
 	c := newClient(t, url)
 	for _, rec := range []dns.Record{record("a.example.com", "op/1"), record("b.example.com", "team-b")} {
@@ -892,7 +852,7 @@ func TestListByOwnerPrefixFiltersWhenTheServiceDoesNot(t *testing.T) {
 
 func TestTransfer(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	clock := clocktesting.NewFakeClock(epoch)
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken, PropagationDelay: 5 * time.Second, Clock: clock})
 	c := newClient(t, url)
@@ -940,7 +900,7 @@ func TestTransfer(t *testing.T) {
 // and reports success, not a conflict with the caller itself.
 func TestTransferAfterALostResponse(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
 	c := newClient(t, url)
 	_, err := c.Upsert(ctx, record("www.example.com", "team-a"))
@@ -963,7 +923,7 @@ func TestTransferAnswerMustNameTheNewOwner(t *testing.T) {
 		_, _ = w.Write([]byte(`{"name":"www.example.com","type":"A","value":"192.0.2.10","ttl":300,"owner":"team-a","state":"ACTIVE"}`))
 	}))
 	t.Cleanup(srv.Close)
-	_, err := newClient(t, srv.URL).Transfer(context.Background(), "www.example.com", "team-a", "team-b")
+	_, err := newClient(t, srv.URL).Transfer(t.Context(), "www.example.com", "team-a", "team-b")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(err.Error()).To(ContainSubstring(`owned by "team-a", not "team-b"`))
 }

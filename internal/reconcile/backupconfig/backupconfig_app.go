@@ -289,7 +289,7 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 			continue
 		}
 		if appResult.IsZero() && r.Recorder != nil {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
+			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, string(eventMyAppReleased), actionReleaseMyApp,
 				"Removed finalizer %s: no BackupConfig in the namespace needs a final backup of this MyApp",
 				backupv1alpha1.FinalBackupFinalizer)
 		}
@@ -412,7 +412,7 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 func (r *Reconciler) reportFinalBackupFailed(ctx context.Context, s *scope, attempts finalAttempts) {
 	s.readiness.finalBackupFailures = attempts.failed
 	s.readiness.finalBackupFailure = attempts.lastFailure
-	if readyReason(s.base) == FinalBackupFailedReason {
+	if readyReason(s.base) == backupv1alpha1.FinalBackupFailedReason {
 		return
 	}
 	ctrl.LoggerFrom(ctx).Info("Final backup failed for good, holding the MyApp", "myapp", klog.KObj(s.app),

@@ -34,6 +34,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // staleAppList is a client whose MyApp informer lags: lists show no MyApp
@@ -81,11 +82,11 @@ func TestDeletionReleasesAHoldTheCacheDoesNotShow(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager(func(r *Reconciler) { r.Client = staleAppList{Client: r.Client} })
 	app := e.newApp("quick", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("quick", "quick", withFinalBackup())
+	bc := e.newBackupConfig("quick", "quick", fixtures.WithFinalBackup())
 	e.create(app, bc)
 	e.waitForHold(app)
 
-	g.Expect(e.c.Delete(context.Background(), bc)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
 	e.waitGone(bc)
 	g.Eventually(func(g Gomega) []string {
 		g.Expect(e.get(app)()).To(Succeed())
@@ -101,7 +102,7 @@ func TestHoldOfABackupConfigGoneWithoutCleanupIsReleased(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("orphan")
-	bc := e.newBackupConfig("orphan", "orphan", withFinalBackup())
+	bc := e.newBackupConfig("orphan", "orphan", fixtures.WithFinalBackup())
 	e.create(app, bc)
 	e.waitForHold(app)
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
@@ -109,11 +110,11 @@ func TestHoldOfABackupConfigGoneWithoutCleanupIsReleased(t *testing.T) {
 	// Someone strips the cleanup finalizer while the manager is down.
 	e.stopManager()
 	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Finalizers = nil })
-	g.Expect(e.c.Delete(context.Background(), bc)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
 	e.waitGone(bc)
 
 	e.startManager()
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	e.waitGone(app)
 }
 
@@ -125,10 +126,10 @@ func TestNamespaceTeardownWithFinalBackupsFinishes(t *testing.T) {
 	e.startManager()
 	apps := []*appsv1alpha1.MyApp{e.newApp("front"), e.newApp("back")}
 	bcs := []*backupv1alpha1.BackupConfig{
-		e.newBackupConfig("front", "front", withFinalBackup(), withDeletionPolicy(backupv1alpha1.DeletionPolicyDelete)),
-		e.newBackupConfig("back", "back", withFinalBackup()),
+		e.newBackupConfig("front", "front", fixtures.WithFinalBackup(), fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyDelete)),
+		e.newBackupConfig("back", "back", fixtures.WithFinalBackup()),
 		// A second holder of the same MyApp.
-		e.newBackupConfig("back-hourly", "back", withFinalBackup(), withSchedule("0 * * * *")),
+		e.newBackupConfig("back-hourly", "back", fixtures.WithFinalBackup(), fixtures.WithSchedule("0 * * * *")),
 	}
 	all := make([]client.Object, 0, len(apps)+len(bcs))
 	for _, app := range apps {
@@ -146,7 +147,7 @@ func TestNamespaceTeardownWithFinalBackupsFinishes(t *testing.T) {
 	}
 
 	for _, obj := range all {
-		NewWithT(t).Expect(e.c.Delete(context.Background(), obj)).To(Succeed())
+		NewWithT(t).Expect(e.c.Delete(t.Context(), obj)).To(Succeed())
 	}
 	e.waitGone(all...)
 }
@@ -198,7 +199,7 @@ func TestAPassStopsAskingAFailingServiceAboutOtherMyApps(t *testing.T) {
 	apps := make([]*appsv1alpha1.MyApp, 0, others)
 	for i := range others {
 		app := e.newApp(fmt.Sprintf("app-%d", i))
-		e.create(app, e.newBackupConfig(fmt.Sprintf("bc-%d", i), app.Name, withFinalBackup()))
+		e.create(app, e.newBackupConfig(fmt.Sprintf("bc-%d", i), app.Name, fixtures.WithFinalBackup()))
 		apps = append(apps, app)
 	}
 	for _, app := range apps {

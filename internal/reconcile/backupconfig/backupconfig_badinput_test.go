@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // TestBadInputSchedulesOnlyTheParserRefuses is the part of the bad-input
@@ -51,7 +52,7 @@ func TestBadInputSchedulesOnlyTheParserRefuses(t *testing.T) {
 	e.create(e.newApp("web"))
 	bcs := make([]*backupv1alpha1.BackupConfig, len(schedules))
 	for i, schedule := range schedules {
-		bcs[i] = e.newBackupConfig(fmt.Sprintf("cron-%d", i), "web", withSchedule(schedule), withoutBackupOnChange())
+		bcs[i] = e.newBackupConfig(fmt.Sprintf("cron-%d", i), "web", fixtures.WithSchedule(schedule), fixtures.WithoutBackupOnChange())
 		e.create(bcs[i])
 	}
 	for i, schedule := range schedules {
@@ -61,7 +62,7 @@ func TestBadInputSchedulesOnlyTheParserRefuses(t *testing.T) {
 				return condition(e.fetchBackupConfig(bcs[i])(g), backupv1alpha1.ReadyCondition)
 			}, eventually, tick).Should(And(
 				HaveField("Status", metav1.ConditionFalse),
-				HaveField("Reason", InvalidScheduleReason),
+				HaveField("Reason", backupv1alpha1.InvalidScheduleReason),
 				HaveField("Message", ContainSubstring(fmt.Sprintf("spec.schedule %q is not usable", schedule))),
 			))
 		})

@@ -41,10 +41,11 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 func TestOnChangeBackupAfterImageChange(t *testing.T) {
@@ -86,7 +87,7 @@ func TestScheduleWithFakeClockAndCatchUpAfterDowntime(t *testing.T) {
 	e.startManager(withClock)
 
 	app := e.newApp("billing")
-	bc := e.newBackupConfig("hourly", "billing", withSchedule("0 * * * *"), withoutBackupOnChange())
+	bc := e.newBackupConfig("hourly", "billing", fixtures.WithSchedule("0 * * * *"), fixtures.WithoutBackupOnChange())
 	e.create(app, bc)
 
 	at := func(hour int) time.Time { return time.Date(2026, 3, 1, hour, 0, 0, 0, time.UTC) }
@@ -132,13 +133,13 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 		wantPhase     backupv1alpha1.BackupPhase
 		wantCondition metav1.ConditionStatus
 		wantReason    string
-		wantEvent     string
+		wantEvent     eventReason
 	}{
 		{
 			name:          "succeeded",
 			wantPhase:     backupv1alpha1.BackupSucceeded,
 			wantCondition: metav1.ConditionTrue,
-			wantReason:    BackupSucceededReason,
+			wantReason:    backupv1alpha1.BackupSucceededReason,
 			wantEvent:     eventBackupSucceeded,
 		},
 		{
@@ -146,7 +147,7 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 			failBackups:   "disk full",
 			wantPhase:     backupv1alpha1.BackupFailed,
 			wantCondition: metav1.ConditionFalse,
-			wantReason:    BackupFailedReason,
+			wantReason:    backupv1alpha1.BackupFailedReason,
 			wantEvent:     eventBackupFailed,
 		},
 	}
@@ -167,7 +168,7 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 			e.create(app, bc)
 
 			running := e.waitForLastBackup(bc, backupv1alpha1.BackupRunning, backupv1alpha1.TriggerAppChange)
-			g.Expect(condition(running, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(BackupRunningReason))
+			g.Expect(condition(running, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(backupv1alpha1.BackupRunningReason))
 
 			current := e.waitForLastBackup(bc, tt.wantPhase, backupv1alpha1.TriggerAppChange)
 			last := current.Status.LastBackup
@@ -178,7 +179,7 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 			g.Expect(cond.Status).To(Equal(tt.wantCondition))
 			g.Expect(cond.Reason).To(Equal(tt.wantReason))
 			g.Expect(current.Status.ObservedGeneration).To(Equal(current.Generation))
-			g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
+			g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
 			g.Expect(testutil.ToFloat64(backupsSucceeded.WithLabelValues(trigger)) +
 				testutil.ToFloat64(backupsFailed.WithLabelValues(trigger))).To(Equal(finishedBefore + 1))
 
@@ -205,7 +206,7 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 
 func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("crm")
@@ -223,7 +224,7 @@ func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 		foreign = append(foreign, b.ID)
 	}
 
-	bc := e.newBackupConfig("crm", "crm", withKeepLast(2))
+	bc := e.newBackupConfig("crm", "crm", fixtures.WithKeepLast(2))
 	e.create(bc)
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	images := []string{"crm:2", "crm:3", "crm:4"}
@@ -240,7 +241,7 @@ func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
 	g.Eventually(func() []string { return backupIDs(e.ownBackups(current)) }, eventually, tick).Should(Equal(ids[2:]))
 	remaining := backupIDs(e.sim.Backups())
 	g.Expect(remaining).To(ContainElements(foreign))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
 }
 
 func TestDeletionPolicy(t *testing.T) {
@@ -251,7 +252,7 @@ func TestDeletionPolicy(t *testing.T) {
 		// deleted, and recover later.
 		outage      bool
 		wantBackups int
-		wantEvent   string
+		wantEvent   eventReason
 	}{
 		{name: "delete", policy: backupv1alpha1.DeletionPolicyDelete, wantBackups: 0, wantEvent: eventBackupsDeleted},
 		{name: "delete while the service is down", policy: backupv1alpha1.DeletionPolicyDelete, outage: true,
@@ -264,14 +265,14 @@ func TestDeletionPolicy(t *testing.T) {
 			e := newTestEnv(t)
 			e.startManager()
 			app := e.newApp("erp")
-			bc := e.newBackupConfig("erp", "erp", withDeletionPolicy(tt.policy))
+			bc := e.newBackupConfig("erp", "erp", fixtures.WithBackupDeletionPolicy(tt.policy))
 			e.create(app, bc)
 			current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 			update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "erp:2" })
 			current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 			g.Expect(current.Finalizers).To(ContainElement(backupv1alpha1.BackupCleanupFinalizer))
 			g.Expect(e.ownBackups(current)).To(HaveLen(2))
-			foreign, err := e.backups.Start(context.Background(), backup.StartRequest{
+			foreign, err := e.backups.Start(t.Context(), backup.StartRequest{
 				App: serviceAppName(e.ns, "erp"), Owner: "team-dba", IdempotencyKey: "team-dba/erp",
 			})
 			g.Expect(err).NotTo(HaveOccurred())
@@ -279,11 +280,11 @@ func TestDeletionPolicy(t *testing.T) {
 			if tt.outage {
 				e.sim.SetOutage(simulator.ServiceBackup, true)
 			}
-			g.Expect(e.c.Delete(context.Background(), current)).To(Succeed())
+			g.Expect(e.c.Delete(t.Context(), current)).To(Succeed())
 			if tt.outage {
 				g.Eventually(func(g Gomega) string {
 					return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-				}, eventually, tick).Should(Equal(CleanupBlockedReason))
+				}, eventually, tick).Should(Equal(backupv1alpha1.CleanupBlockedReason))
 				g.Expect(e.ownBackups(current)).To(HaveLen(2))
 				// The gauge shows that backups are held, though the service
 				// cannot say how many.
@@ -300,7 +301,7 @@ func TestDeletionPolicy(t *testing.T) {
 			}, eventually, tick).Should(BeFalse(), "the gauge goes with the BackupConfig")
 			g.Expect(e.ownBackups(current)).To(HaveLen(tt.wantBackups))
 			g.Expect(e.sim.Backups()).To(ContainElement(HaveField("ID", foreign.ID)))
-			g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
+			g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
 		})
 	}
 }
@@ -330,7 +331,7 @@ func TestThrottledStartWaitsForRetryAfter(t *testing.T) {
 	g.Consistently(starts, retryAfter-time.Second-time.Since(firstAnswer), tick).Should(Equal(1))
 	g.Expect(reconcileErrorCount()).To(Equal(errorsBefore))
 	g.Expect(condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)).To(And(
-		HaveField("Reason", BackupServiceUnavailableReason),
+		HaveField("Reason", backupv1alpha1.BackupServiceUnavailableReason),
 		HaveField("Message", ContainSubstring("asked the operator to wait")),
 	))
 
@@ -343,12 +344,12 @@ func TestThrottledStartWaitsForRetryAfter(t *testing.T) {
 	g.Expect(e.ownBackups(current)).To(HaveLen(1))
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(ReadyReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.ReadyReason))
 }
 
 func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("cart")
@@ -362,7 +363,7 @@ func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
 	g.Expect(e.c.Delete(ctx, app)).To(Succeed())
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(AppNotFoundReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.AppNotFoundReason))
 	again := e.newApp("cart")
 	e.create(again)
 	g.Expect(again.Generation).To(Equal(first.Status.ObservedAppGeneration))
@@ -378,13 +379,13 @@ func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
 
 func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Second })
 	e.startManager()
 	// The MyApp's own controller would hold it for its DNS cleanup; the
 	// test plays that part.
 	app := e.newApp("blog", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("blog", "blog", withFinalBackup())
+	bc := e.newBackupConfig("blog", "blog", fixtures.WithFinalBackup())
 	e.create(app, bc)
 
 	g.Eventually(func(g Gomega) []string {
@@ -399,7 +400,7 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	g.Expect(e.c.Delete(ctx, app)).To(Succeed())
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(BackupServiceUnavailableReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.BackupServiceUnavailableReason))
 	g.Expect(e.get(app)()).To(Succeed())
 	g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer))
 
@@ -439,7 +440,7 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	update(e, app, func(a *appsv1alpha1.MyApp) { a.Finalizers = nil })
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(AppNotFoundReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.AppNotFoundReason))
 }
 
 func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
@@ -447,7 +448,7 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("wiki", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("wiki", "wiki", withFinalBackup())
+	bc := e.newBackupConfig("wiki", "wiki", fixtures.WithFinalBackup())
 	e.create(app, bc)
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	g.Eventually(func(g Gomega) []string {
@@ -456,11 +457,11 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 	}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
 
 	e.sim.FailBackups("snapshot volume unavailable", 0)
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	g.Eventually(func(g Gomega) metav1.Condition {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
-		HaveField("Reason", FinalBackupFailedReason),
+		HaveField("Reason", backupv1alpha1.FinalBackupFailedReason),
 		HaveField("Message", ContainSubstring("snapshot volume unavailable")),
 	))
 	failedFinals := 0
@@ -471,7 +472,7 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 		}
 	}
 	g.Expect(failedFinals).To(Equal(DefaultFinalBackupAttempts))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventFinalBackupFailed))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventFinalBackupFailed))
 	g.Consistently(func(g Gomega) []string {
 		g.Expect(e.get(app)()).To(Succeed())
 		return app.Finalizers
@@ -487,12 +488,12 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 
 func TestAppHoldFollowsTheSpec(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t)
 	e.startManager()
 	first, second := e.newApp("first"), e.newApp("second")
-	bc := e.newBackupConfig("mover", "first", withFinalBackup())
-	other := e.newBackupConfig("other", "second", withFinalBackup())
+	bc := e.newBackupConfig("mover", "first", fixtures.WithFinalBackup())
+	other := e.newBackupConfig("other", "second", fixtures.WithFinalBackup())
 	e.create(first, second, bc)
 
 	finalizersOf := func(app *appsv1alpha1.MyApp) func(Gomega) []string {
@@ -526,14 +527,14 @@ func TestMissingAppThatAppearsLater(t *testing.T) {
 	g := NewWithT(t)
 	e := newTestEnv(t)
 	e.startManager()
-	bc := e.newBackupConfig("later", "later", withSchedule("@daily"))
+	bc := e.newBackupConfig("later", "later", fixtures.WithSchedule("@daily"))
 	e.create(bc)
 
 	g.Eventually(func(g Gomega) metav1.Condition {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
 		HaveField("Status", metav1.ConditionFalse),
-		HaveField("Reason", AppNotFoundReason),
+		HaveField("Reason", backupv1alpha1.AppNotFoundReason),
 		HaveField("Message", ContainSubstring(`"later"`)),
 	))
 	// No error loop and no polling for the MyApp: the controller waits for
@@ -588,7 +589,7 @@ func TestSuspendStopsNewBackupsOnly(t *testing.T) {
 	e.waitForLastBackup(bc, backupv1alpha1.BackupRunning, backupv1alpha1.TriggerAppChange)
 	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-	g.Expect(condition(current, backupv1alpha1.ReadyCondition).Reason).To(Equal(SuspendedReason))
+	g.Expect(condition(current, backupv1alpha1.ReadyCondition).Reason).To(Equal(backupv1alpha1.SuspendedReason))
 
 	// No new backup while suspended ...
 	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "queue:2" })
@@ -605,13 +606,13 @@ func TestInvalidScheduleIsReportedNotRetried(t *testing.T) {
 	e.startManager()
 	e.create(e.newApp("cron"))
 	// The API server accepts five fields; the cron parser refuses minute 99.
-	bc := e.newBackupConfig("cron", "cron", withSchedule("99 * * * *"))
+	bc := e.newBackupConfig("cron", "cron", fixtures.WithSchedule("99 * * * *"))
 	e.create(bc)
 
 	g.Eventually(func(g Gomega) metav1.Condition {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
-		HaveField("Reason", InvalidScheduleReason),
+		HaveField("Reason", backupv1alpha1.InvalidScheduleReason),
 		HaveField("Message", ContainSubstring("99 * * * *")),
 	))
 	reconciles := settledReconcileCount(g)
@@ -632,14 +633,14 @@ func TestWatchEnqueuesOnlyReferencingBackupConfigs(t *testing.T) {
 		e.newBackupConfig("b1", "b"),
 	)
 	g.Eventually(func() []string {
-		requests := r.backupConfigsForApp(context.Background(), e.newApp("a"))
+		requests := r.backupConfigsForApp(t.Context(), e.newApp("a"))
 		names := make([]string, 0, len(requests))
 		for _, req := range requests {
 			names = append(names, req.Name)
 		}
 		return names
 	}, eventually, tick).Should(ConsistOf("a1", "a2"))
-	g.Expect(r.backupConfigsForApp(context.Background(), e.newApp("c"))).To(BeEmpty())
+	g.Expect(r.backupConfigsForApp(t.Context(), e.newApp("c"))).To(BeEmpty())
 }
 
 func TestPredicates(t *testing.T) {
@@ -689,9 +690,9 @@ func TestSamplesProduceASucceededBackup(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	var bc *backupv1alpha1.BackupConfig
-	for _, obj := range harness.MustLoadObjects(t, filepath.Join(harness.RepoRoot(), "config", "samples")) {
+	for _, obj := range fixtures.MustLoadObjects(t, filepath.Join(controlplane.RepoRoot(), "config", "samples")) {
 		obj.SetNamespace(e.ns)
-		g.Expect(e.c.Create(context.Background(), obj)).To(Succeed())
+		g.Expect(e.c.Create(t.Context(), obj)).To(Succeed())
 		if obj.GetKind() == "BackupConfig" {
 			bc = &backupv1alpha1.BackupConfig{}
 			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, bc)).To(Succeed())
@@ -803,7 +804,7 @@ func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("shop")
-	bc := e.newBackupConfig("shop", "shop", withSchedule("0 3 * * *"), withFinalBackup())
+	bc := e.newBackupConfig("shop", "shop", fixtures.WithSchedule("0 3 * * *"), fixtures.WithFinalBackup())
 	e.create(app, bc)
 	g.Eventually(func(g Gomega) []string {
 		g.Expect(e.get(app)()).To(Succeed())
@@ -817,8 +818,8 @@ func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
 	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Schedule = "99 * * * *" })
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(InvalidScheduleReason))
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	}, eventually, tick).Should(Equal(backupv1alpha1.InvalidScheduleReason))
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	g.Consistently(e.get(app), consistently, tick).Should(Succeed())
 
 	// The documented way out still works while the schedule is broken.
@@ -830,15 +831,15 @@ func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
 
 func TestDeletingTheBackupConfigReleasesItsAppDuringAnOutage(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t)
 	e.startManager()
 	// Another BackupConfig holds another MyApp, which sorts first, for a
 	// final backup that waits for the backup service.
 	other := e.newApp("alpha", dnsCleanupFinalizer)
-	otherBC := e.newBackupConfig("alpha", "alpha", withFinalBackup())
+	otherBC := e.newBackupConfig("alpha", "alpha", fixtures.WithFinalBackup())
 	app := e.newApp("zoo")
-	bc := e.newBackupConfig("zoo", "zoo", withFinalBackup(), withDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
+	bc := e.newBackupConfig("zoo", "zoo", fixtures.WithFinalBackup(), fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
 	e.create(other, otherBC, app, bc)
 	for _, a := range []*appsv1alpha1.MyApp{other, app} {
 		g.Eventually(func(g Gomega) []string {
@@ -869,7 +870,7 @@ func TestCleanupWaitsForBackupsTheServiceDoesNotListYet(t *testing.T) {
 	const listDelay = 2 * time.Second
 	e.startManager(func(r *Reconciler) { r.CleanupGrace = listDelay + time.Second })
 	app := e.newApp("crm")
-	bc := e.newBackupConfig("crm", "crm", withDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
+	bc := e.newBackupConfig("crm", "crm", fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
 	e.create(app, bc)
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 
@@ -877,11 +878,11 @@ func TestCleanupWaitsForBackupsTheServiceDoesNotListYet(t *testing.T) {
 	// just before the deletion and not listed for a while.
 	e.sim.SetConsistencyDelay(simulator.ServiceBackup, listDelay)
 	owner := ownerFor(current)
-	_, err := e.backups.Start(context.Background(), backup.StartRequest{
+	_, err := e.backups.Start(t.Context(), backup.StartRequest{
 		App: serviceAppName(e.ns, "crm"), Owner: owner, IdempotencyKey: owner + "/unrecorded",
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(e.c.Delete(context.Background(), current)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), current)).To(Succeed())
 
 	g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, eventually, tick).Should(BeTrue())
 	g.Expect(e.ownBackups(current)).To(BeEmpty())
@@ -893,7 +894,7 @@ func TestFinalBackupWithAnEventuallyConsistentService(t *testing.T) {
 	e.sim.SetConsistencyDelay(simulator.ServiceBackup, time.Second)
 	e.startManager()
 	app := e.newApp("ledger", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("ledger", "ledger", withFinalBackup())
+	bc := e.newBackupConfig("ledger", "ledger", fixtures.WithFinalBackup())
 	e.create(app, bc)
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	g.Eventually(func(g Gomega) []string {
@@ -901,7 +902,7 @@ func TestFinalBackupWithAnEventuallyConsistentService(t *testing.T) {
 		return app.Finalizers
 	}, eventually, tick).Should(ContainElement(backupv1alpha1.FinalBackupFinalizer))
 
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	g.Eventually(func(g Gomega) []string {
 		g.Expect(e.get(app)()).To(Succeed())
 		return app.Finalizers
@@ -962,7 +963,7 @@ func TestAdoptedScheduledBackupDoesNotCoverANewerGeneration(t *testing.T) {
 	clock, withClock := slotClock()
 	e.startManager(withClock)
 	app := e.newApp("notes")
-	bc := e.newBackupConfig("notes", "notes", withSchedule("0 * * * *"))
+	bc := e.newBackupConfig("notes", "notes", fixtures.WithSchedule("0 * * * *"))
 	e.create(app, bc)
 	baseline := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
@@ -989,7 +990,7 @@ func TestScheduledBackupFollowsAnAppRefChangeAfterALostAnswer(t *testing.T) {
 	clock, withClock := slotClock()
 	e.startManager(withClock)
 	e.create(e.newApp("x"), e.newApp("y"))
-	bc := e.newBackupConfig("switch", "x", withSchedule("0 * * * *"), withoutBackupOnChange())
+	bc := e.newBackupConfig("switch", "x", fixtures.WithSchedule("0 * * * *"), fixtures.WithoutBackupOnChange())
 	e.create(bc)
 	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
 	e.stopManager()
@@ -1015,7 +1016,7 @@ func TestRefusedScheduledStartSkipsTheSlot(t *testing.T) {
 	clock, withClock := slotClock()
 	e.startManager(withClock)
 	app := e.newApp("refused")
-	bc := e.newBackupConfig("refused", "refused", withSchedule("0 * * * *"), withoutBackupOnChange())
+	bc := e.newBackupConfig("refused", "refused", fixtures.WithSchedule("0 * * * *"), fixtures.WithoutBackupOnChange())
 	e.create(app, bc)
 	e.waitForNextScheduleTime(bc, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
 
@@ -1027,10 +1028,10 @@ func TestRefusedScheduledStartSkipsTheSlot(t *testing.T) {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition)
 	}, eventually, tick).Should(And(
 		HaveField("Status", metav1.ConditionFalse),
-		HaveField("Reason", ScheduledBackupRefusedReason),
+		HaveField("Reason", backupv1alpha1.ScheduledBackupRefusedReason),
 		HaveField("Message", ContainSubstring("2026-03-01T11:00:00Z")),
 	))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).
 		Should(ContainElement(eventScheduledBackupSkipped))
 	starts := e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)
 	g.Consistently(func() int {
@@ -1043,7 +1044,7 @@ func TestRefusedScheduledStartSkipsTheSlot(t *testing.T) {
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-	}, eventually, tick).Should(Equal(ReadyReason))
+	}, eventually, tick).Should(Equal(backupv1alpha1.ReadyReason))
 }
 
 // Failed backups are pruned too: none older than the newest successful
@@ -1053,7 +1054,7 @@ func TestRetentionPrunesFailedBackups(t *testing.T) {
 	e := newTestEnv(t)
 	e.startManager()
 	app := e.newApp("flaky")
-	bc := e.newBackupConfig("flaky", "flaky", withKeepLast(2))
+	bc := e.newBackupConfig("flaky", "flaky", fixtures.WithKeepLast(2))
 	// failNext makes the backups of the next images fail, and returns the
 	// IDs of those failed backups.
 	var current *backupv1alpha1.BackupConfig
@@ -1084,14 +1085,14 @@ func TestRetentionPrunesFailedBackups(t *testing.T) {
 
 	failed = failNext("flaky:5", "flaky:6", "flaky:7")
 	g.Eventually(ownIDs, eventually, tick).Should(Equal([]string{succeeded, failed[1], failed[2]}))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
 }
 
 // A pass that reads a BackupConfig from before its own last status write
 // does not start a second backup while the first one runs.
 func TestStaleStatusStartsNoSecondBackup(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Minute })
 	app := e.newApp("stale")
 	bc := e.newBackupConfig("stale", "stale")
@@ -1142,13 +1143,13 @@ func TestStuckBackupTimesOut(t *testing.T) {
 	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Hour })
 	e.startManager(func(r *Reconciler) { r.BackupTimeout = 2 * time.Second; r.FinalBackupAttempts = 5 })
 	app := e.newApp("wedged", dnsCleanupFinalizer)
-	bc := e.newBackupConfig("wedged", "wedged", withFinalBackup())
+	bc := e.newBackupConfig("wedged", "wedged", fixtures.WithFinalBackup())
 	e.create(app, bc)
 
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerAppChange)
 	g.Expect(current.Status.LastBackup.Reason).To(ContainSubstring("did not finish within 2s"))
-	g.Expect(condition(current, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(BackupFailedReason))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
+	g.Expect(condition(current, backupv1alpha1.BackupSucceededCondition).Reason).To(Equal(backupv1alpha1.BackupFailedReason))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
 
 	// A new generation is backed up without waiting for the wedged job.
 	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "wedged:2" })
@@ -1160,7 +1161,7 @@ func TestStuckBackupTimesOut(t *testing.T) {
 
 	// A MyApp being deleted is not held for ever by wedged final backups:
 	// each attempt times out, and once the service works again one succeeds.
-	g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	g.Eventually(func() []string { return idempotencyKeys(e.ownBackups(bc)) }, eventually, tick).
 		Should(ContainElement(finalKey(ownerFor(current), app.UID, 2)))
 	e.sim.SetBackupDuration(simBackupDuration)
@@ -1187,7 +1188,7 @@ func TestFailedOnChangeBackupIsRetried(t *testing.T) {
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 	g.Expect(current.Status.LastBackup.Attempt).To(Equal(int32(3)))
 	g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
-	g.Eventually(func(g Gomega) []string { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupFailed))
 	// Two failed attempts and the one that succeeded; retention has pruned
 	// the failed ones, which are older than the success.
 	starts := func() int { return e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart) }

@@ -38,19 +38,23 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
-// Event reasons. Warnings are for what a person may have to act on.
+// eventReason is the reason of an event. Warnings are for what a person may
+// have to act on.
+type eventReason string
+
+// Event reasons.
 const (
-	eventBackupStarted          = "BackupStarted"
-	eventBackupSucceeded        = "BackupSucceeded"
-	eventBackupFailed           = "BackupFailed"
-	eventBackupsPruned          = "BackupsPruned"
-	eventBackupsDeleted         = "BackupsDeleted"
-	eventBackupsRetained        = "BackupsRetained"
-	eventFinalBackupFailed      = "FinalBackupFailed"
-	eventMyAppReleased          = "MyAppReleased"
-	eventInvalidSchedule        = "InvalidSchedule"
-	eventBackupServiceFailed    = "BackupServiceFailed"
-	eventScheduledBackupSkipped = "ScheduledBackupSkipped"
+	eventBackupStarted          eventReason = "BackupStarted"
+	eventBackupSucceeded        eventReason = "BackupSucceeded"
+	eventBackupFailed           eventReason = "BackupFailed"
+	eventBackupsPruned          eventReason = "BackupsPruned"
+	eventBackupsDeleted         eventReason = "BackupsDeleted"
+	eventBackupsRetained        eventReason = "BackupsRetained"
+	eventFinalBackupFailed      eventReason = "FinalBackupFailed"
+	eventMyAppReleased          eventReason = "MyAppReleased"
+	eventInvalidSchedule        eventReason = "InvalidSchedule"
+	eventBackupServiceFailed    eventReason = "BackupServiceFailed"
+	eventScheduledBackupSkipped eventReason = "ScheduledBackupSkipped"
 )
 
 // Event actions, what the controller was doing.
@@ -92,7 +96,7 @@ func (r *Reconciler) reconcileSchedule(_ context.Context, s *scope) (ctrl.Result
 		s.slotDue = false
 		s.readiness.invalidSchedule = err.Error()
 		s.scheduleErr = reconcile.TerminalError(fmt.Errorf("spec.schedule %q: %w", s.bc.Spec.Schedule, err))
-		if readyReason(s.base) != InvalidScheduleReason {
+		if readyReason(s.base) != backupv1alpha1.InvalidScheduleReason {
 			r.event(s, corev1.EventTypeWarning, eventInvalidSchedule, actionSchedule,
 				"spec.schedule %q is not usable: %v", s.bc.Spec.Schedule, err)
 		}
@@ -203,7 +207,7 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 	// A refused slot is reported until a backup is started again, or until
 	// there is no schedule any more.
 	if c := meta.FindStatusCondition(s.base.Status.Conditions, backupv1alpha1.ReadyCondition); c != nil &&
-		c.Reason == ScheduledBackupRefusedReason && s.schedule != nil {
+		c.Reason == backupv1alpha1.ScheduledBackupRefusedReason && s.schedule != nil {
 		s.readiness.refusedSlot = c.Message
 	}
 
@@ -676,27 +680,28 @@ func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, 
 
 func isServiceReason(reason string) bool {
 	switch reason {
-	case BackupServiceUnavailableReason, BackupServiceUnauthorizedReason, BackupServiceErrorReason, CleanupBlockedReason:
+	case backupv1alpha1.BackupServiceUnavailableReason, backupv1alpha1.BackupServiceUnauthorizedReason,
+		backupv1alpha1.BackupServiceErrorReason, backupv1alpha1.CleanupBlockedReason:
 		return true
 	}
 	return false
 }
 
 // event records an event about the BackupConfig, related to its MyApp.
-func (r *Reconciler) event(s *scope, eventType, reason, action, note string, args ...any) {
+func (r *Reconciler) event(s *scope, eventType string, reason eventReason, action, note string, args ...any) {
 	if r.Recorder == nil {
 		return
 	}
-	r.Recorder.Eventf(s.bc, s.related(), eventType, reason, action, note, args...)
+	r.Recorder.Eventf(s.bc, s.related(), eventType, string(reason), action, note, args...)
 }
 
 // eventFor records an event about the BackupConfig, related to a given MyApp.
-func (r *Reconciler) eventFor(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, eventType, reason, action,
-	note string, args ...any) {
+func (r *Reconciler) eventFor(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, eventType string,
+	reason eventReason, action, note string, args ...any) {
 	if r.Recorder == nil {
 		return
 	}
-	r.Recorder.Eventf(bc, app, eventType, reason, action, note, args...)
+	r.Recorder.Eventf(bc, app, eventType, string(reason), action, note, args...)
 }
 
 func readyReason(bc *backupv1alpha1.BackupConfig) string {

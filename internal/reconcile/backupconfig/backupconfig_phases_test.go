@@ -17,7 +17,6 @@ limitations under the License.
 package backupconfig
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -42,7 +41,7 @@ func TestRecordedBackupSurvivesAStatusRoundTrip(t *testing.T) {
 		{ID: "b-1", Phase: backup.PhaseSucceeded, StartedAt: started, CompletedAt: &completed},
 	} {
 		s := &scope{bc: &backupv1alpha1.BackupConfig{}}
-		(&Reconciler{}).recordBackup(context.Background(), s, b, backupv1alpha1.TriggerSchedule)
+		(&Reconciler{}).recordBackup(t.Context(), s, b, backupv1alpha1.TriggerSchedule)
 
 		data, err := json.Marshal(s.bc.Status)
 		g.Expect(err).NotTo(HaveOccurred())

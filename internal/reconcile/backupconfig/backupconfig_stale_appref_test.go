@@ -27,6 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // switchableStaleBackupConfig serves reads of one BackupConfig from an
@@ -61,7 +62,7 @@ func TestStaleAppRefKeepsTheReferencedMyAppsHold(t *testing.T) {
 		r.Client = stale
 	})
 	web, api := e.newApp("web"), e.newApp("api")
-	bc := e.newBackupConfig("backup", "web", withFinalBackup())
+	bc := e.newBackupConfig("backup", "web", fixtures.WithFinalBackup())
 	e.create(web, api, bc)
 	held := func(app *appsv1alpha1.MyApp) func(Gomega) []string {
 		return func(g Gomega) []string {

@@ -28,55 +28,6 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 )
 
-// Reasons of the Ready condition.
-const (
-	// ReadyReason: the MyApp exists and backups are taken as configured.
-	ReadyReason = "Ready"
-	// AppNotFoundReason: spec.appRef names no MyApp in the namespace.
-	AppNotFoundReason = "AppNotFound"
-	// InvalidScheduleReason: spec.schedule cannot be parsed or never fires.
-	InvalidScheduleReason = "InvalidSchedule"
-	// SuspendedReason: spec.suspend is set, so no new backups are started.
-	SuspendedReason = "Suspended"
-	// BackupServiceUnavailableReason: the backup service is down or throttling.
-	BackupServiceUnavailableReason = "BackupServiceUnavailable"
-	// BackupServiceUnauthorizedReason: the backup service refused the token.
-	BackupServiceUnauthorizedReason = "BackupServiceUnauthorized"
-	// BackupServiceErrorReason: the backup service refused a request for
-	// another reason.
-	BackupServiceErrorReason = "BackupServiceError"
-	// ScheduledBackupRefusedReason: the backup service refused to start the
-	// backup of a schedule slot, so the slot was skipped.
-	ScheduledBackupRefusedReason = "ScheduledBackupRefused"
-	// FinalBackupInProgressReason: the MyApp is being deleted and its final
-	// backup is being taken.
-	FinalBackupInProgressReason = "FinalBackupInProgress"
-	// FinalBackupSuspendedReason: the MyApp is being deleted but spec.suspend
-	// holds its final backup back.
-	FinalBackupSuspendedReason = "FinalBackupSuspended"
-	// FinalBackupFailedReason: every attempt at the final backup failed and the
-	// MyApp is held until a person decides.
-	FinalBackupFailedReason = "FinalBackupFailed"
-	// CleanupInProgressReason: the BackupConfig is being deleted and its
-	// backups are being deleted.
-	CleanupInProgressReason = "CleanupInProgress"
-	// CleanupBlockedReason: the BackupConfig is being deleted but the backup
-	// service cannot delete its backups right now.
-	CleanupBlockedReason = "CleanupBlocked"
-)
-
-// Reasons of the BackupSucceeded condition.
-const (
-	// NoBackupYetReason: no backup has been started yet.
-	NoBackupYetReason = "NoBackupYet"
-	// BackupRunningReason: the first backup is still running.
-	BackupRunningReason = "BackupRunning"
-	// BackupSucceededReason: the last finished backup succeeded.
-	BackupSucceededReason = "BackupSucceeded"
-	// BackupFailedReason: the last finished backup failed.
-	BackupFailedReason = "BackupFailed"
-)
-
 // readiness is what a reconcile pass learned that decides the Ready
 // condition. Phases fill it in; setReadyCondition turns it into a condition.
 type readiness struct {
@@ -106,42 +57,42 @@ type readiness struct {
 // setReadyCondition sets the Ready condition from what the pass learned. The
 // first matching case wins, so the most pressing problem is the one shown.
 func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Time) {
-	status, reason, message := metav1.ConditionTrue, ReadyReason, readyMessage(bc, r.appName)
+	status, reason, message := metav1.ConditionTrue, backupv1alpha1.ReadyReason, readyMessage(bc, r.appName)
 	switch {
 	case r.deleting && r.serviceErr != nil:
-		status, reason = metav1.ConditionFalse, CleanupBlockedReason
+		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupBlockedReason
 		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr) +
 			" The BackupConfig stays until its backups are gone; set spec.deletionPolicy to Retain to keep them and let it go now."
 	case r.deleting:
-		status, reason = metav1.ConditionFalse, CleanupInProgressReason
+		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
 		message = "This BackupConfig is being deleted; its backups are removed first when spec.deletionPolicy is Delete."
 	case r.invalidSchedule != "":
-		status, reason = metav1.ConditionFalse, InvalidScheduleReason
+		status, reason = metav1.ConditionFalse, backupv1alpha1.InvalidScheduleReason
 		message = fmt.Sprintf("spec.schedule %q is not usable: %s. Use a 5-field cron expression such as \"0 3 * * *\"; "+
 			"no backups are taken until it is fixed.", bc.Spec.Schedule, r.invalidSchedule)
 	case r.appMissing:
-		status, reason = metav1.ConditionFalse, AppNotFoundReason
+		status, reason = metav1.ConditionFalse, backupv1alpha1.AppNotFoundReason
 		message = fmt.Sprintf("MyApp %q does not exist in namespace %q. Create it or correct spec.appRef.name; "+
 			"backups start on their own once it exists.", r.appName, bc.Namespace)
 	case r.finalBackupFailures > 0:
-		status, reason = metav1.ConditionFalse, FinalBackupFailedReason
+		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupFailedReason
 		message = fmt.Sprintf("The final backup of MyApp %q failed %d times (last reason: %s). The MyApp is held until a final "+
 			"backup succeeds; set spec.backupBeforeAppDeletion to false or delete this BackupConfig to release it without one.",
 			r.appName, r.finalBackupFailures, normalizeReason(r.finalBackupFailure))
 	case r.serviceErr != nil:
-		status, reason = metav1.ConditionFalse, serviceErrorReason(r.serviceErr)
+		status, reason = metav1.ConditionFalse, backupReasons.For(r.serviceErr)
 		message = capitalize(serviceProblem(r.serviceErr)) + " No backups can be started or followed until it is resolved."
 	case r.finalBackupPending && r.suspended:
-		status, reason = metav1.ConditionFalse, FinalBackupSuspendedReason
+		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupSuspendedReason
 		message = fmt.Sprintf("MyApp %q is being deleted, but backups are suspended. Set spec.suspend to false to take the "+
 			"final backup, or spec.backupBeforeAppDeletion to false to release the MyApp without one.", r.appName)
 	case r.finalBackupPending:
-		status, reason = metav1.ConditionFalse, FinalBackupInProgressReason
+		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
 		message = fmt.Sprintf("MyApp %q is being deleted; it is released once its final backup succeeded.", r.appName)
 	case r.refusedSlot != "":
-		status, reason, message = metav1.ConditionFalse, ScheduledBackupRefusedReason, r.refusedSlot
+		status, reason, message = metav1.ConditionFalse, backupv1alpha1.ScheduledBackupRefusedReason, r.refusedSlot
 	case r.suspended:
-		status, reason = metav1.ConditionFalse, SuspendedReason
+		status, reason = metav1.ConditionFalse, backupv1alpha1.SuspendedReason
 		message = "Backups are suspended: no new backup is started. Set spec.suspend to false to resume."
 	}
 	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, now)
@@ -171,20 +122,20 @@ func setBackupSucceededCondition(bc *backupv1alpha1.BackupConfig, now time.Time)
 	existing := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.BackupSucceededCondition)
 	switch {
 	case last == nil && existing == nil:
-		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, NoBackupYetReason,
+		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, backupv1alpha1.NoBackupYetReason,
 			"No backup has been taken yet.", now)
 	case last == nil:
 		// A status without a last backup but with an outcome has been edited
 		// by hand; the outcome is still the best knowledge there is.
 	case last.Phase == backupv1alpha1.BackupSucceeded:
-		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionTrue, BackupSucceededReason,
+		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionTrue, backupv1alpha1.BackupSucceededReason,
 			"The last backup succeeded; status.lastBackup says where it is stored.", now)
 	case last.Phase == backupv1alpha1.BackupFailed:
-		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionFalse, BackupFailedReason,
+		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionFalse, backupv1alpha1.BackupFailedReason,
 			fmt.Sprintf("The last backup failed: %s. %s; check the backup service if backups keep failing.",
 				normalizeReason(last.Reason), tryAgain(last.Trigger)), now)
-	case existing == nil || existing.Reason == NoBackupYetReason:
-		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, BackupRunningReason,
+	case existing == nil || existing.Reason == backupv1alpha1.NoBackupYetReason:
+		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, backupv1alpha1.BackupRunningReason,
 			"The first backup is running.", now)
 	}
 }
@@ -203,16 +154,13 @@ func setCondition(bc *backupv1alpha1.BackupConfig, conditionType string, status 
 	})
 }
 
-// serviceErrorReason picks the Ready reason for a backup service failure.
-func serviceErrorReason(err error) string {
-	switch external.KindOf(err) {
-	case external.KindUnauthorized:
-		return BackupServiceUnauthorizedReason
-	case external.KindTransient, external.KindThrottled:
-		return BackupServiceUnavailableReason
-	default:
-		return BackupServiceErrorReason
-	}
+// backupReasons are the Ready reasons for the backup service's failures.
+var backupReasons = external.Reasons{
+	Unauthorized: backupv1alpha1.BackupServiceUnauthorizedReason,
+	Throttled:    backupv1alpha1.BackupServiceUnavailableReason,
+	Unavailable:  backupv1alpha1.BackupServiceUnavailableReason,
+	Rejected:     backupv1alpha1.BackupServiceErrorReason,
+	Other:        backupv1alpha1.BackupServiceErrorReason,
 }
 
 // serviceProblem explains a backup service failure in words that stay the
@@ -222,11 +170,11 @@ func serviceErrorReason(err error) string {
 // from the same error.
 func serviceProblem(err error) string {
 	_, waitAsked := external.RetryAfter(err)
-	switch external.KindOf(err) {
-	case external.KindUnauthorized:
+	switch backupReasons.For(err) {
+	case backupv1alpha1.BackupServiceUnauthorizedReason:
 		return "the backup service rejected the operator's credentials; check the token the manager is given " +
 			"(--backup-token-file or --backup-token-secret). The operator retries with backoff."
-	case external.KindTransient, external.KindThrottled:
+	case backupv1alpha1.BackupServiceUnavailableReason:
 		if waitAsked {
 			return "the backup service is unavailable or throttling requests and asked the operator to wait; " +
 				"the operator calls it again once the wait is over, not sooner."

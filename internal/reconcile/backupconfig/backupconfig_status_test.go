@@ -49,21 +49,21 @@ func TestSetReadyCondition(t *testing.T) {
 			name:         "ready on change and schedule",
 			schedule:     "0 3 * * *",
 			wantStatus:   metav1.ConditionTrue,
-			wantReason:   ReadyReason,
+			wantReason:   backupv1alpha1.ReadyReason,
 			wantMessages: []string{"when its spec changes", `on schedule "0 3 * * *"`},
 		},
 		{
 			name:         "ready without any trigger says so",
 			onChange:     ptr.To(false),
 			wantStatus:   metav1.ConditionTrue,
-			wantReason:   ReadyReason,
+			wantReason:   backupv1alpha1.ReadyReason,
 			wantMessages: []string{"no backups are taken"},
 		},
 		{
 			name:         "missing app names it and says what to do",
 			readiness:    readiness{appMissing: true},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   AppNotFoundReason,
+			wantReason:   backupv1alpha1.AppNotFoundReason,
 			wantMessages: []string{`MyApp "web"`, "spec.appRef.name"},
 		},
 		{
@@ -71,70 +71,70 @@ func TestSetReadyCondition(t *testing.T) {
 			schedule:     "99 * * * *",
 			readiness:    readiness{invalidSchedule: "end of range (99) above maximum (59): 99", appMissing: true},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   InvalidScheduleReason,
+			wantReason:   backupv1alpha1.InvalidScheduleReason,
 			wantMessages: []string{`"99 * * * *"`, "above maximum"},
 		},
 		{
 			name:         "service unavailable without raw error text",
 			readiness:    readiness{serviceErr: unavailable},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   BackupServiceUnavailableReason,
+			wantReason:   backupv1alpha1.BackupServiceUnavailableReason,
 			wantMessages: []string{"retries with backoff"},
 		},
 		{
 			name:         "service asking to wait says the operator waits, without the wait",
 			readiness:    readiness{serviceErr: throttled},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   BackupServiceUnavailableReason,
+			wantReason:   backupv1alpha1.BackupServiceUnavailableReason,
 			wantMessages: []string{"asked the operator to wait", "not sooner"},
 		},
 		{
 			name:         "service refusing the token points at the token",
 			readiness:    readiness{serviceErr: unauthorized},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   BackupServiceUnauthorizedReason,
+			wantReason:   backupv1alpha1.BackupServiceUnauthorizedReason,
 			wantMessages: []string{"--backup-token-file"},
 		},
 		{
 			name:         "final backup in progress",
 			readiness:    readiness{finalBackupPending: true},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   FinalBackupInProgressReason,
+			wantReason:   backupv1alpha1.FinalBackupInProgressReason,
 			wantMessages: []string{"final backup"},
 		},
 		{
 			name:         "final backup held back by suspend says how to go on",
 			readiness:    readiness{finalBackupPending: true, suspended: true},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   FinalBackupSuspendedReason,
+			wantReason:   backupv1alpha1.FinalBackupSuspendedReason,
 			wantMessages: []string{"spec.suspend", "spec.backupBeforeAppDeletion"},
 		},
 		{
 			name:         "final backup failed for good names the way out",
 			readiness:    readiness{finalBackupFailures: 3, finalBackupFailure: "disk full", serviceErr: unavailable},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   FinalBackupFailedReason,
+			wantReason:   backupv1alpha1.FinalBackupFailedReason,
 			wantMessages: []string{"failed 3 times", "disk full", "spec.backupBeforeAppDeletion to false"},
 		},
 		{
 			name:         "suspended",
 			readiness:    readiness{suspended: true},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   SuspendedReason,
+			wantReason:   backupv1alpha1.SuspendedReason,
 			wantMessages: []string{"spec.suspend to false"},
 		},
 		{
 			name:         "cleanup in progress",
 			readiness:    readiness{deleting: true},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   CleanupInProgressReason,
+			wantReason:   backupv1alpha1.CleanupInProgressReason,
 			wantMessages: []string{"being deleted"},
 		},
 		{
 			name:         "cleanup blocked offers Retain",
 			readiness:    readiness{deleting: true, serviceErr: unavailable, appMissing: true},
 			wantStatus:   metav1.ConditionFalse,
-			wantReason:   CleanupBlockedReason,
+			wantReason:   backupv1alpha1.CleanupBlockedReason,
 			wantMessages: []string{"unavailable", "spec.deletionPolicy to Retain"},
 		},
 	}
@@ -171,12 +171,12 @@ func TestSetReadyConditionKeepsTransitionTimeWhileStatusStays(t *testing.T) {
 	setReadyCondition(bc, readiness{appName: "web", appMissing: true}, statusNow)
 	setReadyCondition(bc, readiness{appName: "web", suspended: true}, statusNow.Add(time.Hour))
 	cond := condition(bc, backupv1alpha1.ReadyCondition)
-	g.Expect(cond.Reason).To(Equal(SuspendedReason))
+	g.Expect(cond.Reason).To(Equal(backupv1alpha1.SuspendedReason))
 	g.Expect(cond.LastTransitionTime.Time).To(Equal(statusNow))
 }
 
 func TestSetBackupSucceededCondition(t *testing.T) {
-	succeeded := metav1.Condition{Type: backupv1alpha1.BackupSucceededCondition, Status: metav1.ConditionTrue, Reason: BackupSucceededReason}
+	succeeded := metav1.Condition{Type: backupv1alpha1.BackupSucceededCondition, Status: metav1.ConditionTrue, Reason: backupv1alpha1.BackupSucceededReason}
 	tests := []struct {
 		name       string
 		last       *backupv1alpha1.BackupStatus
@@ -185,28 +185,28 @@ func TestSetBackupSucceededCondition(t *testing.T) {
 		wantReason string
 		wantInMsg  string
 	}{
-		{name: "no backup yet", wantStatus: metav1.ConditionUnknown, wantReason: NoBackupYetReason},
+		{name: "no backup yet", wantStatus: metav1.ConditionUnknown, wantReason: backupv1alpha1.NoBackupYetReason},
 		{
 			name:       "first backup running",
 			last:       &backupv1alpha1.BackupStatus{ID: "bk-1", Phase: backupv1alpha1.BackupRunning},
-			wantStatus: metav1.ConditionUnknown, wantReason: BackupRunningReason,
+			wantStatus: metav1.ConditionUnknown, wantReason: backupv1alpha1.BackupRunningReason,
 		},
 		{
 			name:       "a running backup keeps the previous outcome",
 			last:       &backupv1alpha1.BackupStatus{ID: "bk-2", Phase: backupv1alpha1.BackupRunning},
 			existing:   &succeeded,
-			wantStatus: metav1.ConditionTrue, wantReason: BackupSucceededReason,
+			wantStatus: metav1.ConditionTrue, wantReason: backupv1alpha1.BackupSucceededReason,
 		},
 		{
 			name:       "succeeded",
 			last:       &backupv1alpha1.BackupStatus{ID: "bk-1", Phase: backupv1alpha1.BackupSucceeded},
-			wantStatus: metav1.ConditionTrue, wantReason: BackupSucceededReason,
+			wantStatus: metav1.ConditionTrue, wantReason: backupv1alpha1.BackupSucceededReason,
 		},
 		{
 			name:       "failed quotes the service, normalised",
 			last:       &backupv1alpha1.BackupStatus{ID: "bk-1", Phase: backupv1alpha1.BackupFailed, Reason: "disk\n  full."},
 			existing:   &succeeded,
-			wantStatus: metav1.ConditionFalse, wantReason: BackupFailedReason, wantInMsg: "failed: disk full. The next trigger",
+			wantStatus: metav1.ConditionFalse, wantReason: backupv1alpha1.BackupFailedReason, wantInMsg: "failed: disk full. The next trigger",
 		},
 	}
 	for _, tt := range tests {

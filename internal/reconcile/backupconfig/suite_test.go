@@ -17,7 +17,6 @@ limitations under the License.
 package backupconfig
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -25,44 +24,33 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 var (
-	cp         *harness.ControlPlane
-	testScheme = runtime.NewScheme()
+	cp         *controlplane.ControlPlane
+	testScheme = fixtures.Scheme()
 )
-
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
-	utilruntime.Must(appsv1alpha1.AddToScheme(testScheme))
-	utilruntime.Must(backupv1alpha1.AddToScheme(testScheme))
-}
 
 func TestMain(m *testing.M) {
 	// The managers' logs are shown only for a failing run.
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierEnvtest}, &cp))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierEnvtest}, &cp))
 }
 
 // Timeouts are generous because the machine running the tests may be busy;
@@ -101,7 +89,7 @@ func newTestEnv(t *testing.T, simOpts ...func(*simulator.Options)) *testEnv {
 	c, err := cp.NewClient(client.Options{Scheme: testScheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	ns := harness.CreateNamespace(t, c, "bc")
+	ns := fixtures.CreateNamespace(t, c, "bc")
 
 	opts := simulator.Options{Token: simToken, BackupDuration: simBackupDuration}
 	for _, o := range simOpts {
@@ -137,26 +125,22 @@ func (e *testEnv) setBackupClient(changes ...func(*external.Config)) {
 func (e *testEnv) startManager(mutate ...func(*Reconciler)) *Reconciler {
 	e.t.Helper()
 	g := NewWithT(e.t)
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:                 testScheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}},
+	mgr, err := ctrl.NewManager(cp.Config, fixtures.ManagerOptions(ctrl.Options{
+		Scheme: testScheme,
+		Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}},
 		// Each test starts its own manager with the same controller name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}))
 	g.Expect(err).NotTo(HaveOccurred())
 	r := &Reconciler{Client: mgr.GetClient(), Backups: e.backups, BackupPollInterval: pollInterval,
 		CleanupGrace: cleanupGrace}
 	for _, m := range mutate {
 		m(r)
 	}
-	g.Expect(r.SetupWithManager(context.Background(), mgr)).To(Succeed())
+	g.Expect(r.SetupWithManager(e.t.Context(), mgr)).To(Succeed())
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	g.Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
+	stop := fixtures.StartManager(e.t.Context(), mgr)
+	g.Expect(mgr.GetCache().WaitForCacheSync(e.t.Context())).To(BeTrue())
 	e.reconciler = r
 	stopped := false
 	e.stop = func() {
@@ -164,8 +148,7 @@ func (e *testEnv) startManager(mutate ...func(*Reconciler)) *Reconciler {
 			return
 		}
 		stopped = true
-		cancel()
-		g.Expect(<-done).To(Succeed())
+		g.Expect(stop()).To(Succeed())
 		e.reconciler = nil
 	}
 	e.t.Cleanup(e.stop)
@@ -181,54 +164,24 @@ func (e *testEnv) poke(bc *backupv1alpha1.BackupConfig) {
 	e.t.Helper()
 	n := e.pokes.Add(1)
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.myapp.dev/poke":"%d"}}}`, n)
-	NewWithT(e.t).Expect(e.c.Patch(context.Background(), bc, client.RawPatch("application/merge-patch+json", patch))).To(Succeed())
+	NewWithT(e.t).Expect(e.c.Patch(e.t.Context(), bc, client.RawPatch("application/merge-patch+json", patch))).To(Succeed())
 }
 
 // newApp builds a MyApp in the test's namespace.
 func (e *testEnv) newApp(name string, finalizers ...string) *appsv1alpha1.MyApp {
-	return &appsv1alpha1.MyApp{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Finalizers: finalizers},
-		Spec:       appsv1alpha1.MyAppSpec{Image: "nginx:1.27", Host: name + ".example.com"},
-	}
+	return fixtures.NewMyApp(e.ns, name, fixtures.WithFinalizers(finalizers...))
 }
 
-// newBackupConfig builds a BackupConfig of app with functional options.
-func (e *testEnv) newBackupConfig(name, app string, opts ...func(*backupv1alpha1.BackupConfig)) *backupv1alpha1.BackupConfig {
-	bc := &backupv1alpha1.BackupConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
-		Spec:       backupv1alpha1.BackupConfigSpec{AppRef: backupv1alpha1.AppReference{Name: app}},
-	}
-	for _, o := range opts {
-		o(bc)
-	}
-	return bc
-}
-
-func withSchedule(schedule string) func(*backupv1alpha1.BackupConfig) {
-	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.Schedule = schedule }
-}
-
-func withoutBackupOnChange() func(*backupv1alpha1.BackupConfig) {
-	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.BackupOnChange = ptr.To(false) }
-}
-
-func withKeepLast(n int32) func(*backupv1alpha1.BackupConfig) {
-	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.Retention.KeepLast = n }
-}
-
-func withDeletionPolicy(p backupv1alpha1.DeletionPolicy) func(*backupv1alpha1.BackupConfig) {
-	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.DeletionPolicy = p }
-}
-
-func withFinalBackup() func(*backupv1alpha1.BackupConfig) {
-	return func(bc *backupv1alpha1.BackupConfig) { bc.Spec.BackupBeforeAppDeletion = true }
+// newBackupConfig builds a BackupConfig of app in the test's namespace.
+func (e *testEnv) newBackupConfig(name, app string, opts ...fixtures.BackupConfigOption) *backupv1alpha1.BackupConfig {
+	return fixtures.NewBackupConfig(e.ns, name, app, opts...)
 }
 
 // create creates objects and fails the test on error.
 func (e *testEnv) create(objs ...client.Object) {
 	e.t.Helper()
 	for _, o := range objs {
-		NewWithT(e.t).Expect(e.c.Create(context.Background(), o)).To(Succeed())
+		NewWithT(e.t).Expect(e.c.Create(e.t.Context(), o)).To(Succeed())
 	}
 }
 
@@ -237,17 +190,17 @@ func (e *testEnv) create(objs ...client.Object) {
 func update[T client.Object](e *testEnv, obj T, change func(T)) {
 	e.t.Helper()
 	NewWithT(e.t).Eventually(func() error {
-		if err := e.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		if err := e.c.Get(e.t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
 		change(obj)
-		return e.c.Update(context.Background(), obj)
+		return e.c.Update(e.t.Context(), obj)
 	}, eventually, tick).Should(Succeed())
 }
 
 // get re-reads obj; a Gomega-friendly fetch for Eventually.
 func (e *testEnv) get(obj client.Object) func() error {
-	return func() error { return e.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj) }
+	return func() error { return e.c.Get(e.t.Context(), client.ObjectKeyFromObject(obj), obj) }
 }
 
 // fetchBackupConfig returns a function Eventually can poll for the current
@@ -255,7 +208,7 @@ func (e *testEnv) get(obj client.Object) func() error {
 func (e *testEnv) fetchBackupConfig(bc *backupv1alpha1.BackupConfig) func(Gomega) *backupv1alpha1.BackupConfig {
 	return func(g Gomega) *backupv1alpha1.BackupConfig {
 		current := &backupv1alpha1.BackupConfig{}
-		g.Expect(e.c.Get(context.Background(), client.ObjectKeyFromObject(bc), current)).To(Succeed())
+		g.Expect(e.c.Get(e.t.Context(), client.ObjectKeyFromObject(bc), current)).To(Succeed())
 		return current
 	}
 }
@@ -309,21 +262,10 @@ func backupIDs(backups []simulator.Backup) []string {
 
 // condition returns a condition of bc, or an empty one.
 func condition(bc *backupv1alpha1.BackupConfig, conditionType string) metav1.Condition {
-	if c := meta.FindStatusCondition(bc.Status.Conditions, conditionType); c != nil {
-		return *c
-	}
-	return metav1.Condition{}
+	return fixtures.Condition(bc.Status.Conditions, conditionType)
 }
 
 // eventReasons lists the reasons of the events recorded about bc.
-func (e *testEnv) eventReasons(g Gomega, bc *backupv1alpha1.BackupConfig) []string {
-	var events eventsv1.EventList
-	g.Expect(e.c.List(context.Background(), &events, client.InNamespace(e.ns))).To(Succeed())
-	var reasons []string
-	for _, ev := range events.Items {
-		if ev.Regarding.Kind == "BackupConfig" && ev.Regarding.Name == bc.Name {
-			reasons = append(reasons, ev.Reason)
-		}
-	}
-	return reasons
+func (e *testEnv) eventReasons(g Gomega, bc *backupv1alpha1.BackupConfig) []eventReason {
+	return fixtures.EventReasons[eventReason](e.t.Context(), g, e.c, "BackupConfig", e.ns, bc.Name)
 }

@@ -35,9 +35,9 @@ import (
 
 // Reasons of the events about adopting and orphaning records.
 const (
-	// ReasonDNSRecordAdopted: the MyApp took over the record of an earlier
+	// eventDNSRecordAdopted: the MyApp took over the record of an earlier
 	// MyApp of its namespace and name, as its annotation asked.
-	ReasonDNSRecordAdopted = "DNSRecordAdopted"
+	eventDNSRecordAdopted eventReason = "DNSRecordAdopted"
 )
 
 // wantsAdoption reports whether app asks to adopt the record of an earlier
@@ -118,7 +118,7 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 	if former.orphaned {
 		what = "an earlier MyApp deleted with deletionPolicy Orphan"
 	}
-	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordAdopted, "AdoptDNSRecord",
+	r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordAdopted, "AdoptDNSRecord",
 		"Adopted DNS record %s from %s of this name (uid %s), as the annotation %s asks",
 		current.Name, what, former.uid, appsv1alpha1.AdoptDNSRecordAnnotation)
 	return adopted, false, reconcile.Result{}, nil
@@ -147,7 +147,7 @@ func (r *Reconciler) replaceLeakedRecord(ctx context.Context, s *scope, current 
 		result, err = r.handleDNSError(ctx, s, "delete the leaked", err)
 		return current, true, result, err
 	}
-	r.Recorder.Eventf(s.app, nil, corev1.EventTypeNormal, ReasonDNSRecordDeleted, "DeleteDNSRecord",
+	r.event(s.app, nil, corev1.EventTypeNormal, eventDNSRecordDeleted, "DeleteDNSRecord",
 		"Deleted DNS record %s, left behind by an earlier MyApp of this name (uid %s) that no longer exists",
 		current.Name, former.uid)
 	return dns.Record{}, false, reconcile.Result{}, nil
@@ -194,13 +194,13 @@ func (r *Reconciler) markRecordsOrphaned(ctx context.Context, s *scope) (reconci
 	}
 	if err != nil {
 		log.FromContext(ctx).Error(err, "Could not mark the DNS record as orphaned; leaving it unmarked")
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonDNSRecordOrphaned, "DeleteDNSRecord",
+		r.event(app, nil, corev1.EventTypeWarning, eventDNSRecordOrphaned, "DeleteDNSRecord",
 			"Left the DNS record for %s in the DNS service (deletionPolicy is Orphan) but could not mark it as "+
 				"orphaned: %s; the orphan-record sweep deletes it once the service answers, unless a MyApp of this "+
 				"name adopts it first", app.Spec.Host, dnsErrorAdvice(err))
 		return reconcile.Result{}, true
 	}
-	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordOrphaned, "DeleteDNSRecord",
+	r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordOrphaned, "DeleteDNSRecord",
 		"Left the DNS record for %s in the DNS service: deletionPolicy is Orphan. It is now owned by %q, which the "+
 			"orphan-record sweep never deletes; a MyApp of this name annotated %s=true can adopt it",
 		app.Spec.Host, marked, appsv1alpha1.AdoptDNSRecordAnnotation)

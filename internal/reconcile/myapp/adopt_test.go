@@ -27,9 +27,10 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-func withAdoptAnnotation() myAppOption {
+func withAdoptAnnotation() fixtures.MyAppOption {
 	return func(a *appsv1alpha1.MyApp) {
 		a.Annotations = map[string]string{appsv1alpha1.AdoptDNSRecordAnnotation: "true"}
 	}
@@ -42,7 +43,7 @@ func withAdoptAnnotation() myAppOption {
 func TestAdoptionAfterOrphanNeedsTheAnnotation(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	first := newMyApp(ns, "web", withDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	first := newMyApp(ns, "web", fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
 	createReadyMyApp(t, g, first)
 	g.Expect(k8sClient.Delete(t.Context(), first)).To(Succeed())
 	eventuallyGone(t, g, client.ObjectKeyFromObject(first), &appsv1alpha1.MyApp{}, timeout)
@@ -50,7 +51,7 @@ func TestAdoptionAfterOrphanNeedsTheAnnotation(t *testing.T) {
 
 	again := newMyApp(ns, "web")
 	g.Expect(k8sClient.Create(t.Context(), again)).To(Succeed())
-	eventuallyDNSReason(t, g, again, ReasonHostConflict)
+	eventuallyDNSReason(t, g, again, appsv1alpha1.HostConflictReason)
 	msg := conditionOf(again, appsv1alpha1.DNSReadyCondition).Message
 	g.Expect(msg).To(ContainSubstring(appsv1alpha1.AdoptDNSRecordAnnotation+"=true"), "the condition names the way out")
 	g.Expect(msg).To(ContainSubstring(string(first.UID)))
@@ -60,7 +61,7 @@ func TestAdoptionAfterOrphanNeedsTheAnnotation(t *testing.T) {
 		[]byte(`{"metadata":{"annotations":{"`+appsv1alpha1.AdoptDNSRecordAnnotation+`":"true"}}}`)))).To(Succeed())
 	eventuallyReady(t, g, again)
 	g.Expect(recordsNamed(again.Spec.Host)).To(ConsistOf(HaveField("Owner", recordOwner(again))))
-	g.Expect(eventReasons(t, ns, "web")).To(ContainElement(ReasonDNSRecordAdopted))
+	g.Expect(eventReasons(t, ns, "web")).To(ContainElement(eventDNSRecordAdopted))
 }
 
 // TestAdoptionOfARestoredMyAppsRecord: a MyApp restored from a backup has a
@@ -78,7 +79,7 @@ func TestAdoptionOfARestoredMyAppsRecord(t *testing.T) {
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(app)), HaveField("Value", defaultTarget))),
 		"adopted, then brought to the MyApp's target")
-	g.Expect(eventReasons(t, ns, "restored")).To(ContainElement(ReasonDNSRecordAdopted))
+	g.Expect(eventReasons(t, ns, "restored")).To(ContainElement(eventDNSRecordAdopted))
 }
 
 // TestAdoptionNeverTakesALiveMyAppsRecord: the annotation adopts only a
@@ -87,13 +88,13 @@ func TestAdoptionNeverTakesALiveMyAppsRecord(t *testing.T) {
 	g := NewWithT(t)
 	first, second := newNamespace(t), newNamespace(t)
 	host := "held." + first + ".example.com"
-	holder := newMyApp(first, "web", withHost(host), withAdoptAnnotation())
+	holder := newMyApp(first, "web", fixtures.WithHost(host), withAdoptAnnotation())
 	createReadyMyApp(t, g, holder)
 
 	// Another namespace, same name: another MyApp, alive.
-	intruder := newMyApp(second, "web", withHost(host), withAdoptAnnotation())
+	intruder := newMyApp(second, "web", fixtures.WithHost(host), withAdoptAnnotation())
 	g.Expect(k8sClient.Create(t.Context(), intruder)).To(Succeed())
-	eventuallyDNSReason(t, g, intruder, ReasonHostConflict)
+	eventuallyDNSReason(t, g, intruder, appsv1alpha1.HostConflictReason)
 	g.Expect(recordsNamed(host)).To(ConsistOf(HaveField("Owner", recordOwner(holder))))
 
 	// The same namespace and name seen through a stale cache: the MyApp
@@ -104,7 +105,7 @@ func TestAdoptionNeverTakesALiveMyAppsRecord(t *testing.T) {
 	_, err := reconciler.reconcileDNSRecord(t.Context(), s)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(conditionOf(stale, appsv1alpha1.DNSReadyCondition)).To(And(
-		HaveField("Reason", ReasonHostConflict), HaveField("Status", metav1.ConditionFalse)))
+		HaveField("Reason", appsv1alpha1.HostConflictReason), HaveField("Status", metav1.ConditionFalse)))
 	g.Expect(recordsNamed(host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(holder)), HaveField("State", simulator.StateActive))))
 }
@@ -127,5 +128,5 @@ func TestLeakedRecordOfAnEarlierMyAppIsReplaced(t *testing.T) {
 	createReadyMyApp(t, g, app)
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(app)), HaveField("Value", defaultTarget))))
-	g.Expect(eventReasons(t, ns, "web")).NotTo(ContainElement(ReasonDNSRecordAdopted), "replaced, not adopted")
+	g.Expect(eventReasons(t, ns, "web")).NotTo(ContainElement(eventDNSRecordAdopted), "replaced, not adopted")
 }

@@ -33,15 +33,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // The MyApp lifecycle runs against both DNS backends from one table, so they
@@ -54,7 +53,7 @@ const (
 
 // The RFC 2136 backend: a named, a client of it and the reconciler using it.
 var (
-	bind              *harness.BIND
+	bind              *controlplane.BIND
 	rfc2136Client     *rfc2136.Client
 	rfc2136Reconciler *Reconciler
 	// rfc2136Err says why there is no RFC 2136 backend (named is missing);
@@ -74,9 +73,9 @@ func httpBackendCache() cache.Options {
 
 // setupRFC2136Backend starts named and a second manager whose MyApp
 // controller keeps records there.
-func setupRFC2136Backend(cp *harness.ControlPlane) (func(), error) {
+func setupRFC2136Backend(cp *controlplane.ControlPlane) (func(), error) {
 	var err error
-	if bind, err = harness.StartBIND(context.Background(), harness.BINDOptions{Zone: "example.com"}); err != nil {
+	if bind, err = controlplane.StartBIND(context.Background(), controlplane.BINDOptions{Zone: "example.com"}); err != nil {
 		rfc2136Err = err
 		return func() {}, nil
 	}
@@ -89,39 +88,22 @@ func setupRFC2136Backend(cp *harness.ControlPlane) (func(), error) {
 	}); err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:                 testScheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache: operatorCache(cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: rfc2136Backend})},
-		}}),
-		// The suite's manager runs a controller of the same name.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	_, stop, err := startManager(cp, "rfc2136", cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: rfc2136Backend})},
+	}}, func(ctrl.Manager) *Reconciler {
+		rfc2136Reconciler = &Reconciler{
+			DNS:                 rfc2136Client,
+			DefaultTarget:       defaultTarget,
+			PendingPollInterval: 200 * time.Millisecond,
+			DriftCheckInterval:  driftCheckInterval,
+		}
+		return rfc2136Reconciler
 	})
 	if err != nil {
 		return nil, err
 	}
-	rfc2136Reconciler = &Reconciler{
-		DNS:                 rfc2136Client,
-		DefaultTarget:       defaultTarget,
-		PendingPollInterval: 200 * time.Millisecond,
-		DriftCheckInterval:  driftCheckInterval,
-	}
-	if err := rfc2136Reconciler.SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "rfc2136 manager: %v\n", err)
-		}
-	}()
 	return func() {
-		cancel()
-		<-done
+		stop()
 		if err := bind.Close(); err != nil {
 			fmt.Fprintf(os.Stderr, "stopping named: %v\n", err)
 		}
@@ -132,7 +114,7 @@ func setupRFC2136Backend(cp *harness.ControlPlane) (func(), error) {
 type dnsBackend struct {
 	name string
 	// route makes a MyApp one this backend's manager reconciles.
-	route myAppOption
+	route fixtures.MyAppOption
 	// client reads the backend's records; reconciler is the one using it.
 	client     func() extdns.Client
 	reconciler func() *Reconciler
@@ -177,6 +159,8 @@ func dnsBackends() []dnsBackend {
 				if down {
 					err = bind.Stop()
 				} else {
+					// Not t.Context(): a cleanup ends the outage too,
+					// when it is already cancelled.
 					err = bind.Start(context.Background())
 				}
 				if err != nil {
@@ -295,8 +279,8 @@ func lifecycleOutageDuringDelete(t *testing.T, b dnsBackend) {
 	b.setOutage(t, true)
 	t.Cleanup(func() { b.setOutage(t, false) })
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
-	eventuallyDNSReason(t, g, app, ReasonDNSServiceUnavailable)
-	g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", ReasonDeleting))
+	eventuallyDNSReason(t, g, app, appsv1alpha1.DNSServiceUnavailableReason)
+	g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", appsv1alpha1.DeletingReason))
 	g.Consistently(func(g Gomega) {
 		g.Expect(k8sClient.Get(t.Context(), key, app)).To(Succeed())
 		g.Expect(app.Finalizers).To(ContainElement(appsv1alpha1.DNSCleanupFinalizer))
@@ -312,17 +296,17 @@ func lifecycleHostConflict(t *testing.T, b dnsBackend) {
 	g := NewWithT(t)
 	first, second := newNamespace(t), newNamespace(t)
 	host := "shared." + first + ".example.com"
-	holder := newMyApp(first, "holder", withHost(host), b.route)
+	holder := newMyApp(first, "holder", fixtures.WithHost(host), b.route)
 	createReadyMyApp(t, g, holder)
 
-	intruder := newMyApp(second, "intruder", withHost(host), b.route)
+	intruder := newMyApp(second, "intruder", fixtures.WithHost(host), b.route)
 	g.Expect(k8sClient.Create(t.Context(), intruder)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(intruder), intruder)).To(Succeed())
 		cond := conditionOf(intruder, appsv1alpha1.DNSReadyCondition)
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(cond.Reason).To(Equal(ReasonHostConflict))
+		g.Expect(cond.Reason).To(Equal(appsv1alpha1.HostConflictReason))
 		g.Expect(cond.Message).To(ContainSubstring("MyApp " + first + "/holder"))
 	}, timeout, interval).Should(Succeed())
 

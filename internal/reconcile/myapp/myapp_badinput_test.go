@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // TestBadInputOnlyTheDeploymentAPIRefuses is the part of the bad-input
@@ -96,7 +97,7 @@ func TestBadInputOnlyTheDeploymentAPIRefuses(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			cond := eventuallyReadyReason(t, g, apps[i], ReasonChildWriteFailed)
+			cond := eventuallyReadyReason(t, g, apps[i], appsv1alpha1.ChildWriteFailedReason)
 			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(cond.Message).To(ContainSubstring("Could not create Deployment " + tc.name))
 			g.Expect(cond.Message).To(ContainSubstring(tc.wantField), "the condition names the field")
@@ -114,7 +115,7 @@ func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
 	if rfc2136Err != nil {
 		t.Fatal(rfc2136Err)
 	}
-	var route myAppOption
+	var route fixtures.MyAppOption
 	for _, b := range dnsBackends() {
 		if b.name == rfc2136Backend {
 			route = b.route
@@ -131,13 +132,13 @@ func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
 	}
 	apps := map[string]*appsv1alpha1.MyApp{}
 	for name, host := range hosts {
-		apps[name] = newMyApp(ns, name, route, withHost(host))
+		apps[name] = newMyApp(ns, name, route, fixtures.WithHost(host))
 		g.Expect(k8sClient.Create(t.Context(), apps[name])).To(Succeed(), "the API server accepts %s", host)
 	}
 	for name, app := range apps {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			eventuallyDNSReason(t, g, app, ReasonDNSRequestRejected)
+			eventuallyDNSReason(t, g, app, appsv1alpha1.DNSRequestRejectedReason)
 			cond := conditionOf(app, appsv1alpha1.DNSReadyCondition)
 			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(cond.Message).To(ContainSubstring("spec.host"), "the condition names the field")

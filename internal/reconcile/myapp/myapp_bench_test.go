@@ -19,11 +19,11 @@ package myapp
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
+	"github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // BenchmarkSteadyStateReconcile measures the pass every MyApp at rest costs
@@ -32,16 +32,13 @@ import (
 // every pass is a check. It runs against the suite's control plane and
 // simulator, so it includes a real HTTP round trip.
 func BenchmarkSteadyStateReconcile(b *testing.B) {
-	ns := "bench-" + rand.String(5)
+	ns := fixtures.CreateNamespace(b, k8sClient, "bench")
 	ctx := b.Context()
-	if err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		b.Fatal(err)
-	}
 	app := newMyApp(ns, "web")
 	if err := k8sClient.Create(ctx, app); err != nil {
 		b.Fatal(err)
 	}
-	waitReady(b, app)
+	fixtures.EventuallyReady(ctx, gomega.NewWithT(b), k8sClient, timeout, app)
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)}
 	writesBefore := writes.count(ns)
 

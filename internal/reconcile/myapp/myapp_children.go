@@ -186,7 +186,7 @@ func (r *Reconciler) reportCreated(s *scope) {
 	if len(s.created) == 0 {
 		return
 	}
-	r.Recorder.Eventf(s.app, nil, corev1.EventTypeNormal, ReasonChildCreated, "CreateChildren",
+	r.event(s.app, nil, corev1.EventTypeNormal, eventChildCreated, "CreateChildren",
 		"Created %s", strings.Join(s.created, ", "))
 	s.created = nil
 }
@@ -232,7 +232,7 @@ func (r *Reconciler) reconcileChild(ctx context.Context, s *scope, obj client.Ob
 		s.created = append(s.created, kind+" "+obj.GetName())
 	case controllerutil.OperationResultUpdated:
 		log.FromContext(ctx).Info("Updated child to match the spec", "kind", kind, "name", obj.GetName())
-		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, ReasonChildUpdated, "Update"+kind,
+		r.event(app, obj, corev1.EventTypeNormal, eventChildUpdated, "Update"+kind,
 			"Updated %s %s to match the MyApp's spec", kind, obj.GetName())
 	}
 	return nil
@@ -254,8 +254,8 @@ func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) 
 	s.incomplete = true
 	var conflict *childConflictError
 	if errors.As(err, &conflict) {
-		if !isReadyConditionReason(app, ReasonChildConflict) {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile"+conflict.kind, "%s", err)
+		if !isReadyConditionReason(app, appsv1alpha1.ChildConflictReason) {
+			r.event(app, nil, corev1.EventTypeWarning, eventChildConflict, "Reconcile"+conflict.kind, "%s", err)
 		}
 		setChildConflictCondition(app, conflict)
 		return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
@@ -280,8 +280,8 @@ func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) 
 		advice = "a quota or an admission policy refused it; the operator retries with backoff"
 	}
 	msg := fmt.Sprintf("Could not %s %s %s: %s; %s", verb, kind, name, serverMessage(err), advice)
-	if r.childTroubles.remember(client.ObjectKeyFromObject(app), msg) && !hasReadyCondition(app, ReasonChildWriteFailed, msg) {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonChildWriteFailed, strings.ToUpper(verb[:1])+verb[1:]+kind, "%s", msg)
+	if r.childTroubles.remember(client.ObjectKeyFromObject(app), msg) && !hasReadyCondition(app, appsv1alpha1.ChildWriteFailedReason, msg) {
+		r.event(app, nil, corev1.EventTypeWarning, eventChildWriteFailed, strings.ToUpper(verb[:1])+verb[1:]+kind, "%s", msg)
 	}
 	setChildWriteFailedCondition(app, msg)
 	if invalid {

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // eventuallyReadyReason waits until app's Ready condition, at the app's
@@ -63,7 +64,7 @@ func TestDeploymentTheAPIRefusesTurnsReadyFalse(t *testing.T) {
 	}}}
 	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
 
-	cond := eventuallyReadyReason(t, g, app, ReasonChildWriteFailed)
+	cond := eventuallyReadyReason(t, g, app, appsv1alpha1.ChildWriteFailedReason)
 	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 	g.Expect(cond.Message).To(ContainSubstring("Could not update Deployment web"))
 	g.Expect(cond.Message).To(ContainSubstring(`Invalid value: "metadata.bogus"`), "the server's message, naming the field")
@@ -74,7 +75,7 @@ func TestDeploymentTheAPIRefusesTurnsReadyFalse(t *testing.T) {
 	before := writes.count(ns)
 	g.Consistently(func() int { return writes.count(ns) }, 3*time.Second, interval).Should(Equal(before),
 		"a spec the API server refuses is not retried until the spec changes")
-	g.Expect(warnings.count(app, ReasonChildWriteFailed)).To(Equal(1), "one warning when the trouble starts")
+	g.Expect(warnings.count(app, appsv1alpha1.ChildWriteFailedReason)).To(Equal(1), "one warning when the trouble starts")
 
 	// Fixing the spec brings the MyApp back.
 	g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
@@ -99,7 +100,7 @@ func TestServiceThatCannotBeCreatedShowsReadyFalse(t *testing.T) {
 
 	app := newMyApp(ns, "web")
 	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
-	cond := eventuallyReadyReason(t, g, app, ReasonChildWriteFailed)
+	cond := eventuallyReadyReason(t, g, app, appsv1alpha1.ChildWriteFailedReason)
 	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 	g.Expect(cond.Message).To(ContainSubstring("Could not create Service web"))
 	g.Expect(cond.Message).To(ContainSubstring("exceeded quota: no-services"), "the server's message")
@@ -108,7 +109,7 @@ func TestServiceThatCannotBeCreatedShowsReadyFalse(t *testing.T) {
 	// It is retried with backoff, and warned about once.
 	before := writes.count(ns)
 	g.Eventually(func() int { return writes.count(ns) }, timeout, interval).Should(BeNumerically(">", before), "the create is retried")
-	g.Expect(warnings.count(app, ReasonChildWriteFailed)).To(Equal(1), "one warning when the trouble starts, not one per retry")
+	g.Expect(warnings.count(app, appsv1alpha1.ChildWriteFailedReason)).To(Equal(1), "one warning when the trouble starts, not one per retry")
 
 	g.Expect(k8sClient.Delete(t.Context(), quota)).To(Succeed())
 	eventuallyReady(t, g, app)
@@ -134,7 +135,7 @@ func TestStaleChildCacheIsAQuietRequeue(t *testing.T) {
 	app := newMyApp(ns, "web")
 	createReadyMyApp(t, g, app)
 
-	c, err := client.NewWithWatch(cp.Config, client.Options{Scheme: testScheme()})
+	c, err := client.NewWithWatch(cp.Config, client.Options{Scheme: fixtures.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	recorder := events.NewFakeRecorder(10)
 	r := &Reconciler{

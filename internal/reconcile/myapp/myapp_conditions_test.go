@@ -49,5 +49,5 @@ func TestDNSReadyFollowsTheGeneration(t *testing.T) {
 	for _, c := range app.Status.Conditions {
 		g.Expect(c.ObservedGeneration).To(Equal(app.Generation), "condition %s: %s", c.Type, c.Message)
 	}
-	g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition)).To(HaveField("Reason", ReasonRecordActive))
+	g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition)).To(HaveField("Reason", appsv1alpha1.RecordActiveReason))
 }

@@ -35,6 +35,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 func TestCreateMyApp(t *testing.T) {
@@ -49,7 +50,7 @@ func TestCreateMyApp(t *testing.T) {
 		Name: app.Spec.Host, Type: "A", Value: defaultTarget, Owner: recordOwner(app), State: appsv1alpha1.DNSRecordActive,
 		LastObservedState: appsv1alpha1.DNSRecordActive,
 	}))
-	g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition)).To(HaveField("Reason", ReasonRecordActive))
+	g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition)).To(HaveField("Reason", appsv1alpha1.RecordActiveReason))
 
 	// Each child exists, is controlled by the MyApp and carries its labels.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.Ingress{}} {
@@ -67,8 +68,8 @@ func TestCreateMyApp(t *testing.T) {
 		HaveField("Value", defaultTarget),
 		HaveField("State", simulator.StateActive),
 	)))
-	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
-		Should(ContainElements(ReasonChildCreated, ReasonDNSRecordCreated))
+	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).
+		Should(ContainElements(eventChildCreated, eventDNSRecordCreated))
 }
 
 // TestNewMyAppMakesOnlyTheWritesItNeeds holds the cost of a new MyApp
@@ -89,11 +90,11 @@ func TestNewMyAppMakesOnlyTheWritesItNeeds(t *testing.T) {
 	g.Expect(ing.Generation).To(Equal(int64(1)), "the Ingress was created with its rules and never changed")
 	g.Expect(dnsReads.listsBy(recordOwner(app))).To(BeZero(), "no list for earlier hosts a first generation cannot have")
 
-	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
-		Should(ContainElements(ReasonChildCreated, ReasonDNSRecordCreated))
+	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).
+		Should(ContainElements(eventChildCreated, eventDNSRecordCreated))
 	created := 0
 	for _, reason := range eventReasons(t, ns, "web") {
-		if reason == ReasonChildCreated {
+		if reason == eventChildCreated {
 			created++
 		}
 	}
@@ -264,17 +265,17 @@ func TestHostConflictAcrossNamespaces(t *testing.T) {
 	g := NewWithT(t)
 	first, second := newNamespace(t), newNamespace(t)
 	host := "shared." + first + ".example.com"
-	holder := newMyApp(first, "holder", withHost(host))
+	holder := newMyApp(first, "holder", fixtures.WithHost(host))
 	createReadyMyApp(t, g, holder)
 
-	intruder := newMyApp(second, "intruder", withHost(host))
+	intruder := newMyApp(second, "intruder", fixtures.WithHost(host))
 	g.Expect(k8sClient.Create(t.Context(), intruder)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(intruder), intruder)).To(Succeed())
 		cond := conditionOf(intruder, appsv1alpha1.DNSReadyCondition)
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(cond.Reason).To(Equal(ReasonHostConflict))
+		g.Expect(cond.Reason).To(Equal(appsv1alpha1.HostConflictReason))
 		g.Expect(cond.Message).To(ContainSubstring("MyApp " + first + "/holder"))
 		g.Expect(conditionOf(intruder, appsv1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionFalse))
 	}, timeout, interval).Should(Succeed())
@@ -332,12 +333,12 @@ func TestDNSOutageDuringDeleteHoldsTheFinalizer(t *testing.T) {
 		g.Expect(k8sClient.Get(t.Context(), key, app)).To(Succeed())
 		cond := conditionOf(app, appsv1alpha1.DNSReadyCondition)
 		g.Expect(cond).NotTo(BeNil())
-		g.Expect(cond.Reason).To(Equal(ReasonDNSServiceUnavailable))
+		g.Expect(cond.Reason).To(Equal(appsv1alpha1.DNSServiceUnavailableReason))
 		g.Expect(cond.Message).To(ContainSubstring("retries with backoff"))
-		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", ReasonDeleting))
+		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", appsv1alpha1.DeletingReason))
 	}, timeout, interval).Should(Succeed())
-	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
-		Should(ContainElement(ReasonDNSServiceUnavailable))
+	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).
+		Should(ContainElement(eventReason(appsv1alpha1.DNSServiceUnavailableReason)))
 
 	// While the service is down the finalizer holds and the record stays.
 	g.Consistently(func(g Gomega) {
@@ -354,7 +355,7 @@ func TestDNSOutageDuringDeleteHoldsTheFinalizer(t *testing.T) {
 func TestOrphanPolicyLeavesTheRecord(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	app := newMyApp(ns, "web", withDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	app := newMyApp(ns, "web", fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
 	createReadyMyApp(t, g, app)
 	owner := recordOwner(app)
 
@@ -461,7 +462,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	ns := newNamespace(t)
 	// Resources and a field-reference env var exercise the defaults the API
 	// server adds to a pod template, which must not look like drift.
-	app := newMyApp(ns, "web", withEnv(
+	app := newMyApp(ns, "web", fixtures.WithEnv(
 		corev1.EnvVar{Name: "GREETING", Value: "hello"},
 		corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 	))
@@ -513,15 +514,15 @@ func TestOrphanReleasesAMyAppStuckOnAnOutage(t *testing.T) {
 	sim.SetOutage(simulator.ServiceDNS, true)
 	t.Cleanup(func() { sim.SetOutage(simulator.ServiceDNS, false) })
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
-	eventuallyDNSReason(t, g, app, ReasonDNSServiceUnavailable)
+	eventuallyDNSReason(t, g, app, appsv1alpha1.DNSServiceUnavailableReason)
 
 	// The documented way out: set deletionPolicy Orphan on the stuck MyApp.
 	g.Expect(k8sClient.Patch(t.Context(), app, client.RawPatch(types.MergePatchType,
 		[]byte(`{"spec":{"deletionPolicy":"Orphan"}}`)))).To(Succeed())
 	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, timeout, "the MyApp goes without the DNS service")
 	g.Expect(recordsNamed(app.Spec.Host)).To(HaveLen(1), "the record was left alone")
-	g.Eventually(func() []string { return eventReasons(t, ns, "web") }, timeout, interval).
-		Should(ContainElement(ReasonDNSRecordOrphaned))
+	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).
+		Should(ContainElement(eventDNSRecordOrphaned))
 }
 
 func TestThrottledDNSIsNotCalledBeforeRetryAfter(t *testing.T) {
@@ -534,7 +535,7 @@ func TestThrottledDNSIsNotCalledBeforeRetryAfter(t *testing.T) {
 
 	app := newMyApp(ns, "web")
 	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
-	eventuallyDNSReason(t, g, app, ReasonDNSThrottled)
+	eventuallyDNSReason(t, g, app, appsv1alpha1.DNSThrottledReason)
 	g.Expect(sim.RequestCountStatus(simulator.ServiceDNS, simulator.OpUpsert, 429)).To(BeNumerically(">=", 1))
 	upserts := sim.RequestCount(simulator.ServiceDNS, simulator.OpUpsert)
 
@@ -567,7 +568,7 @@ func TestChildInTheWayIsNeverAdopted(t *testing.T) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 		cond := conditionOf(app, appsv1alpha1.ReadyCondition)
 		g.Expect(cond).NotTo(BeNil())
-		g.Expect(cond.Reason).To(Equal(ReasonChildConflict))
+		g.Expect(cond.Reason).To(Equal(appsv1alpha1.ChildConflictReason))
 		g.Expect(cond.Message).To(ContainSubstring("Service web already exists and is not controlled by this MyApp"))
 	}, timeout, interval).Should(Succeed())
 	g.Expect(recordsNamed(app.Spec.Host)).To(BeEmpty(), "no record for an app that is not served")
@@ -626,7 +627,7 @@ func TestStatusIsKeptWhileAnotherFinalizerHoldsTheMyApp(t *testing.T) {
 		g.Expect(k8sClient.Get(t.Context(), key, app)).To(Succeed())
 		g.Expect(app.Finalizers).To(ConsistOf("test.myapp.dev/hold"), "the DNS cleanup finalizer is gone")
 		g.Expect(app.Status.DNS).To(BeNil(), "the status no longer shows the deleted record")
-		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", ReasonDeleting))
+		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Reason", appsv1alpha1.DeletingReason))
 	}, timeout, interval).Should(Succeed())
 	g.Expect(recordsNamed(app.Spec.Host)).To(BeEmpty())
 

@@ -41,7 +41,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 		return reconcile.Result{}, nil
 	}
 	r.cleanup.waiting(app)
-	setReadyConditionFalse(app, ReasonDeleting, "The MyApp is being deleted")
+	setReadyConditionFalse(app, appsv1alpha1.DeletingReason, "The MyApp is being deleted")
 
 	if app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan {
 		log.FromContext(ctx).Info("Leaving DNS records in place", "deletionPolicy", app.Spec.DeletionPolicy)
@@ -50,7 +50,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 			return result, nil
 		}
 	} else {
-		setDNSCondition(app, false, ReasonDeletingRecord,
+		setDNSCondition(app, false, appsv1alpha1.DeletingRecordReason,
 			fmt.Sprintf("Deleting the DNS record for %s before the MyApp goes", app.Spec.Host))
 		if done, result, err := r.deleteAllRecords(ctx, s); !done {
 			return result, err

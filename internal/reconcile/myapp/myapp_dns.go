@@ -120,7 +120,7 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	recordType, value, ok := r.desiredTarget(s.ingress)
 	if !ok {
 		// The Ingress's status update will bring this MyApp back.
-		setDNSCondition(app, false, ReasonWaitingForAddress,
+		setDNSCondition(app, false, appsv1alpha1.WaitingForAddressReason,
 			fmt.Sprintf("Ingress %s has no load-balancer address yet and the operator has no --dns-default-target; "+
 				"the record for %s is written once either exists", app.Name, host))
 		return reconcile.Result{}, nil
@@ -192,12 +192,12 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	}
 	now := r.Clock.Now()
 	if state != appsv1alpha1.DNSRecordActive {
-		setDNSCondition(app, false, ReasonRecordPending,
+		setDNSCondition(app, false, appsv1alpha1.RecordPendingReason,
 			fmt.Sprintf("The DNS service accepted %s %s -> %s and is propagating it", current.Type, host, current.Value))
 		next := now.Add(wait.Jitter(r.PendingPollInterval, dnsJitterFactor))
 		return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
 	}
-	setDNSCondition(app, true, ReasonRecordActive,
+	setDNSCondition(app, true, appsv1alpha1.RecordActiveReason,
 		fmt.Sprintf("%s %s -> %s is active in the DNS service", current.Type, host, current.Value))
 	next := r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, now)
 	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
@@ -226,10 +226,10 @@ func (r *Reconciler) writeRecord(ctx context.Context, app *appsv1alpha1.MyApp, c
 		return stored, err
 	}
 	if current.Name == "" {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordCreated, "CreateDNSRecord",
+		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordCreated, "CreateDNSRecord",
 			"Registered %s %s -> %s in the DNS service", want.Type, want.Name, want.Value)
 	} else {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordUpdated, "UpdateDNSRecord",
+		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordUpdated, "UpdateDNSRecord",
 			"Set %s %s -> %s in the DNS service, replacing a record that differed", want.Type, want.Name, want.Value)
 	}
 	return stored, nil
@@ -279,10 +279,10 @@ func (r *Reconciler) hostConflict(ctx context.Context, s *scope, holder string) 
 	if held != "" {
 		msg += fmt.Sprintf("; %s stays registered and routed meanwhile", held)
 	}
-	if !isDNSConditionReason(app, ReasonHostConflict) {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonHostConflict, "CreateDNSRecord", "%s", msg)
+	if !isDNSConditionReason(app, appsv1alpha1.HostConflictReason) {
+		r.event(app, nil, corev1.EventTypeWarning, eventHostConflict, "CreateDNSRecord", "%s", msg)
 	}
-	setDNSCondition(app, false, ReasonHostConflict, msg)
+	setDNSCondition(app, false, appsv1alpha1.HostConflictReason, msg)
 	next := r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, r.Clock.Now())
 	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshot)}, nil
 }
@@ -318,8 +318,8 @@ func (r *Reconciler) releaseForSwap(ctx context.Context, s *scope, holder *appsv
 	msg := fmt.Sprintf("Host %s is held by MyApp %s/%s, which is moving to %s, the host this MyApp held; "+
 		"%s was released so the two can swap, and %s is registered once it is free",
 		app.Spec.Host, holder.Namespace, holder.Name, released, released, app.Spec.Host)
-	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordReleased, "DeleteDNSRecord", "%s", msg)
-	setDNSCondition(app, false, ReasonHostConflict, msg)
+	r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordReleased, "DeleteDNSRecord", "%s", msg)
+	setDNSCondition(app, false, appsv1alpha1.HostConflictReason, msg)
 	next := r.Clock.Now().Add(wait.Jitter(r.PendingPollInterval, dnsJitterFactor))
 	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshotOf(holder))}, nil
 }
@@ -368,7 +368,7 @@ func (r *Reconciler) deleteRecordNames(ctx context.Context, app *appsv1alpha1.My
 			return err
 		}
 		if known.Has(name) {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ReasonDNSRecordDeleted, "DeleteDNSRecord",
+			r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordDeleted, "DeleteDNSRecord",
 				"Deleted DNS record %s", name)
 		}
 	}
@@ -393,18 +393,18 @@ func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string
 	}
 	deleting := !app.DeletionTimestamp.IsZero()
 	reason, advice := dnsErrorReason(err)
-	if reason == ReasonDNSRequestRejected && deleting {
+	if reason == appsv1alpha1.DNSRequestRejectedReason && deleting {
 		advice = deleteRejectedAdvice
 	}
 	msg := fmt.Sprintf("Could not %s the DNS record for %s: %s", action, app.Spec.Host, advice)
 	log.FromContext(ctx).Error(err, "DNS service call failed", "action", action, "reason", reason)
-	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, reason, "DNS", "%s", msg)
+	r.event(app, nil, corev1.EventTypeWarning, eventReason(reason), "DNS", "%s", msg)
 	setDNSCondition(app, false, reason, msg)
 
 	if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
 		return reconcile.Result{RequeueAfter: retryAfter}, nil
 	}
-	if reason == ReasonDNSRequestRejected && !deleting {
+	if reason == appsv1alpha1.DNSRequestRejectedReason && !deleting {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	return reconcile.Result{}, err
@@ -418,19 +418,29 @@ const deleteRejectedAdvice = "the DNS service, or a proxy in front of it, reject
 	"(see the operator's log for the answer); the operator retries with backoff. To let the MyApp go and leave " +
 	"the record in place, set deletionPolicy: Orphan"
 
+// dnsReasons are the DNSReady reasons for the DNS service's failures.
+var dnsReasons = external.Reasons{
+	Unauthorized: appsv1alpha1.DNSUnauthorizedReason,
+	Throttled:    appsv1alpha1.DNSThrottledReason,
+	Unavailable:  appsv1alpha1.DNSServiceUnavailableReason,
+	Rejected:     appsv1alpha1.DNSRequestRejectedReason,
+	Other:        appsv1alpha1.DNSServiceUnavailableReason,
+}
+
 // dnsErrorReason maps an error to a condition reason and advice that does
 // not change from one failure to the next, so the status does not churn.
 func dnsErrorReason(err error) (reason, advice string) {
-	switch {
-	case errors.Is(err, external.ErrThrottled):
-		return ReasonDNSThrottled, "the DNS service is rate-limiting the operator; it retries no sooner than the service asks"
-	case errors.Is(err, external.ErrUnauthorized):
-		return ReasonDNSUnauthorized, "the DNS service refused the operator's token; check the token configured with " +
+	reason = dnsReasons.For(err)
+	switch reason {
+	case appsv1alpha1.DNSThrottledReason:
+		return reason, "the DNS service is rate-limiting the operator; it retries no sooner than the service asks"
+	case appsv1alpha1.DNSUnauthorizedReason:
+		return reason, "the DNS service refused the operator's token; check the token configured with " +
 			"--dns-token-file or --dns-token-secret"
-	case errors.Is(err, external.ErrInvalid):
-		return ReasonDNSRequestRejected, "the DNS service rejected the request as invalid; check spec.host and the " +
+	case appsv1alpha1.DNSRequestRejectedReason:
+		return reason, "the DNS service rejected the request as invalid; check spec.host and the " +
 			"operator's --dns-default-target (see the operator's log for the service's answer)"
 	default:
-		return ReasonDNSServiceUnavailable, "the DNS service is unreachable or failing; the operator retries with backoff"
+		return reason, "the DNS service is unreachable or failing; the operator retries with backoff"
 	}
 }

@@ -195,7 +195,7 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 	asWanted := st != nil && st.Name == app.Spec.Host && st.Owner == recordOwner(app) &&
 		st.Type == recordType && st.Value == value
 	seen := seenOf(app)
-	conflict := seen.reason == ReasonHostConflict
+	conflict := seen.reason == appsv1alpha1.HostConflictReason
 
 	last, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID)
 	if !known {
@@ -226,8 +226,8 @@ func (r *Reconciler) dueAfterRestart(app *appsv1alpha1.MyApp, asWanted bool, see
 	cond := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
 	// A conflict the MyApp asks to adopt out of is read once more: the
 	// annotation may have come after the conflict was judged.
-	settled := asWanted && st.State == appsv1alpha1.DNSRecordActive && seen.reason == ReasonRecordActive ||
-		seen.reason == ReasonHostConflict && cond.ObservedGeneration == app.Generation && !wantsAdoption(app)
+	settled := asWanted && st.State == appsv1alpha1.DNSRecordActive && seen.reason == appsv1alpha1.RecordActiveReason ||
+		seen.reason == appsv1alpha1.HostConflictReason && cond.ObservedGeneration == app.Generation && !wantsAdoption(app)
 	if !settled {
 		return true, 0
 	}

@@ -32,6 +32,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // ingressRuleHosts returns the hosts of the Ingress's rules, and of those the
@@ -52,7 +53,7 @@ func TestHostMoveToAHeldHostKeepsTheOldHostRouted(t *testing.T) {
 	g := NewWithT(t)
 	first, second := newNamespace(t), newNamespace(t)
 	taken := "taken." + first + ".example.com"
-	holder := newMyApp(first, "holder", withHost(taken))
+	holder := newMyApp(first, "holder", fixtures.WithHost(taken))
 	createReadyMyApp(t, g, holder)
 	app := newMyApp(second, "web")
 	createReadyMyApp(t, g, app)
@@ -62,7 +63,7 @@ func TestHostMoveToAHeldHostKeepsTheOldHostRouted(t *testing.T) {
 	// old name, and must not route the contested one.
 	app.Spec.Host = taken
 	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
-	eventuallyDNSReason(t, g, app, ReasonHostConflict)
+	eventuallyDNSReason(t, g, app, appsv1alpha1.HostConflictReason)
 	g.Eventually(func(g Gomega) {
 		all, routed := ingressRuleHosts(t, g, app)
 		g.Expect(routed).To(ConsistOf(oldHost), "the old host stays routed")
@@ -224,10 +225,10 @@ func TestRejectedDeleteBacksOffWithACondition(t *testing.T) {
 	deletesBefore := sim.RequestCount(simulator.ServiceDNS, simulator.OpDelete)
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
 
-	eventuallyDNSReason(t, g, app, ReasonDNSRequestRejected)
+	eventuallyDNSReason(t, g, app, appsv1alpha1.DNSRequestRejectedReason)
 	g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition).Message).To(ContainSubstring("deletionPolicy: Orphan"))
-	g.Eventually(func() []string { return eventReasons(t, ns, "shop") }, timeout, interval).
-		Should(ContainElement(ReasonDNSRequestRejected))
+	g.Eventually(func() []eventReason { return eventReasons(t, ns, "shop") }, timeout, interval).
+		Should(ContainElement(eventReason(appsv1alpha1.DNSRequestRejectedReason)))
 	// Not terminal: the deletion is retried with backoff, without any
 	// other event to bring the MyApp back.
 	g.Eventually(func() int {
@@ -257,7 +258,7 @@ func TestDNSStateIsUnknownDuringAnOutage(t *testing.T) {
 	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.77"}}
 	g.Expect(k8sClient.Status().Update(t.Context(), ing)).To(Succeed())
 
-	eventuallyDNSReason(t, g, app, ReasonDNSServiceUnavailable)
+	eventuallyDNSReason(t, g, app, appsv1alpha1.DNSServiceUnavailableReason)
 	g.Expect(app.Status.DNS).NotTo(BeNil())
 	g.Expect(app.Status.DNS.State).To(Equal(appsv1alpha1.DNSRecordUnknown), "the DNS column shows what is known")
 	g.Expect(app.Status.DNS.LastObservedState).To(Equal(appsv1alpha1.DNSRecordActive), "the last seen state is kept")

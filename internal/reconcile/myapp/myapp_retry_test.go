@@ -48,12 +48,12 @@ func TestDeletionResumesSoonAfterManyFailedPasses(t *testing.T) {
 	// fails and doubles the backoff. 20 failures put the next retry past
 	// the cap: 5ms doubled 19 times is 43 minutes.
 	const failures = 20
-	for i := 0; warnings.count(app, ReasonDNSServiceUnavailable) < failures; i++ {
-		before := warnings.count(app, ReasonDNSServiceUnavailable)
+	for i := 0; warnings.count(app, appsv1alpha1.DNSServiceUnavailableReason) < failures; i++ {
+		before := warnings.count(app, appsv1alpha1.DNSServiceUnavailableReason)
 		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.myapp.dev/poke":"%d"}}}`, i)
 		g.Expect(k8sClient.Patch(t.Context(), &appsv1alpha1.MyApp{ObjectMeta: app.ObjectMeta},
 			client.RawPatch("application/merge-patch+json", patch))).To(Succeed())
-		g.Eventually(func() int { return warnings.count(app, ReasonDNSServiceUnavailable) }, timeout, interval).
+		g.Eventually(func() int { return warnings.count(app, appsv1alpha1.DNSServiceUnavailableReason) }, timeout, interval).
 			Should(BeNumerically(">", before), "a pass fails")
 	}
 

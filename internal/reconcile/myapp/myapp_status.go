@@ -23,51 +23,40 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 )
 
-// Reasons of the Ready condition.
-const (
-	// ReasonAvailable: the Deployment is available and the record active.
-	ReasonAvailable = "Available"
-	// ReasonDeploymentUnavailable: the Deployment has not become available.
-	ReasonDeploymentUnavailable = "DeploymentUnavailable"
-	// ReasonDNSNotReady: the app runs but its DNS record is not active.
-	ReasonDNSNotReady = "DNSNotReady"
-	// ReasonChildConflict: an object in the way of a child is not the MyApp's.
-	ReasonChildConflict = "ChildConflict"
-	// ReasonChildWriteFailed: the API server refused or failed a child's
-	// create or update.
-	ReasonChildWriteFailed = "ChildWriteFailed"
-	// ReasonDeleting: the MyApp is being deleted.
-	ReasonDeleting = "Deleting"
-)
-
-// Reasons of the DNSReady condition.
-const (
-	ReasonRecordActive          = "RecordActive"
-	ReasonRecordPending         = "RecordPending"
-	ReasonWaitingForAddress     = "WaitingForAddress"
-	ReasonHostConflict          = "HostConflict"
-	ReasonDNSServiceUnavailable = "DNSServiceUnavailable"
-	ReasonDNSUnauthorized       = "DNSUnauthorized"
-	ReasonDNSThrottled          = "DNSThrottled"
-	ReasonDNSRequestRejected    = "DNSRequestRejected"
-	ReasonDeletingRecord        = "DeletingRecord"
-)
+// eventReason is the reason of an event. An event that reports a
+// condition's trouble carries the condition's reason (appsv1alpha1's
+// XxxReason); the ones below are for events that no condition carries.
+type eventReason string
 
 // Reasons of events that have no condition of their own.
 const (
-	ReasonChildCreated      = "ChildCreated"
-	ReasonChildUpdated      = "ChildUpdated"
-	ReasonDNSRecordCreated  = "DNSRecordCreated"
-	ReasonDNSRecordUpdated  = "DNSRecordUpdated"
-	ReasonDNSRecordDeleted  = "DNSRecordDeleted"
-	ReasonDNSRecordOrphaned = "DNSRecordOrphaned"
-	ReasonDNSRecordReleased = "DNSRecordReleased"
+	eventChildCreated      eventReason = "ChildCreated"
+	eventChildUpdated      eventReason = "ChildUpdated"
+	eventDNSRecordCreated  eventReason = "DNSRecordCreated"
+	eventDNSRecordUpdated  eventReason = "DNSRecordUpdated"
+	eventDNSRecordDeleted  eventReason = "DNSRecordDeleted"
+	eventDNSRecordOrphaned eventReason = "DNSRecordOrphaned"
+	eventDNSRecordReleased eventReason = "DNSRecordReleased"
 )
+
+// Warnings that explain a condition carry the condition's reason.
+const (
+	eventChildConflict    = eventReason(appsv1alpha1.ChildConflictReason)
+	eventChildWriteFailed = eventReason(appsv1alpha1.ChildWriteFailedReason)
+	eventHostConflict     = eventReason(appsv1alpha1.HostConflictReason)
+)
+
+// event records an event about app; related is the child it concerns, or nil.
+func (r *Reconciler) event(app *appsv1alpha1.MyApp, related runtime.Object, eventType string, reason eventReason,
+	action, note string, args ...any) {
+	r.Recorder.Eventf(app, related, eventType, string(reason), action, note, args...)
+}
 
 func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string) {
 	s := metav1.ConditionFalse
@@ -130,7 +119,7 @@ func setReplicaStatus(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {
 // shows them.
 func setReadyCondition(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {
 	if !deploymentRolledOut(dep) {
-		setReadyConditionFalse(app, ReasonDeploymentUnavailable, fmt.Sprintf(
+		setReadyConditionFalse(app, appsv1alpha1.DeploymentUnavailableReason, fmt.Sprintf(
 			"Deployment %s is rolling out the current spec (status.readyReplicasSummary shows its progress); "+
 				"check its pods' events if this persists", app.Name))
 		return
@@ -141,10 +130,10 @@ func setReadyCondition(app *appsv1alpha1.MyApp, dep *appsv1.Deployment) {
 		if dnsCond != nil {
 			msg = "The app runs, but its DNS record is not active: " + dnsCond.Message
 		}
-		setReadyConditionFalse(app, ReasonDNSNotReady, msg)
+		setReadyConditionFalse(app, appsv1alpha1.DNSNotReadyReason, msg)
 		return
 	}
-	setCondition(app, appsv1alpha1.ReadyCondition, true, ReasonAvailable,
+	setCondition(app, appsv1alpha1.ReadyCondition, true, appsv1alpha1.AvailableReason,
 		fmt.Sprintf("The app is available at %s", app.Spec.Host))
 }
 
@@ -170,12 +159,12 @@ func deploymentRolledOut(dep *appsv1.Deployment) bool {
 // setChildWriteFailedCondition reports a child write the API server refused
 // or failed; message names the child and carries the server's answer.
 func setChildWriteFailedCondition(app *appsv1alpha1.MyApp, message string) {
-	setReadyConditionFalse(app, ReasonChildWriteFailed, message)
+	setReadyConditionFalse(app, appsv1alpha1.ChildWriteFailedReason, message)
 }
 
 // setChildConflictCondition reports an object in the way of a child.
 func setChildConflictCondition(app *appsv1alpha1.MyApp, err *childConflictError) {
-	setReadyConditionFalse(app, ReasonChildConflict, fmt.Sprintf(
+	setReadyConditionFalse(app, appsv1alpha1.ChildConflictReason, fmt.Sprintf(
 		"%s %s already exists and is not controlled by this MyApp; the operator never adopts it: "+
 			"delete or rename it, or rename the MyApp", err.kind, err.name))
 }

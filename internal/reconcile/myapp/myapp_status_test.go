@@ -85,11 +85,11 @@ func TestSetReadyCondition(t *testing.T) {
 		wantInMsg  string
 	}{
 		{"deployment rolling out", rolledOut(func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }), ptr.To(true),
-			metav1.ConditionFalse, ReasonDeploymentUnavailable, "Deployment web is rolling out"},
-		{"deployment missing", nil, ptr.To(true), metav1.ConditionFalse, ReasonDeploymentUnavailable, "rolling out"},
-		{"record not reported yet", rolledOut(), nil, metav1.ConditionFalse, ReasonDNSNotReady, "not active yet"},
-		{"record pending", rolledOut(), ptr.To(false), metav1.ConditionFalse, ReasonDNSNotReady, "propagating"},
-		{"all good", rolledOut(), ptr.To(true), metav1.ConditionTrue, ReasonAvailable, "available at web.example.com"},
+			metav1.ConditionFalse, appsv1alpha1.DeploymentUnavailableReason, "Deployment web is rolling out"},
+		{"deployment missing", nil, ptr.To(true), metav1.ConditionFalse, appsv1alpha1.DeploymentUnavailableReason, "rolling out"},
+		{"record not reported yet", rolledOut(), nil, metav1.ConditionFalse, appsv1alpha1.DNSNotReadyReason, "not active yet"},
+		{"record pending", rolledOut(), ptr.To(false), metav1.ConditionFalse, appsv1alpha1.DNSNotReadyReason, "propagating"},
+		{"all good", rolledOut(), ptr.To(true), metav1.ConditionTrue, appsv1alpha1.AvailableReason, "available at web.example.com"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,9 +99,9 @@ func TestSetReadyCondition(t *testing.T) {
 				Spec:       appsv1alpha1.MyAppSpec{Host: "web.example.com"},
 			}
 			if tc.dnsReady != nil {
-				reason, msg := ReasonRecordActive, "active"
+				reason, msg := appsv1alpha1.RecordActiveReason, "active"
 				if !*tc.dnsReady {
-					reason, msg = ReasonRecordPending, "propagating"
+					reason, msg = appsv1alpha1.RecordPendingReason, "propagating"
 				}
 				setDNSCondition(app, *tc.dnsReady, reason, msg)
 			}
@@ -121,11 +121,11 @@ func TestDNSErrorReason(t *testing.T) {
 		kind       error
 		wantReason string
 	}{
-		{external.ErrThrottled, ReasonDNSThrottled},
-		{external.ErrUnauthorized, ReasonDNSUnauthorized},
-		{external.ErrInvalid, ReasonDNSRequestRejected},
-		{external.ErrTransient, ReasonDNSServiceUnavailable},
-		{fmt.Errorf("dial tcp: connection refused"), ReasonDNSServiceUnavailable},
+		{external.ErrThrottled, appsv1alpha1.DNSThrottledReason},
+		{external.ErrUnauthorized, appsv1alpha1.DNSUnauthorizedReason},
+		{external.ErrInvalid, appsv1alpha1.DNSRequestRejectedReason},
+		{external.ErrTransient, appsv1alpha1.DNSServiceUnavailableReason},
+		{fmt.Errorf("dial tcp: connection refused"), appsv1alpha1.DNSServiceUnavailableReason},
 	}
 	for _, tc := range cases {
 		t.Run(tc.wantReason+"/"+tc.kind.Error(), func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestReadyConditionIgnoresRolloutCounters(t *testing.T) {
 		app := &appsv1alpha1.MyApp{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 4}}
 		setReadyCondition(app, dep)
 		cond := conditionOf(app, appsv1alpha1.ReadyCondition)
-		g.Expect(cond).To(HaveField("Reason", ReasonDeploymentUnavailable), "stage %d", i)
+		g.Expect(cond).To(HaveField("Reason", appsv1alpha1.DeploymentUnavailableReason), "stage %d", i)
 		if first == nil {
 			first = cond
 			continue

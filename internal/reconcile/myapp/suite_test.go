@@ -30,26 +30,26 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/test/harness"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -65,7 +65,7 @@ const (
 )
 
 var (
-	cp         *harness.ControlPlane
+	cp         *controlplane.ControlPlane
 	k8sClient  client.Client // uncached, for the tests' own reads and writes
 	sim        *simulator.Server
 	dnsClient  dns.Client
@@ -85,23 +85,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.RunMain(m, harness.Options{Tier: harness.TierCluster}, &cp, setupSuite, setupRFC2136Backend))
-}
-
-func testScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = appsv1alpha1.AddToScheme(s)
-	return s
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster}, &cp, setupSuite, setupRFC2136Backend))
 }
 
 // setupSuite starts the simulator and a manager running the MyApp
 // controller, whose client counts the writes it makes.
-func setupSuite(cp *harness.ControlPlane) (func(), error) {
+func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	scheme := testScheme()
 	var err error
-	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: fixtures.Scheme()}); err != nil {
 		return nil, err
 	}
 
@@ -118,45 +110,55 @@ func setupSuite(cp *harness.ControlPlane) (func(), error) {
 	}
 	dnsReads = newCountingDNS(dnsClient)
 
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// The cache cmd/manager configures (labelled children only, no
-		// managedFields), for the HTTP backend's MyApps only.
-		Cache: operatorCache(httpBackendCache()), // see dns_backends_test.go
+	// The HTTP backend's manager, with the cache cmd/manager configures
+	// (labelled children only, no managedFields), for its MyApps only.
+	mgr, stop, err := startManager(cp, "http", httpBackendCache(), func(mgr ctrl.Manager) *Reconciler {
+		reconciler = &Reconciler{
+			Client: interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
+			DNS:    dnsReads,
+			// As in the manager, where the orphan sweep runs by default.
+			ReplaceLeakedRecords: true,
+			Recorder:             &countingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), warnings: warnings},
+			DefaultTarget:        defaultTarget,
+			PendingPollInterval:  200 * time.Millisecond,
+			DriftCheckInterval:   driftCheckInterval,
+			Clock:                suiteClock,
+		}
+		return reconciler
 	})
 	if err != nil {
 		return nil, err
 	}
 	mgrCache = mgr.GetCache()
-	reconciler = &Reconciler{
-		Client: interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
-		DNS:    dnsReads,
-		// As in the manager, where the orphan sweep runs by default.
-		ReplaceLeakedRecords: true,
-		Recorder:             &countingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), warnings: warnings},
-		DefaultTarget:        defaultTarget,
-		PendingPollInterval:  200 * time.Millisecond,
-		DriftCheckInterval:   driftCheckInterval,
-		Clock:                suiteClock,
-	}
-	if err := reconciler.SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		}
-	}()
 	return func() {
-		cancel()
-		<-done
+		stop()
 		sim.Close()
 		srv.Close()
+	}, nil
+}
+
+// startManager runs a MyApp controller in a manager of its own, with the
+// cache cmd/manager configures narrowed by cacheOpts, until the returned stop
+// is called. newReconciler builds the controller from the manager. Each DNS
+// backend has one (see dns_backends_test.go).
+func startManager(cp *controlplane.ControlPlane, name string, cacheOpts cache.Options,
+	newReconciler func(ctrl.Manager) *Reconciler) (ctrl.Manager, func(), error) {
+	mgr, err := ctrl.NewManager(cp.Config, fixtures.ManagerOptions(ctrl.Options{
+		Cache: operatorCache(cacheOpts),
+		// Every backend's manager runs a controller of the same name.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := newReconciler(mgr).SetupWithManager(mgr); err != nil {
+		return nil, nil, err
+	}
+	stop := fixtures.StartManager(context.Background(), mgr)
+	return mgr, func() {
+		if err := stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s manager: %v\n", name, err)
+		}
 	}, nil
 }
 
@@ -433,38 +435,12 @@ func (c *offsetClock) step(d time.Duration) {
 // newNamespace creates a namespace of its own for a test.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return harness.CreateNamespace(t, k8sClient, "myapp")
-}
-
-// myAppOption changes a test MyApp before it is created.
-type myAppOption func(*appsv1alpha1.MyApp)
-
-func withHost(host string) myAppOption {
-	return func(a *appsv1alpha1.MyApp) { a.Spec.Host = host }
-}
-
-func withDeletionPolicy(p appsv1alpha1.DeletionPolicy) myAppOption {
-	return func(a *appsv1alpha1.MyApp) { a.Spec.DeletionPolicy = p }
-}
-
-func withEnv(env ...corev1.EnvVar) myAppOption {
-	return func(a *appsv1alpha1.MyApp) { a.Spec.Env = env }
+	return fixtures.CreateNamespace(t, k8sClient, "myapp")
 }
 
 // newMyApp builds a MyApp with two replicas, served on <name>.<ns>.example.com.
-func newMyApp(namespace, name string, opts ...myAppOption) *appsv1alpha1.MyApp {
-	app := &appsv1alpha1.MyApp{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: appsv1alpha1.MyAppSpec{
-			Replicas: ptr.To[int32](2),
-			Image:    "nginx:1.27",
-			Host:     name + "." + namespace + ".example.com",
-		},
-	}
-	for _, o := range opts {
-		o(app)
-	}
-	return app
+func newMyApp(namespace, name string, opts ...fixtures.MyAppOption) *appsv1alpha1.MyApp {
+	return fixtures.NewMyApp(namespace, name, append([]fixtures.MyAppOption{fixtures.WithReplicas(2)}, opts...)...)
 }
 
 // createReadyMyApp creates app and waits until it is Ready.
@@ -474,25 +450,10 @@ func createReadyMyApp(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) {
 	eventuallyReady(t, g, app)
 }
 
+// eventuallyReady waits until app is Ready at its generation.
 func eventuallyReady(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) {
 	t.Helper()
-	waitReady(t, app, g)
-}
-
-// waitReady waits until app is Ready at its generation, failing tb if it
-// does not become so; g is the test's own WithT when it has one.
-func waitReady(tb testing.TB, app *appsv1alpha1.MyApp, gs ...*WithT) {
-	tb.Helper()
-	g := NewWithT(tb)
-	if len(gs) > 0 {
-		g = gs[0]
-	}
-	ctx := tb.Context()
-	g.Eventually(func(g Gomega) {
-		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
-		g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
-		g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
-	}, timeout, interval).Should(Succeed(), "MyApp %s becomes Ready", app.Name)
+	fixtures.EventuallyReady(t.Context(), g, k8sClient, timeout, app)
 }
 
 // eventuallyGone waits until the object with key is deleted; msgAndArgs
@@ -513,13 +474,9 @@ func eventuallyDNSReason(t *testing.T, g *WithT, app *appsv1alpha1.MyApp, reason
 	}, timeout, interval).Should(Equal(reason))
 }
 
+// conditionOf returns app's condition of the type, or nil.
 func conditionOf(app *appsv1alpha1.MyApp, condType string) *metav1.Condition {
-	for i := range app.Status.Conditions {
-		if app.Status.Conditions[i].Type == condType {
-			return &app.Status.Conditions[i]
-		}
-	}
-	return nil
+	return meta.FindStatusCondition(app.Status.Conditions, condType)
 }
 
 // recordsNamed returns the simulator's records with the given name.
@@ -534,16 +491,6 @@ func recordsNamed(name string) []simulator.Record {
 }
 
 // eventReasons lists the reasons of the events about the named object.
-func eventReasons(t *testing.T, namespace, name string) []string {
-	var events eventsv1.EventList
-	if err := k8sClient.List(t.Context(), &events, client.InNamespace(namespace)); err != nil {
-		t.Fatal(err)
-	}
-	var reasons []string
-	for _, e := range events.Items {
-		if e.Regarding.Name == name {
-			reasons = append(reasons, e.Reason)
-		}
-	}
-	return reasons
+func eventReasons(t *testing.T, namespace, name string) []eventReason {
+	return fixtures.EventReasons[eventReason](t.Context(), NewWithT(t), k8sClient, "", namespace, name)
 }

@@ -30,6 +30,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // newTestSweeper returns a sweeper that judges records by live reads through
@@ -60,24 +61,24 @@ func TestSweepRemovesTheRecordOfAMyAppWhoseFinalizerWasRemovedByHand(t *testing.
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	oldHost, newHost := "old."+ns+".example.com", "new."+ns+".example.com"
-	old := newMyApp(ns, "web", withHost(oldHost))
+	old := newMyApp(ns, "web", fixtures.WithHost(oldHost))
 	createReadyMyApp(t, g, old)
 	key := client.ObjectKeyFromObject(old)
 
 	sim.SetOutage(simulator.ServiceDNS, true)
 	t.Cleanup(func() { sim.SetOutage(simulator.ServiceDNS, false) })
 	g.Expect(k8sClient.Delete(t.Context(), old)).To(Succeed())
-	eventuallyDNSReason(t, g, old, ReasonDNSServiceUnavailable)
+	eventuallyDNSReason(t, g, old, appsv1alpha1.DNSServiceUnavailableReason)
 	g.Expect(k8sClient.Patch(t.Context(), old, client.RawPatch(types.MergePatchType,
 		[]byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
 	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, timeout)
 
-	recreated := newMyApp(ns, "web", withHost(newHost))
+	recreated := newMyApp(ns, "web", fixtures.WithHost(newHost))
 	g.Expect(k8sClient.Create(t.Context(), recreated)).To(Succeed())
 	// The outage lasts until the controller works on the new MyApp, so no
 	// retry of the old one (from a cache that still shows it) can clean up
 	// after the service is back: the old record is now nobody's.
-	eventuallyDNSReason(t, g, recreated, ReasonDNSServiceUnavailable)
+	eventuallyDNSReason(t, g, recreated, appsv1alpha1.DNSServiceUnavailableReason)
 	g.Expect(recordsNamed(oldHost)).To(ConsistOf(HaveField("Owner", recordOwner(old))))
 	removedBefore := testutil.ToFloat64(orphanedRecordsDeleted)
 	startSweeper(t, newTestSweeper(time.Second))
@@ -97,7 +98,7 @@ func TestSweepRemovesTheRecordOfAMyAppWhoseFinalizerWasRemovedByHand(t *testing.
 func TestOrphanedRecordSurvivesTheSweep(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	app := newMyApp(ns, "web", withDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	app := newMyApp(ns, "web", fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
 	createReadyMyApp(t, g, app)
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
 	eventuallyGone(t, g, client.ObjectKeyFromObject(app), &appsv1alpha1.MyApp{}, timeout)

@@ -60,6 +60,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
 
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 )
@@ -70,7 +71,7 @@ const OwnerLabel = "_myapp-owner"
 // MaxNameLength is the longest record name this client manages: the owner
 // name, OwnerLabel and a dot in front of it, must fit the 253 characters a
 // domain name may have.
-const MaxNameLength = extdns.MaxNameLength - len(OwnerLabel) - 1
+const MaxNameLength = contract.MaxNameLength - len(OwnerLabel) - 1
 
 // UnmanagedOwner is the Owner of a record that has no owner TXT: one someone
 // wrote by hand. No owner identity can equal it (parentheses are not
@@ -566,7 +567,7 @@ func (c *Client) checkName(op, name string) (string, error) {
 	if name == "" {
 		return "", c.fail(op, external.KindInvalid, "record name is required", nil)
 	}
-	if err := extdns.ValidateName(name); err != nil {
+	if err := contract.ValidateName(name); err != nil {
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q: %v", name, err), nil)
 	}
 	if len(name) > MaxNameLength {
@@ -587,7 +588,7 @@ func (c *Client) checkOwner(op, owner string) error {
 	if owner == "" {
 		return c.fail(op, external.KindInvalid, "record owner is required", nil)
 	}
-	if err := extdns.ValidateOwner(owner); err != nil {
+	if err := contract.ValidateOwner(owner); err != nil {
 		return c.fail(op, external.KindInvalid, "record owner: "+err.Error(), nil)
 	}
 	return nil
@@ -597,10 +598,10 @@ func (c *Client) checkRecord(op string, rec extdns.Record) error {
 	if err := c.checkOwner(op, rec.Owner); err != nil {
 		return err
 	}
-	if err := extdns.ValidateTarget(rec.Type, rec.Value); err != nil {
+	if err := contract.ValidateTarget(rec.Type, rec.Value); err != nil {
 		return c.fail(op, external.KindInvalid, fmt.Sprintf("record %s %s: %v", rec.Type, rec.Value, err), nil)
 	}
-	if err := extdns.ValidateTTL(int64(rec.TTL)); err != nil {
+	if err := contract.ValidateTTL(int64(rec.TTL)); err != nil {
 		return c.fail(op, external.KindInvalid, "record TTL: "+err.Error(), nil)
 	}
 	return nil

@@ -28,20 +28,20 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
-	"github.com/myapp-operator/myapp-operator/test/harness"
 )
 
 // server is the BIND every test shares; bindErr says why there is none.
 var (
-	server  *harness.BIND
+	server  *controlplane.BIND
 	bindErr error
 )
 
 func TestMain(m *testing.M) {
-	server, bindErr = harness.StartBIND(context.Background(), harness.BINDOptions{})
+	server, bindErr = controlplane.StartBIND(context.Background(), controlplane.BINDOptions{})
 	code := m.Run()
 	if server != nil {
 		if err := server.Close(); err != nil {
@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 }
 
 // needBIND fails the test in one line when there is no named to test with.
-func needBIND(t *testing.T) *harness.BIND {
+func needBIND(t *testing.T) *controlplane.BIND {
 	t.Helper()
 	if bindErr != nil {
 		t.Fatal(bindErr)
@@ -453,7 +453,7 @@ func TestUnreachableAndSlowServersAreTransient(t *testing.T) {
 		return extdns.Record{Name: name, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: "myapp-operator/a/b/c"}
 	}
 	t.Run("server down", func(t *testing.T) {
-		addr, err := harness.FreeAddress()
+		addr, err := controlplane.FreeAddress()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +464,7 @@ func TestUnreachableAndSlowServersAreTransient(t *testing.T) {
 		_ = wantKind(t, err, external.KindTransient)
 	})
 	t.Run("slow server", func(t *testing.T) {
-		slow, err := harness.StartBIND(t.Context(), harness.BINDOptions{})
+		slow, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -543,7 +543,7 @@ func TestPendingUntilEveryNameserverAnswers(t *testing.T) {
 	b := needBIND(t)
 	// The secondary starts only after the write, so the record reaches it
 	// with its first transfer of the zone.
-	secondaryAddr, err := harness.FreeAddress()
+	secondaryAddr, err := controlplane.FreeAddress()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func TestPendingUntilEveryNameserverAnswers(t *testing.T) {
 	if got, err := c.Get(t.Context(), name); err != nil || got.State != extdns.StatePending {
 		t.Fatalf("with a nameserver down: Get = %+v, %v; want PENDING", got, err)
 	}
-	secondary, err := harness.StartBIND(t.Context(), harness.BINDOptions{Primary: b, Zone: b.Zone, Addr: secondaryAddr})
+	secondary, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Primary: b, Zone: b.Zone, Addr: secondaryAddr})
 	if err != nil {
 		t.Fatal(err)
 	}

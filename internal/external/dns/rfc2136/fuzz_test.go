@@ -17,7 +17,6 @@ limitations under the License.
 package rfc2136_test
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"net"
@@ -100,7 +99,7 @@ func FuzzDecodeDNSAnswer(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, body []byte, sign bool) {
 		answer.Store(&cannedAnswer{body: body, sign: sign})
-		ctx := context.Background()
+		ctx := t.Context()
 		check := func(call string, err error, valid func() bool) {
 			if err == nil {
 				if valid != nil && !valid() {

@@ -78,7 +78,7 @@ func TestPOSTIsRetriedOnlyWithAnIdempotencyKey(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 
-			err := newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{
+			err := newTestClient(t, "svc", srv.URL).Do(t.Context(), Call{
 				Operation: "op", Method: tt.method, Path: []string{"x"}, Body: map[string]string{"a": "b"}, IdempotencyKey: tt.key,
 			}, nil)
 			g.Expect(err).To(HaveOccurred())
@@ -100,7 +100,7 @@ func TestPOSTWithoutAKeyIsNotRetriedAfterAReset(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	err := newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{Operation: "create", Method: http.MethodPost, Body: struct{}{}}, nil)
+	err := newTestClient(t, "svc", srv.URL).Do(t.Context(), Call{Operation: "create", Method: http.MethodPost, Body: struct{}{}}, nil)
 	g.Expect(err).To(MatchError(external.ErrTransient))
 	g.Expect(err.Error()).To(ContainSubstring("not safe to retry"))
 	g.Expect(calls.Load()).To(Equal(int32(1)))
@@ -181,10 +181,10 @@ func TestMetricsPerLogicalCall(t *testing.T) {
 	_ = newTestClient(t, service, srv.URL)
 
 	var out map[string]any
-	g.Expect(c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet, Path: []string{"found"}}, &out)).To(Succeed())
-	err := c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet, Path: []string{"missing"}}, &out)
+	g.Expect(c.Do(t.Context(), Call{Operation: "get", Method: http.MethodGet, Path: []string{"found"}}, &out)).To(Succeed())
+	err := c.Do(t.Context(), Call{Operation: "get", Method: http.MethodGet, Path: []string{"missing"}}, &out)
 	g.Expect(err).To(MatchError(external.ErrNotFound))
-	g.Expect(c.Do(context.Background(), Call{Operation: "delete", Method: http.MethodDelete, Path: []string{"missing"}, NotFoundOK: true}, nil)).To(Succeed())
+	g.Expect(c.Do(t.Context(), Call{Operation: "delete", Method: http.MethodDelete, Path: []string{"missing"}, NotFoundOK: true}, nil)).To(Succeed())
 	g.Expect(c.Invalid("get", "no name")).To(MatchError(external.ErrInvalid))
 
 	g.Expect(testutil.ToFloat64(requestsTotal.WithLabelValues(service, "get", "ok"))).To(Equal(1.0))
@@ -210,7 +210,7 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	srv := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
 	t.Cleanup(srv.Close)
 
-	err := newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)
+	err := newTestClient(t, "svc", srv.URL).Do(t.Context(), Call{Operation: "get", Method: http.MethodGet}, nil)
 	g.Expect(err).To(MatchError(ContainSubstring("HTTP 307")))
 	g.Expect(elsewhere.Load()).To(BeZero(), "the token never followed the redirect")
 }
@@ -258,7 +258,7 @@ func TestAbsurdRetryAfterIsCapped(t *testing.T) {
 			})
 			g.Expect(err).NotTo(HaveOccurred())
 
-			err = c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)
+			err = c.Do(t.Context(), Call{Operation: "get", Method: http.MethodGet}, nil)
 			g.Expect(err).To(MatchError(external.ErrThrottled))
 			wait, ok := external.RetryAfter(err)
 			g.Expect(ok).To(BeTrue())
@@ -281,7 +281,7 @@ func TestNoCallReachesAServiceThatAskedToWait(t *testing.T) {
 	g := NewWithT(t)
 	srv, calls := throttlingServer(t, "120")
 	c := newTestClient(t, "svc", srv.URL)
-	err := c.Do(context.Background(), Call{Operation: "upsert", Method: http.MethodPut, Path: []string{"a"}}, nil)
+	err := c.Do(t.Context(), Call{Operation: "upsert", Method: http.MethodPut, Path: []string{"a"}}, nil)
 	g.Expect(err).To(MatchError(external.ErrThrottled))
 	g.Expect(calls.Load()).To(Equal(int32(1)))
 
@@ -292,7 +292,7 @@ func TestNoCallReachesAServiceThatAskedToWait(t *testing.T) {
 		{Operation: "delete", Method: http.MethodDelete, Path: []string{"a"}, NotFoundOK: true},
 		{Operation: "create", Method: http.MethodPost, Body: struct{}{}},
 	} {
-		err := c.Do(context.Background(), call, nil)
+		err := c.Do(t.Context(), call, nil)
 		g.Expect(err).To(MatchError(external.ErrThrottled), call.Operation)
 		g.Expect(err.Error()).To(ContainSubstring("svc " + call.Operation + ": throttled: not sent: the service asked to wait until"))
 		wait, ok := external.RetryAfter(err)
@@ -302,14 +302,14 @@ func TestNoCallReachesAServiceThatAskedToWait(t *testing.T) {
 	g.Expect(calls.Load()).To(Equal(int32(1)), "nothing reached the service while it asked to wait")
 
 	// Another client of the same service has a gate of its own.
-	g.Expect(newTestClient(t, "svc", srv.URL).Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)).
+	g.Expect(newTestClient(t, "svc", srv.URL).Do(t.Context(), Call{Operation: "get", Method: http.MethodGet}, nil)).
 		To(MatchError(external.ErrThrottled))
 	g.Expect(calls.Load()).To(Equal(int32(2)))
 
 	// Once the wait is over, calls go out again.
 	c.gate.now = func() time.Time { return time.Now().Add(2*time.Minute + time.Second) }
 	g.Expect(c.gate.remaining()).To(BeZero())
-	g.Expect(c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil)).To(MatchError(external.ErrThrottled))
+	g.Expect(c.Do(t.Context(), Call{Operation: "get", Method: http.MethodGet}, nil)).To(MatchError(external.ErrThrottled))
 	g.Expect(calls.Load()).To(Equal(int32(3)))
 }
 
@@ -335,11 +335,11 @@ func TestAWaitSleptThroughHoldsOtherCallsBack(t *testing.T) {
 
 	// The first call sleeps through the second it was asked to wait...
 	first := make(chan error, 1)
-	go func() { first <- c.Do(context.Background(), Call{Operation: "get", Method: http.MethodGet}, nil) }()
+	go func() { first <- c.Do(t.Context(), Call{Operation: "get", Method: http.MethodGet}, nil) }()
 	g.Eventually(c.gate.remaining).WithTimeout(5 * time.Second).WithPolling(time.Millisecond).ShouldNot(BeZero())
 
 	// ...and another call meanwhile does not reach the service.
-	err = c.Do(context.Background(), Call{Operation: "list", Method: http.MethodGet}, nil)
+	err = c.Do(t.Context(), Call{Operation: "list", Method: http.MethodGet}, nil)
 	g.Expect(err).To(MatchError(external.ErrThrottled))
 	wait, _ := external.RetryAfter(err)
 	g.Expect(wait).To(And(BeNumerically(">", 0), BeNumerically("<=", time.Second)))
@@ -362,7 +362,7 @@ func TestARetryWaitsForTheGate(t *testing.T) {
 	// hands its wait back.
 	gt.honour(time.Minute, "60")
 	st := &callState{retrySafe: true}
-	ctx := context.WithValue(context.Background(), callStateKey{}, st)
+	ctx := context.WithValue(t.Context(), callStateKey{}, st)
 	retry, err := p.checkRetry(ctx, &http.Response{StatusCode: 500}, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(retry).To(BeFalse())

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package harness
+package controlplane
 
 import (
 	"bytes"
@@ -24,38 +24,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// CreateNamespace creates a namespace for one test, named after it (with
-// prefix and a random suffix) so a failing test's objects are easy to find,
-// and returns its name.
-func CreateNamespace(t testing.TB, c client.Client, prefix string) string {
-	t.Helper()
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r - 'A' + 'a'
-		default:
-			return '-'
-		}
-	}, strings.TrimPrefix(t.Name(), "Test"))
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: prefix + "-" + strings.Trim(name[:min(len(name), 40)], "-") + "-",
-	}}
-	if err := c.Create(t.Context(), ns); err != nil {
-		t.Fatalf("creating a namespace for %s: %v", t.Name(), err)
-	}
-	return ns.Name
-}
 
 // LoadObjects reads every Kubernetes object from the YAML files in dir,
 // skipping kustomization files, in file-name order.
@@ -99,18 +71,4 @@ func LoadFile(path string) ([]*unstructured.Unstructured, error) {
 			objs = append(objs, obj)
 		}
 	}
-}
-
-// MustLoadObjects is LoadObjects that fails the test on error or when dir
-// holds no object.
-func MustLoadObjects(t testing.TB, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := LoadObjects(dir)
-	if err != nil {
-		t.Fatalf("loading objects from %s: %v", dir, err)
-	}
-	if len(objs) == 0 {
-		t.Fatalf("no objects in %s", dir)
-	}
-	return objs
 }

@@ -16,12 +16,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package harness
+package controlplane
 
 import "syscall"
 
 // sysProcAttr puts a component in its own process group. Without Linux's
-// parent-death signal, a component outlives a crashed harness until the
+// parent-death signal, a component outlives a crashed owner until the
 // next Start sweeps it.
 func sysProcAttr(syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}

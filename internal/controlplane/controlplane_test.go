@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package harness
+package controlplane
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,7 +71,7 @@ func TestEnvtestTier(t *testing.T) {
 	cp := startForTest(t, TierEnvtest)
 	ctx := t.Context()
 
-	// The kubeconfig the harness writes reaches the same API server.
+	// The kubeconfig this package writes reaches the same API server.
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(cp.WriteKubeconfig(path)).To(Succeed())
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
@@ -257,7 +256,7 @@ func TestHelperProcess(t *testing.T) {
 	case "1":
 		time.Sleep(5 * time.Minute)
 	case "controlplane":
-		cp, err := Start(context.Background(), Options{StateRoot: os.Getenv("HARNESS_HELPER_STATE")})
+		cp, err := Start(t.Context(), Options{StateRoot: os.Getenv("HARNESS_HELPER_STATE")})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

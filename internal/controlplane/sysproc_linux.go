@@ -14,17 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package harness
+package controlplane
 
 import "syscall"
 
 // sysProcAttr puts a component in its own process group and has the kernel
-// send it deathSignal when the harness process dies, so a test binary killed
+// send it deathSignal when the owning process dies, so a test binary killed
 // by -timeout or a crashed `make run` leaves nothing running.
 //
 // The kernel sends the signal when the thread that forked the child exits,
 // not the process (golang/go#27505). Go only ends a thread when a goroutine
-// exits while locked to it with runtime.LockOSThread; the harness never
+// exits while locked to it with runtime.LockOSThread; this package never
 // locks threads, so its children see the signal only when the process dies.
 // Code that starts components from a locked goroutine must not use this.
 func sysProcAttr(deathSignal syscall.Signal) *syscall.SysProcAttr {

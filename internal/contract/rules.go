@@ -14,12 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package dnsrules holds the DNS service's validation rules from
-// docs/external-api.md. It has no dependencies so that the simulator can
-// enforce exactly these rules without linking the client and its Kubernetes
-// libraries. Operator code uses the same names through package dns, which
-// re-exports them next to the client.
-package dnsrules
+// Package contract holds the external services' validation rules from
+// docs/external-api.md: record names, targets and TTLs of the DNS service,
+// app names of the backup service, and the owner identities both store. The
+// simulator enforces exactly these rules and the clients and the manager's
+// flag checks use them too; the package has no dependencies, so the
+// simulator does not link a client, nor a client the simulator.
+package contract
 
 import (
 	"errors"

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package harness starts a Kubernetes control plane for tests and local runs
+// Package controlplane starts a Kubernetes control plane for tests and local runs
 // from the binaries `make controlplane` builds from source.
 //
 // Two tiers are offered. The envtest tier is kube-apiserver and etcd with the
@@ -24,11 +24,11 @@ limitations under the License.
 // Available, pods run, garbage collection follows owner references and
 // namespaces finish deleting, as on a real cluster.
 //
-// Every process the harness starts keeps its state under one run directory and
+// Every process this package starts keeps its state under one run directory and
 // names it on its command line. Stop ends them all; a run whose owner died
 // without stopping (a crash, a test binary killed by -timeout) is swept by the
 // next Start, so processes never pile up on a developer's machine or in CI.
-package harness
+package controlplane
 
 import (
 	"context"

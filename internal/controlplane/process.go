@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package harness
+package controlplane
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ import (
 // that owns the run.
 const ownerFile = "owner"
 
-// process is one control-plane component started by the harness.
+// process is one control-plane component started by this package.
 type process struct {
 	name string
 	cmd  *exec.Cmd
@@ -48,7 +48,7 @@ func startProcess(name, path string, args []string, logDir string) (*process, er
 }
 
 // startProcessWithDeathSignal is startProcess with the signal the process
-// gets when the harness process dies.
+// gets when the owning process dies.
 func startProcessWithDeathSignal(name, path string, args []string, logDir string, deathSignal syscall.Signal) (*process, error) {
 	logFile, err := os.Create(filepath.Join(logDir, name+".log"))
 	if err != nil {
@@ -72,7 +72,7 @@ func startProcessWithDeathSignal(name, path string, args []string, logDir string
 }
 
 // reaperScript waits, and kills the PIDs it was given when it is told to
-// stop. Its parent-death signal is SIGTERM, so it fires when the harness
+// stop. Its parent-death signal is SIGTERM, so it fires when the owning
 // process dies. It writes reaperReadyFile into the run directory ($0) once
 // its trap is set: a SIGTERM before that would end it without the trap.
 const reaperScript = `trap 'kill -KILL "$@" 2>/dev/null; exit 0' TERM; : > "$0/` + reaperReadyFile +
@@ -82,7 +82,7 @@ const reaperReadyFile = "reaper-ready"
 
 // startReaper covers the processes envtest starts (etcd, kube-apiserver):
 // envtest gives no way to set their parent-death signal, so a reaper that
-// has one kills them when the harness dies without stopping. The run
+// has one kills them when the owner dies without stopping. The run
 // directory is its $0, so a sweep finds it like any component.
 func startReaper(runDir string, pids []int, logDir string) (*process, error) {
 	args := make([]string, 0, 3+len(pids))

@@ -1,0 +1,76 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types of a BackupConfig.
+const (
+	// ReadyCondition is true when the referenced MyApp exists and backups
+	// can be taken.
+	ReadyCondition = "Ready"
+	// BackupSucceededCondition reflects the outcome of the last finished
+	// backup.
+	BackupSucceededCondition = "BackupSucceeded"
+)
+
+// Reasons of the Ready condition.
+const (
+	// ReadyReason: the MyApp exists and backups are taken as configured.
+	ReadyReason = "Ready"
+	// AppNotFoundReason: spec.appRef names no MyApp in the namespace.
+	AppNotFoundReason = "AppNotFound"
+	// InvalidScheduleReason: spec.schedule cannot be parsed or never fires.
+	InvalidScheduleReason = "InvalidSchedule"
+	// SuspendedReason: spec.suspend is set, so no new backups are started.
+	SuspendedReason = "Suspended"
+	// BackupServiceUnavailableReason: the backup service is down or throttling.
+	BackupServiceUnavailableReason = "BackupServiceUnavailable"
+	// BackupServiceUnauthorizedReason: the backup service refused the token.
+	BackupServiceUnauthorizedReason = "BackupServiceUnauthorized"
+	// BackupServiceErrorReason: the backup service refused a request for
+	// another reason.
+	BackupServiceErrorReason = "BackupServiceError"
+	// ScheduledBackupRefusedReason: the backup service refused to start the
+	// backup of a schedule slot, so the slot was skipped.
+	ScheduledBackupRefusedReason = "ScheduledBackupRefused"
+	// FinalBackupInProgressReason: the MyApp is being deleted and its final
+	// backup is being taken.
+	FinalBackupInProgressReason = "FinalBackupInProgress"
+	// FinalBackupSuspendedReason: the MyApp is being deleted but spec.suspend
+	// holds its final backup back.
+	FinalBackupSuspendedReason = "FinalBackupSuspended"
+	// FinalBackupFailedReason: every attempt at the final backup failed and the
+	// MyApp is held until a person decides.
+	FinalBackupFailedReason = "FinalBackupFailed"
+	// CleanupInProgressReason: the BackupConfig is being deleted and its
+	// backups are being deleted.
+	CleanupInProgressReason = "CleanupInProgress"
+	// CleanupBlockedReason: the BackupConfig is being deleted but the backup
+	// service cannot delete its backups right now.
+	CleanupBlockedReason = "CleanupBlocked"
+)
+
+// Reasons of the BackupSucceeded condition.
+const (
+	// NoBackupYetReason: no backup has been started yet.
+	NoBackupYetReason = "NoBackupYet"
+	// BackupRunningReason: the first backup is still running.
+	BackupRunningReason = "BackupRunning"
+	// BackupSucceededReason: the last finished backup succeeded.
+	BackupSucceededReason = "BackupSucceeded"
+	// BackupFailedReason: the last finished backup failed.
+	BackupFailedReason = "BackupFailed"
+)
