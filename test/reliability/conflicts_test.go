@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -87,6 +88,10 @@ func (s conflictCountingStatus) Patch(ctx context.Context, obj client.Object, pa
 type writers struct {
 	s   *scenario
 	key types.NamespacedName
+	// c is the writers' own client, with no client-side rate limit: a
+	// limiter that cannot grant a request before the run's deadline fails it
+	// early, which would read as a writer's error rather than its stop.
+	c   client.Client
 	rng *rand.Rand
 	rmu sync.Mutex
 
@@ -123,13 +128,13 @@ func (w *writers) tally(ctx context.Context, who string, err error) {
 // kubectl edit or another controller's Update is.
 func (w *writers) update(ctx context.Context, who string, change func(*appsv1alpha1.MyApp)) error {
 	app := &appsv1alpha1.MyApp{}
-	if err := k8sClient.Get(ctx, w.key, app); err != nil {
+	if err := w.c.Get(ctx, w.key, app); err != nil {
 		return err
 	}
 	change(app)
 	// Another writer's think time between its read and its write.
 	time.Sleep(time.Duration(w.intn(30)) * time.Millisecond)
-	err := k8sClient.Update(ctx, app)
+	err := w.c.Update(ctx, app)
 	w.tally(ctx, who, err)
 	return err
 }
@@ -176,7 +181,7 @@ func (w *writers) specEdit(ctx context.Context) {
 // resource version, as a careless status writer would.
 func (w *writers) staleStatus(ctx context.Context) {
 	app := &appsv1alpha1.MyApp{}
-	if err := k8sClient.Get(ctx, w.key, app); err != nil {
+	if err := w.c.Get(ctx, w.key, app); err != nil {
 		w.tally(ctx, "status", err)
 		return
 	}
@@ -186,7 +191,7 @@ func (w *writers) staleStatus(ctx context.Context) {
 		w.s.t.Error(err)
 		return
 	}
-	w.tally(ctx, "status", k8sClient.Status().Patch(ctx, app, client.RawPatch(types.MergePatchType, body)))
+	w.tally(ctx, "status", w.c.Status().Patch(ctx, app, client.RawPatch(types.MergePatchType, body)))
 }
 
 // labels sets a label and an annotation of its own with a merge patch.
@@ -195,7 +200,7 @@ func (w *writers) labels(ctx context.Context) {
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q},"annotations":{%q:%q}}}`, otherLabel, v, otherNote, v)
 	app := &appsv1alpha1.MyApp{}
 	app.Name, app.Namespace = w.key.Name, w.key.Namespace
-	err := k8sClient.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(patch)))
+	err := w.c.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(patch)))
 	if err == nil {
 		w.mu.Lock()
 		w.label = v
@@ -222,7 +227,7 @@ func (w *writers) run(ctx context.Context) {
 // kept the others' finalizer, labels and annotations and the user's spec.
 func (w *writers) survived(ctx context.Context) error {
 	app := &appsv1alpha1.MyApp{}
-	if err := k8sClient.Get(ctx, w.key, app); err != nil {
+	if err := w.c.Get(ctx, w.key, app); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -268,8 +273,14 @@ func TestConcurrentWriters(t *testing.T) {
 	s.startManager(newCrashGate(0))
 	app, _ := withBackedUpApp(s)
 
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS = -1
+	c, err := client.New(cfg, client.Options{Scheme: testScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := &writers{
-		s: s, key: client.ObjectKeyFromObject(app), rng: rand.New(rand.NewPCG(seed, 0)),
+		s: s, c: c, key: client.ObjectKeyFromObject(app), rng: rand.New(rand.NewPCG(seed, 0)),
 		writes: map[string]int{}, conflicts: map[string]int{}, spec: *app.Spec.DeepCopy(),
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), d)
