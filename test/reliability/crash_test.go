@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,20 +124,32 @@ func TestCrashAtEveryWrite(t *testing.T) {
 				return
 			}
 			points := crashPoints(len(writes))
-			var tally tally
-			for _, k := range points {
-				t.Run(fmt.Sprintf("write-%02d", k), func(t *testing.T) {
-					s := newScenario(t)
-					gate := newCrashGate(k)
-					lc.start(s, gate)
-					lc.run(s)
-					crashed := gate.Crashed()
-					s.restartIfCrashed()
-					r := s.oracle.settle(t)
-					tally.add(r, crashed)
-					judge(t, r, fmt.Sprintf("crash after write %d (%s)", k, describeWrite(writes, k)))
-				})
-			}
+			var (
+				mu    sync.Mutex
+				tally tally
+			)
+			// Each point has its own namespace, simulator and manager, and
+			// most of its time is spent waiting on them, so points run side
+			// by side (as many as -parallel allows); the group returns once
+			// every point has.
+			t.Run("points", func(t *testing.T) {
+				for _, k := range points {
+					t.Run(fmt.Sprintf("write-%02d", k), func(t *testing.T) {
+						t.Parallel()
+						s := newScenario(t)
+						gate := newCrashGate(k)
+						lc.start(s, gate)
+						lc.run(s)
+						crashed := gate.Crashed()
+						s.restartIfCrashed()
+						r := s.oracle.settle(t)
+						mu.Lock()
+						tally.add(r, crashed)
+						mu.Unlock()
+						judge(t, r, fmt.Sprintf("crash after write %d (%s)", k, describeWrite(writes, k)))
+					})
+				}
+			})
 			t.Logf("RESULT family=1 lifecycle=%s writes=%d %s", lc.name, len(writes), tally)
 		})
 	}
