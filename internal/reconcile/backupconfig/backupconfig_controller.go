@@ -22,12 +22,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -176,58 +173,6 @@ type Reconciler struct {
 	missing missingBackups
 }
 
-// currentTime reads the injected clock, in UTC like the schedules.
-func (r *Reconciler) currentTime() time.Time {
-	if r.Clock == nil {
-		return time.Now().UTC()
-	}
-	return r.Clock.Now().UTC()
-}
-
-// positiveOr is d, or def when d is not set (zero) or not usable (negative):
-// the Reconciler's durations are optional and default at the point of use.
-func positiveOr(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
-}
-
-func (r *Reconciler) pollInterval() time.Duration {
-	return positiveOr(r.BackupPollInterval, DefaultBackupPollInterval)
-}
-
-func (r *Reconciler) cleanupGrace() time.Duration {
-	return positiveOr(r.CleanupGrace, DefaultCleanupGrace)
-}
-
-func (r *Reconciler) backupTimeout() time.Duration {
-	return positiveOr(r.BackupTimeout, DefaultBackupTimeout)
-}
-
-func (r *Reconciler) failedBackupRetryDelay() time.Duration {
-	return positiveOr(r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)
-}
-
-func (r *Reconciler) reconcileTimeout() time.Duration {
-	return positiveOr(r.ReconcileTimeout, DefaultReconcileTimeout)
-}
-
-// apiReader reads around the cache.
-func (r *Reconciler) apiReader() client.Reader {
-	if r.APIReader == nil {
-		return r.Client
-	}
-	return r.APIReader
-}
-
-func (r *Reconciler) finalBackupAttempts() int {
-	if r.FinalBackupAttempts <= 0 {
-		return DefaultFinalBackupAttempts
-	}
-	return r.FinalBackupAttempts
-}
-
 // SetupWithManager registers the spec.appRef.name index and the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Backups == nil {
@@ -327,46 +272,6 @@ func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object)
 		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return requests
-}
-
-// scope is what one reconcile pass knows about a BackupConfig. Phases read
-// and fill it in; the deferred status write turns it into status.
-type scope struct {
-	bc *backupv1alpha1.BackupConfig
-	// base is the BackupConfig as fetched, the base of the status patch.
-	base *backupv1alpha1.BackupConfig
-	// app is the referenced MyApp, nil when it does not exist.
-	app *appsv1alpha1.MyApp
-	// key names the BackupConfig in the Reconciler's memory and its metrics.
-	key types.NamespacedName
-	// backups is the backup service. Its client holds every call back while
-	// the service asked to wait.
-	backups backup.Client
-	// owner is this BackupConfig's identity in the backup service.
-	owner string
-	now   time.Time
-	// schedule is spec.schedule parsed, nil without one.
-	schedule cron.Schedule
-	// slotDue is set when status.nextScheduleTime has come.
-	slotDue bool
-	// scheduleErr is the terminal error of an unusable spec.schedule, which
-	// the pass returns once every other phase ran.
-	scheduleErr error
-	// readiness collects what decides the Ready condition.
-	readiness readiness
-	// holdCheckErr is the first failure of the backup service in this pass's
-	// checks of final-backup holds. Once the service fails, the pass asks
-	// it nothing more about other MyApps: each call could take the client's
-	// whole timeout, and the pass must get to report.
-	holdCheckErr error
-}
-
-// related is the MyApp as the related object of an event, or nil.
-func (s *scope) related() runtime.Object {
-	if s.app == nil {
-		return nil
-	}
-	return s.app
 }
 
 // Reconcile brings one BackupConfig's backups in line with its spec.
@@ -503,32 +408,4 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, succeeded bool) 
 		return fmt.Errorf("writing the status: %w", err)
 	}
 	return nil
-}
-
-// soonest combines the results of two phases: the earliest requeue wins.
-func soonest(a, b ctrl.Result) ctrl.Result {
-	switch {
-	case a.RequeueAfter == 0:
-		return b
-	case b.RequeueAfter == 0 || a.RequeueAfter <= b.RequeueAfter:
-		return a
-	default:
-		return b
-	}
-}
-
-// requeueAfter waits d with jitter, so objects that started together do not
-// stay in lockstep.
-func requeueAfter(d time.Duration) ctrl.Result {
-	return ctrl.Result{RequeueAfter: wait.Jitter(d, pollJitterFactor)}
-}
-
-// conflictResult turns a lost write race into a quick retry instead of an
-// error: a conflict is expected when two writers meet and says nothing about
-// the health of anything.
-func conflictResult(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return requeueAfter(conflictRetryDelay), nil
-	}
-	return ctrl.Result{}, err
 }

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +34,6 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
-	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
 // reconcileApp fetches the referenced MyApp and, with backupBeforeAppDeletion,
@@ -295,145 +293,4 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 		}
 	}
 	return result, errors.Join(errs...)
-}
-
-// finalBackupRecorded reports whether status records a SUCCEEDED final backup
-// of app. The backup service reported it so, and an eventually consistent
-// listing that does not show it yet must not hold the MyApp again.
-func finalBackupRecorded(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
-	last := status.LastBackup
-	return last != nil && last.Trigger == backupv1alpha1.TriggerAppDeletion &&
-		last.Phase == backupv1alpha1.BackupSucceeded && status.ObservedAppUID == app.UID
-}
-
-// finalAttempts is what the backup service holds of one BackupConfig's final
-// backups of one MyApp.
-type finalAttempts struct {
-	succeeded   *backup.Backup
-	running     *backup.Backup
-	failed      int
-	lastFailure string
-}
-
-// listFinalAttempts reads the final backup attempts from the backup service
-// rather than from status, because the service is the one record a crash
-// cannot leave behind. An attempt still RUNNING after the backup timeout
-// counts as failed, so a wedged job does not hold the MyApp for ever.
-func (r *Reconciler) listFinalAttempts(ctx context.Context, s *scope, owner string, appUID types.UID) (finalAttempts, error) {
-	backups, err := s.backups.List(ctx, owner)
-	if err != nil {
-		return finalAttempts{}, err
-	}
-	prefix := finalKeyPrefix(owner, appUID)
-	var attempts finalAttempts
-	for i := range backups {
-		b := &backups[i]
-		if b.Owner != owner || !strings.HasPrefix(b.IdempotencyKey, prefix) {
-			continue
-		}
-		switch {
-		case b.Phase == backup.PhaseSucceeded:
-			attempts.succeeded = b
-		case b.Phase == backup.PhaseRunning && r.timedOut(s, b.StartedAt):
-			attempts.failed++
-			attempts.lastFailure = r.timedOutBackup(s, *b).Reason
-		case b.Phase == backup.PhaseRunning:
-			attempts.running = b
-		case b.Phase == backup.PhaseFailed:
-			attempts.failed++
-			attempts.lastFailure = b.Reason
-		}
-	}
-	return attempts, nil
-}
-
-// reconcileFinalBackup takes the last backup of a MyApp being deleted that
-// this BackupConfig holds with its finalizer. reconcileAppHolds releases the
-// MyApp once the service reports the backup SUCCEEDED.
-func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
-	app := s.app
-	if app == nil || app.DeletionTimestamp.IsZero() || !s.bc.Spec.BackupBeforeAppDeletion ||
-		!controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
-		return ctrl.Result{}, nil
-	}
-	if last := s.bc.Status.LastBackup; last != nil && last.Phase == backupv1alpha1.BackupRunning &&
-		last.Trigger != backupv1alpha1.TriggerAppDeletion {
-		// One backup at a time: the one running was started just before the
-		// deletion and covers nearly the same state; the final one follows.
-		s.readiness.finalBackupPending = true
-		return ctrl.Result{}, nil
-	}
-	if finalBackupRecorded(s.bc.Status, app) {
-		// The service reported the final backup SUCCEEDED already; a listing
-		// that does not show it yet must not start another.
-		return r.releaseAfterFinalBackup(ctx, s)
-	}
-	attempts, err := r.listFinalAttempts(ctx, s, s.owner, app.UID)
-	if err != nil {
-		s.readiness.finalBackupPending = true
-		return r.serviceError(ctx, s, "listing final backups", err)
-	}
-	switch {
-	case attempts.succeeded != nil:
-		if last := s.bc.Status.LastBackup; last == nil || last.ID != attempts.succeeded.ID {
-			r.recordBackup(ctx, s, *attempts.succeeded, backupv1alpha1.TriggerAppDeletion)
-		}
-		return r.releaseAfterFinalBackup(ctx, s)
-	case attempts.running != nil:
-		s.readiness.finalBackupPending = true
-		if last := s.bc.Status.LastBackup; last == nil || last.ID != attempts.running.ID {
-			// Started by a pass that died before recording it.
-			r.recordBackup(ctx, s, *attempts.running, backupv1alpha1.TriggerAppDeletion)
-		}
-		return requeueAfter(r.pollInterval()), nil
-	case attempts.failed >= r.finalBackupAttempts():
-		// Out of attempts: a person decides between fixing the service and
-		// releasing the MyApp without a final backup. Nothing to requeue for;
-		// the spec change or deletion that decides brings the object back.
-		r.reportFinalBackupFailed(ctx, s, attempts)
-		return ctrl.Result{}, nil
-	case s.bc.Spec.Suspend:
-		s.readiness.finalBackupPending = true
-		return ctrl.Result{}, nil
-	}
-	s.readiness.finalBackupPending = true
-	result, err := r.startBackup(ctx, s, backupv1alpha1.TriggerAppDeletion, finalKey(s.owner, app.UID, attempts.failed+1))
-	if err != nil || s.readiness.serviceErr != nil {
-		return result, err
-	}
-	// The service may answer with an earlier attempt that already finished,
-	// which a listing did not show yet: nothing else would bring the
-	// BackupConfig back to look again.
-	return soonest(result, requeueAfter(r.pollInterval())), nil
-}
-
-// reportFinalBackupFailed says that the final backup failed for good and
-// the MyApp stays held.
-func (r *Reconciler) reportFinalBackupFailed(ctx context.Context, s *scope, attempts finalAttempts) {
-	s.readiness.finalBackupFailures = attempts.failed
-	s.readiness.finalBackupFailure = attempts.lastFailure
-	if readyReason(s.base) == backupv1alpha1.FinalBackupFailedReason {
-		return
-	}
-	ctrl.LoggerFrom(ctx).Info("Final backup failed for good, holding the MyApp", "myapp", klog.KObj(s.app),
-		"attempts", attempts.failed)
-	r.event(s, corev1.EventTypeWarning, eventFinalBackupFailed, actionStartBackup,
-		"The final backup of MyApp %s failed %d times (last reason: %s); the MyApp is held until "+
-			"spec.backupBeforeAppDeletion is set to false or this BackupConfig is deleted",
-		s.app.Name, attempts.failed, normalizeReason(attempts.lastFailure))
-}
-
-// releaseAfterFinalBackup ends this BackupConfig's part in a MyApp's
-// deletion: the MyApp goes once no other BackupConfig needs it. While one
-// still does, the BackupConfig looks again after the poll interval, because
-// the other's progress sends it no event.
-func (r *Reconciler) releaseAfterFinalBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
-	result, err := r.reconcileAppHolds(ctx, s)
-	if err != nil || s.readiness.serviceErr != nil {
-		return result, err
-	}
-	if s.app != nil && controllerutil.ContainsFinalizer(s.app, backupv1alpha1.FinalBackupFinalizer) {
-		result = soonest(result, requeueAfter(r.pollInterval()))
-	}
-	return result, nil
 }

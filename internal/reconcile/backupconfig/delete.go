@@ -18,7 +18,6 @@ package backupconfig
 
 import (
 	"context"
-	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,30 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
-
-// deleteBackups deletes backups on behalf of this BackupConfig and returns
-// how many are gone. A backup the service says belongs to someone else is
-// left alone: it is not this BackupConfig's to delete.
-func (r *Reconciler) deleteBackups(ctx context.Context, s *scope, backups []backup.Backup) (int, error) {
-	log := ctrl.LoggerFrom(ctx)
-	deleted := 0
-	for _, b := range backups {
-		log.V(1).Info("Deleting backup", "backupID", b.ID)
-		err := s.backups.Delete(ctx, b.ID, s.owner)
-		switch {
-		case errors.Is(err, external.ErrConflict):
-			log.Info("Not deleting a backup of another owner", "backupID", b.ID)
-		case err != nil:
-			return deleted, err
-		default:
-			deleted++
-		}
-	}
-	return deleted, nil
-}
 
 // reconcileDelete lets a BackupConfig go: it releases the MyApps it held,
 // deletes its backups with deletionPolicy Delete (and confirms they are

@@ -24,9 +24,65 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 )
+
+// eventReason is the reason of an event. Warnings are for what a person may
+// have to act on.
+type eventReason string
+
+// Event reasons.
+const (
+	eventBackupStarted          eventReason = "BackupStarted"
+	eventBackupSucceeded        eventReason = "BackupSucceeded"
+	eventBackupFailed           eventReason = "BackupFailed"
+	eventBackupsPruned          eventReason = "BackupsPruned"
+	eventBackupsDeleted         eventReason = "BackupsDeleted"
+	eventBackupsRetained        eventReason = "BackupsRetained"
+	eventFinalBackupFailed      eventReason = "FinalBackupFailed"
+	eventMyAppReleased          eventReason = "MyAppReleased"
+	eventInvalidSchedule        eventReason = "InvalidSchedule"
+	eventBackupServiceFailed    eventReason = "BackupServiceFailed"
+	eventScheduledBackupSkipped eventReason = "ScheduledBackupSkipped"
+)
+
+// tryAgain says what happens after a failed backup of a trigger.
+func tryAgain(trigger backupv1alpha1.BackupTrigger) string {
+	switch trigger {
+	case backupv1alpha1.TriggerAppChange:
+		return "It is retried with backoff until a backup of this generation succeeds"
+	case backupv1alpha1.TriggerAppDeletion:
+		return "The final backup is tried again while attempts remain"
+	default:
+		return "The next trigger tries again"
+	}
+}
+
+// event records an event about the BackupConfig, related to its MyApp.
+func (r *Reconciler) event(s *scope, eventType string, reason eventReason, action, note string, args ...any) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(s.bc, s.related(), eventType, string(reason), action, note, args...)
+}
+
+// eventFor records an event about the BackupConfig, related to a given MyApp.
+func (r *Reconciler) eventFor(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, eventType string,
+	reason eventReason, action, note string, args ...any) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(bc, app, eventType, string(reason), action, note, args...)
+}
+
+func readyReason(bc *backupv1alpha1.BackupConfig) string {
+	if c := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition); c != nil {
+		return c.Reason
+	}
+	return ""
+}
 
 // readiness is what a reconcile pass learned that decides the Ready
 // condition. Phases fill it in; setReadyCondition turns it into a condition.

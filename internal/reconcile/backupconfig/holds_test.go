@@ -204,7 +204,7 @@ func TestAPassStopsAskingAFailingServiceAboutOtherMyApps(t *testing.T) {
 	}
 	for _, app := range apps {
 		g.Eventually(func(g Gomega) {
-			g.Expect(e.c.Get(context.Background(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(e.c.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 			g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer))
 		}, eventually, tick).Should(Succeed())
 	}
@@ -213,11 +213,11 @@ func TestAPassStopsAskingAFailingServiceAboutOtherMyApps(t *testing.T) {
 	// held for final backups that cannot be taken.
 	e.sim.SetFault(simulator.ServiceBackup, simulator.AllOperations, simulator.Fault{Status: http.StatusServiceUnavailable})
 	for _, app := range apps {
-		g.Expect(e.c.Delete(context.Background(), app)).To(Succeed())
+		g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
 	}
 	g.Eventually(func(g Gomega) {
 		var list appsv1alpha1.MyAppList
-		g.Expect(r.Client.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+		g.Expect(r.Client.List(t.Context(), &list, client.InNamespace(e.ns))).To(Succeed())
 		deleting := 0
 		for i := range list.Items {
 			if !list.Items[i].DeletionTimestamp.IsZero() {
@@ -227,11 +227,11 @@ func TestAPassStopsAskingAFailingServiceAboutOtherMyApps(t *testing.T) {
 		g.Expect(deleting).To(Equal(others), "the cache shows the deletions")
 	}, eventually, tick).Should(Succeed())
 
-	ctx := context.WithValue(context.Background(), passMarker{}, true)
+	ctx := context.WithValue(t.Context(), passMarker{}, true)
 	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(own)})
 	g.Expect(err).To(MatchError(external.ErrTransient), "the BackupConfig reports the failing service")
 
-	g.Expect(e.c.Get(context.Background(), client.ObjectKeyFromObject(own), own)).To(Succeed())
+	g.Expect(e.c.Get(t.Context(), client.ObjectKeyFromObject(own), own)).To(Succeed())
 	asked := calls.counts()
 	aboutOthers := 0
 	for owner, n := range asked {
@@ -243,7 +243,7 @@ func TestAPassStopsAskingAFailingServiceAboutOtherMyApps(t *testing.T) {
 	}
 	g.Expect(aboutOthers).To(Equal(1), "calls about other BackupConfigs' MyApps in one pass, by owner: %v", asked)
 	for _, app := range apps {
-		g.Expect(e.c.Get(context.Background(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+		g.Expect(e.c.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 		g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer), "the holds stay")
 	}
 }

@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// defaultKeepLast mirrors the API default, for objects stored before it.
+const defaultKeepLast = 7
+
+// reconcileRetention deletes this BackupConfig's backups that retention no
+// longer keeps: successful backups beyond the newest spec.retention.keepLast,
+// and failed ones by the rule of expiredFailures. Only backups listed under
+// its own owner are candidates, and the service refuses to delete anyone
+// else's anyway.
+func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if last := s.bc.Status.LastBackup; last != nil && last.Phase == backupv1alpha1.BackupRunning {
+		// Pruning waits for the running backup, so it never counts one that
+		// may yet fail among the kept.
+		return ctrl.Result{}, nil
+	}
+	keep := int(s.bc.Spec.Retention.KeepLast)
+	if keep < 1 {
+		keep = defaultKeepLast
+	}
+	backups, err := s.backups.List(ctx, s.owner)
+	if err != nil {
+		return r.serviceError(ctx, s, "listing backups for retention", err)
+	}
+	var succeeded, failed []backup.Backup
+	for _, b := range backups {
+		if b.Owner != s.owner {
+			continue
+		}
+		switch {
+		case b.Phase == backup.PhaseSucceeded:
+			succeeded = append(succeeded, b)
+		case r.countsAsFailed(s, b) && !r.neededAttempt(s, b):
+			failed = append(failed, b)
+		}
+	}
+	byStart := func(list []backup.Backup) {
+		sort.SliceStable(list, func(i, j int) bool { return list[i].StartedAt.Before(list[j].StartedAt) })
+	}
+	byStart(succeeded)
+	byStart(failed)
+	var expired []backup.Backup
+	if len(succeeded) > keep {
+		expired = append(expired, succeeded[:len(succeeded)-keep]...)
+	}
+	expiredFailed := expiredFailures(succeeded, failed, keep)
+	expired = append(expired, expiredFailed...)
+	if len(expired) == 0 {
+		return ctrl.Result{}, nil
+	}
+
+	log := ctrl.LoggerFrom(ctx)
+	log.Info("Deleting backups beyond retention", "count", len(expired), "failed", len(expiredFailed), "keepLast", keep)
+	deleted, err := r.deleteBackups(ctx, s, expired)
+	backupsDeleted.WithLabelValues(deleteCauseRetention).Add(float64(deleted))
+	if deleted > 0 {
+		r.event(s, corev1.EventTypeNormal, eventBackupsPruned, actionDeleteBackups,
+			"Deleted %d backups beyond retention: successful ones older than the newest %d (spec.retention.keepLast), "+
+				"failed ones older than the newest successful one or beyond the newest %d failures", deleted, keep, keep)
+	}
+	if err != nil {
+		return r.serviceError(ctx, s, "deleting backups beyond retention", err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// expiredFailures is the retention rule for failed backups, both lists
+// oldest first: a failed backup older than the newest successful one is
+// deleted, since that success supersedes it, and of the failures after it
+// only the newest keep stay, for a person to look into. Failures cannot pile
+// up in the service however long a backup target stays broken.
+func expiredFailures(succeeded, failed []backup.Backup, keep int) []backup.Backup {
+	var expired []backup.Backup
+	if len(succeeded) > 0 {
+		newest := succeeded[len(succeeded)-1].StartedAt
+		for len(failed) > 0 && failed[0].StartedAt.Before(newest) {
+			expired = append(expired, failed[0])
+			failed = failed[1:]
+		}
+	}
+	if len(failed) > keep {
+		expired = append(expired, failed[:len(failed)-keep]...)
+	}
+	return expired
+}
+
+// countsAsFailed reports whether b failed, or ran out of time and is treated
+// as failed.
+func (r *Reconciler) countsAsFailed(s *scope, b backup.Backup) bool {
+	return b.Phase == backup.PhaseFailed || b.Phase == backup.PhaseRunning && r.timedOut(s, b.StartedAt)
+}
+
+// neededAttempt reports whether b is a failed final backup attempt of the
+// MyApp that still exists: the attempts are counted from the service's
+// listing, so pruning one would start it again.
+func (r *Reconciler) neededAttempt(s *scope, b backup.Backup) bool {
+	return s.app != nil && strings.HasPrefix(b.IdempotencyKey, finalKeyPrefix(s.owner, s.app.UID))
+}

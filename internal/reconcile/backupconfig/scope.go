@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"time"
+
+	"github.com/robfig/cron/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// scope is what one reconcile pass knows about a BackupConfig. Phases read
+// and fill it in; the deferred status write turns it into status.
+type scope struct {
+	bc *backupv1alpha1.BackupConfig
+	// base is the BackupConfig as fetched, the base of the status patch.
+	base *backupv1alpha1.BackupConfig
+	// app is the referenced MyApp, nil when it does not exist.
+	app *appsv1alpha1.MyApp
+	// key names the BackupConfig in the Reconciler's memory and its metrics.
+	key types.NamespacedName
+	// backups is the backup service. Its client holds every call back while
+	// the service asked to wait.
+	backups backup.Client
+	// owner is this BackupConfig's identity in the backup service.
+	owner string
+	now   time.Time
+	// schedule is spec.schedule parsed, nil without one.
+	schedule cron.Schedule
+	// slotDue is set when status.nextScheduleTime has come.
+	slotDue bool
+	// scheduleErr is the terminal error of an unusable spec.schedule, which
+	// the pass returns once every other phase ran.
+	scheduleErr error
+	// readiness collects what decides the Ready condition.
+	readiness readiness
+	// holdCheckErr is the first failure of the backup service in this pass's
+	// checks of final-backup holds. Once the service fails, the pass asks
+	// it nothing more about other MyApps: each call could take the client's
+	// whole timeout, and the pass must get to report.
+	holdCheckErr error
+}
+
+// related is the MyApp as the related object of an event, or nil.
+func (s *scope) related() runtime.Object {
+	if s.app == nil {
+		return nil
+	}
+	return s.app
+}
+
+// soonest combines the results of two phases: the earliest requeue wins.
+func soonest(a, b ctrl.Result) ctrl.Result {
+	switch {
+	case a.RequeueAfter == 0:
+		return b
+	case b.RequeueAfter == 0 || a.RequeueAfter <= b.RequeueAfter:
+		return a
+	default:
+		return b
+	}
+}
+
+// requeueAfter waits d with jitter, so objects that started together do not
+// stay in lockstep.
+func requeueAfter(d time.Duration) ctrl.Result {
+	return ctrl.Result{RequeueAfter: wait.Jitter(d, pollJitterFactor)}
+}
+
+// conflictResult turns a lost write race into a quick retry instead of an
+// error: a conflict is expected when two writers meet and says nothing about
+// the health of anything.
+func conflictResult(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return requeueAfter(conflictRetryDelay), nil
+	}
+	return ctrl.Result{}, err
+}
