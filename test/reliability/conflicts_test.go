@@ -209,12 +209,15 @@ func (w *writers) labels(ctx context.Context) {
 	w.tally(ctx, "labels", err)
 }
 
-// run runs every writer in a loop of its own until ctx ends.
-func (w *writers) run(ctx context.Context) {
+// run keeps every writer writing until stop is done. Each write runs to its
+// end under ctx: a write cut off by stop could land on the server after its
+// writer gave up on it, and the record of what was written last would be
+// wrong.
+func (w *writers) run(stop, ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, write := range []func(context.Context){w.finalizer, w.specEdit, w.staleStatus, w.labels} {
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for stop.Err() == nil {
 				write(ctx)
 				time.Sleep(time.Duration(20+w.intn(100)) * time.Millisecond)
 			}
@@ -283,8 +286,8 @@ func TestConcurrentWriters(t *testing.T) {
 		s: s, c: c, key: client.ObjectKeyFromObject(app), rng: rand.New(rand.NewPCG(seed, 0)),
 		writes: map[string]int{}, conflicts: map[string]int{}, spec: *app.Spec.DeepCopy(),
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), d)
-	w.run(ctx)
+	stop, cancel := context.WithTimeout(t.Context(), d)
+	w.run(stop, t.Context())
 	cancel()
 	t.Logf("writes %v, conflicts %v, the controllers' conflicts %d", w.writes, w.conflicts, controllerConflicts.Load())
 
