@@ -147,13 +147,13 @@ func (d *dnsSchedule) set(key types.NamespacedName, c dnsCheck) {
 // as a set of routes: the status in the cache may not show that read's
 // write yet, and routing from it would take the route away and put it back.
 func (d *dnsSchedule) heldAtLastRead(app *appsv1alpha1.MyApp) sets.Set[string] {
-	routes := sets.New[string]()
 	st := app.Status.DNS
 	if last, ok := d.get(client.ObjectKeyFromObject(app), app.UID); ok && app.ResourceVersion == last.readFrom {
 		st = &last.seen.record
 	}
-	if st != nil && st.Name != "" && st.Owner == recordOwner(app) {
-		routes.Insert(st.Name)
+	routes := sets.New[string]()
+	if held := heldIn(st, app); held != "" {
+		routes.Insert(held)
 	}
 	return routes
 }

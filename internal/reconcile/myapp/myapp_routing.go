@@ -52,7 +52,12 @@ const hostIndex = "spec.host"
 // heldHost is the host whose record this MyApp holds according to its
 // status, or "".
 func heldHost(app *appsv1alpha1.MyApp) string {
-	if st := app.Status.DNS; st != nil && st.Owner == recordOwner(app) {
+	return heldIn(app.Status.DNS, app)
+}
+
+// heldIn is the host whose record st says app holds, or "".
+func heldIn(st *appsv1alpha1.DNSRecordStatus, app *appsv1alpha1.MyApp) string {
+	if st != nil && st.Owner == recordOwner(app) {
 		return st.Name
 	}
 	return ""
