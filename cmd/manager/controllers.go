@@ -60,7 +60,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		DriftCheckInterval:      opts.myApp.driftCheckInterval,
 		RecordTTL:               int32(opts.myApp.recordTTL), //nolint:gosec // validated to the service's TTL range
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
-	}).SetupWithManager(mgr); err != nil {
+	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
 	if opts.myApp.orphanSweepInterval > 0 {

@@ -160,7 +160,7 @@ func (s *scenario) startManager(gate *crashGate) {
 		DefaultTarget:        defaultTarget,
 		PendingPollInterval:  200 * time.Millisecond,
 		DriftCheckInterval:   time.Hour,
-	}).SetupWithManager(mgr)).To(Succeed())
+	}).SetupWithManager(s.t.Context(), mgr)).To(Succeed())
 	// cmd/manager runs the orphan sweep by default (hourly); here it runs
 	// every few seconds, so what it repairs is repaired within a scenario.
 	g.Expect((&myapp.OrphanSweeper{

@@ -41,6 +41,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // The controller writes BackupConfigs' finalizer and status, always with a
@@ -89,19 +90,17 @@ const (
 	DefaultFailedBackupRetryDelay = time.Minute
 	// DefaultReconcileTimeout bounds one reconcile's calls, as for MyApps.
 	DefaultReconcileTimeout = time.Minute
+	// DefaultMaxConcurrentReconciles is one: a BackupConfig's pass mostly
+	// waits on the backup service, which is better asked one question at
+	// a time than many.
+	DefaultMaxConcurrentReconciles = 1
 )
 
 const (
-	// pollJitterFactor spreads polls of backups started together.
-	pollJitterFactor = 0.2
 	// scheduleWakeSlack is how long after a slot the controller wakes up, at
 	// most twice this with jitter, so it never wakes a moment too early and
 	// many BackupConfigs on the same schedule do not wake at once.
 	scheduleWakeSlack = time.Second
-	// conflictRetryDelay is how soon a pass that lost a write race to another
-	// writer runs again. The other write may be one the predicates filter
-	// out, so the controller cannot count on its event.
-	conflictRetryDelay = time.Second
 	// backupVisibilityGrace is how long a backup the service just started may
 	// be missing from reads: the service is eventually consistent.
 	backupVisibilityGrace = time.Minute
@@ -164,7 +163,8 @@ type Reconciler struct {
 	// DefaultReconcileTimeout.
 	ReconcileTimeout time.Duration
 	// MaxConcurrentReconciles is how many BackupConfigs are reconciled at
-	// once; at least one.
+	// once. Defaults to
+	// DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
 
 	// memory is what passes leave for later passes of the same BackupConfig.
@@ -187,7 +187,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("backupconfig-controller")
 	}
-	registerMetrics()
+	r.setDefaults()
 
 	err := mgr.GetFieldIndexer().IndexField(ctx, &backupv1alpha1.BackupConfig{}, AppRefIndexKey,
 		func(obj client.Object) []string {
@@ -206,7 +206,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&backupv1alpha1.BackupConfig{}, builder.WithPredicates(backupConfigChanged())).
 		Watches(&appsv1alpha1.MyApp{}, handler.EnqueueRequestsFromMapFunc(r.backupConfigsForApp),
 			builder.WithPredicates(appChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
 
@@ -278,7 +278,7 @@ func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object)
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	log := ctrl.LoggerFrom(ctx)
 	if req.Name == releaseHoldsRequestName {
-		return r.releaseUnwantedHolds(ctx, req.Namespace)
+		return pass.Conclude(r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
 	}
 
 	bc := &backupv1alpha1.BackupConfig{}
@@ -294,7 +294,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.missing.forget(req.NamespacedName)
 		backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
 		forgetFreshness(req.NamespacedName)
-		return r.releaseUnwantedHolds(ctx, req.Namespace)
+		return pass.Conclude(r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
 	}
 
 	if bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
@@ -302,10 +302,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// backup can exist that a deletion would not clean up. The update
 		// event of this patch starts the next pass.
 		log.Info("Adding finalizer", "finalizer", backupv1alpha1.BackupCleanupFinalizer)
-		base := bc.DeepCopy()
-		controllerutil.AddFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer)
-		err := r.Client.Patch(ctx, bc, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-		return conflictResult(err)
+		return pass.Conclude(ctrl.Result{}, pass.AddFinalizer(ctx, r.Client, bc, backupv1alpha1.BackupCleanupFinalizer)).Return()
 	}
 	if !bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
 		// Cleanup is done; the object waits for other finalizers only.
@@ -321,11 +318,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		now:       r.currentTime(),
 		readiness: readiness{appName: bc.Spec.AppRef.Name},
 	}
+	var out pass.Outcome
 	defer func() {
 		// A pass that waits out a throttling service returns no error but
-		// did not get its work done either.
-		succeeded := retErr == nil && s.readiness.serviceErr == nil && s.scheduleErr == nil
-		if err := r.patchStatus(ctx, s, succeeded); err != nil {
+		// did not get its work done either: only a complete one counts.
+		if err := r.patchStatus(ctx, s, out.Complete); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 		recordFreshness(s)
@@ -337,55 +334,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 	// The status is written with the caller's context, after the phases
 	// ran out of time too.
-	phaseCtx, cancel := context.WithTimeout(ctx, r.reconcileTimeout())
+	phaseCtx, cancel := context.WithTimeout(ctx, r.ReconcileTimeout)
 	defer cancel()
 	if !bc.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(phaseCtx, s)
+		out = pass.Run(phaseCtx, s, r.reconcileDelete)
+	} else {
+		out = r.reconcileNormal(phaseCtx, s)
 	}
-	return r.reconcileNormal(phaseCtx, s)
+	return out.Return()
 }
 
 // reconcileNormal runs the phases of a BackupConfig that is not being
 // deleted. An unusable spec.schedule does not end the pass (see
-// reconcileSchedule). The first phase that fails ends the pass, and so does one the
-// backup service asked to wait, so that no later phase calls the service
-// again or wakes the controller before the wait is over. The next pass
-// starts again from the top, which every phase tolerates.
-func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
-	phases := []func(context.Context, *scope) (ctrl.Result, error){
-		r.reconcileSchedule,
+// reconcileSchedule). The first phase that fails ends the pass, and so does
+// one the backup service asked to wait, so that no later phase calls the
+// service again or wakes the controller before the wait is over (pass.Run).
+// The next pass starts again from the top, which every phase tolerates.
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome {
+	return pass.Run(ctx, s,
+		pass.NotBlocking(r.reconcileSchedule),
 		r.reconcileApp,
 		r.reconcileAppHolds,
 		r.reconcileRunningBackup,
 		r.reconcileFinalBackup,
 		r.reconcileNewBackup,
 		r.reconcileRetention,
-	}
-	var result ctrl.Result
-	for _, phase := range phases {
-		phaseResult, err := phase(ctx, s)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if s.readiness.serviceErr != nil {
-			return phaseResult, nil
-		}
-		result = soonest(result, phaseResult)
-	}
-	if s.scheduleErr != nil && result.IsZero() {
-		// A terminal error drops any requeue, so it is returned only by a
-		// pass that has nothing to come back for, such as a running backup
-		// to poll; the InvalidSchedule condition says it meanwhile.
-		return ctrl.Result{}, s.scheduleErr
-	}
-	return result, nil
+	)
 }
 
 // patchStatus writes the status the pass computed, in one patch. It sets
 // observedGeneration only after a successful pass, so a spec the controller
 // failed to act on never looks handled.
-func (r *Reconciler) patchStatus(ctx context.Context, s *scope, succeeded bool) error {
-	if succeeded {
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) error {
+	if complete {
 		s.bc.Status.ObservedGeneration = s.bc.Generation
 	}
 	s.readiness.deleting = !s.bc.DeletionTimestamp.IsZero()

@@ -29,6 +29,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // reconcileRunningBackup polls the last backup while it runs. The backup
@@ -52,12 +53,12 @@ func (r *Reconciler) reconcileRunningBackup(ctx context.Context, s *scope) (ctrl
 	r.missing.forget(s.key)
 	if b.Phase == backup.PhaseRunning && r.timedOut(s, b.StartedAt) {
 		ctrl.LoggerFrom(ctx).Info("Backup did not finish in time, treating it as failed", "backupID", b.ID,
-			"timeout", r.backupTimeout())
+			"timeout", r.BackupTimeout)
 		b = r.timedOutBackup(s, b)
 	}
 	r.recordBackup(ctx, s, b, last.Trigger)
 	if b.Phase == backup.PhaseRunning {
-		return requeueAfter(r.pollInterval()), nil
+		return pass.RequeueAfter(r.BackupPollInterval), nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -76,7 +77,7 @@ func (r *Reconciler) missingBackup(ctx context.Context, s *scope) ctrl.Result {
 	if polls < missingBackupPolls || missingFor < backupVisibilityGrace {
 		ctrl.LoggerFrom(ctx).V(1).Info("Backup not found in the backup service, polling again", "backupID", last.ID,
 			"polls", polls, "missingFor", missingFor)
-		return requeueAfter(r.pollInterval())
+		return pass.RequeueAfter(r.BackupPollInterval)
 	}
 	r.missing.forget(s.key)
 	ctrl.LoggerFrom(ctx).Info("Backup disappeared from the backup service before it finished", "backupID", last.ID,
@@ -92,7 +93,7 @@ func (r *Reconciler) missingBackup(ctx context.Context, s *scope) ctrl.Result {
 // reconcileNewBackup starts a scheduled or on-change backup when one is due,
 // and computes when the next slot wakes the controller.
 func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.scheduleErr != nil {
+	if s.readiness.invalidSchedule != "" {
 		// Nothing new is started while spec.schedule is unusable.
 		return ctrl.Result{}, nil
 	}
@@ -121,7 +122,7 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 
 	due := r.dueBackups(s)
 	if !s.slotDue && !due.change && !due.retry {
-		return soonest(due.later, r.scheduleWakeup(s)), nil
+		return pass.Soonest(due.later, r.scheduleWakeup(s)), nil
 	}
 	if result, stop, err := r.followRunningBackup(ctx, s); stop {
 		return result, err
@@ -140,7 +141,7 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return r.serviceError(ctx, s, "starting a backup", err)
 	}
-	return soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerAppChange, attempt), r.scheduleWakeup(s)), nil
+	return pass.Soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerAppChange, attempt), r.scheduleWakeup(s)), nil
 }
 
 // dueChange is what reconcileNewBackup owes the MyApp besides a schedule
@@ -192,7 +193,7 @@ func (r *Reconciler) followRunningBackup(ctx context.Context, s *scope) (result 
 	s.readiness.refusedSlot = ""
 	r.recordCoverage(s, *running, false)
 	r.recordBackup(ctx, s, *running, triggerOf(*running))
-	return requeueAfter(r.pollInterval()), true, nil
+	return pass.RequeueAfter(r.BackupPollInterval), true, nil
 }
 
 // startScheduledBackup starts the backup of the due slot. done says the
@@ -215,14 +216,14 @@ func (r *Reconciler) startScheduledBackup(ctx context.Context, s *scope, due *du
 		r.advanceSchedule(s)
 		result := r.startedBackup(ctx, s, b, backupv1alpha1.TriggerSchedule, 0)
 		if b.Phase == backup.PhaseRunning || !r.dueBackups(s).change {
-			return soonest(result, r.scheduleWakeup(s)), true, nil
+			return pass.Soonest(result, r.scheduleWakeup(s)), true, nil
 		}
 		// The adopted backup finished already, and no event would bring
 		// the change back before the next slot: its backup starts now.
 		*due = dueChange{change: true}
 	}
 	if !due.change && !due.retry {
-		return soonest(due.later, r.scheduleWakeup(s)), true, nil
+		return pass.Soonest(due.later, r.scheduleWakeup(s)), true, nil
 	}
 	return ctrl.Result{}, false, nil
 }
@@ -253,7 +254,7 @@ func changeBackupFailed(status backupv1alpha1.BackupConfigStatus) bool {
 // from when the failed attempt finished.
 func (r *Reconciler) retryDueIn(s *scope) time.Duration {
 	last := s.bc.Status.LastBackup
-	delay := r.failedBackupRetryDelay()
+	delay := r.FailedBackupRetryDelay
 	for i := int32(1); i < last.Attempt && delay < maxFailedBackupRetryDelay; i++ {
 		delay *= 2
 	}

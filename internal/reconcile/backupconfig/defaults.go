@@ -19,57 +19,43 @@ package backupconfig
 import (
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/utils/clock"
 )
 
-// currentTime reads the injected clock, in UTC like the schedules.
-func (r *Reconciler) currentTime() time.Time {
-	if r.Clock == nil {
-		return time.Now().UTC()
-	}
-	return r.Clock.Now().UTC()
-}
-
-// positiveOr is d, or def when d is not set (zero) or not usable (negative):
-// the Reconciler's durations are optional and default at the point of use.
-func positiveOr(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
-}
-
-func (r *Reconciler) pollInterval() time.Duration {
-	return positiveOr(r.BackupPollInterval, DefaultBackupPollInterval)
-}
-
-func (r *Reconciler) cleanupGrace() time.Duration {
-	return positiveOr(r.CleanupGrace, DefaultCleanupGrace)
-}
-
-func (r *Reconciler) backupTimeout() time.Duration {
-	return positiveOr(r.BackupTimeout, DefaultBackupTimeout)
-}
-
-func (r *Reconciler) failedBackupRetryDelay() time.Duration {
-	return positiveOr(r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)
-}
-
-func (r *Reconciler) reconcileTimeout() time.Duration {
-	return positiveOr(r.ReconcileTimeout, DefaultReconcileTimeout)
-}
-
-// apiReader reads around the cache.
-func (r *Reconciler) apiReader() client.Reader {
+// setDefaults gives every tunable left at zero (or set below zero) its
+// default, as the MyApp controller does: SetupWithManager calls it, so the
+// code reads the fields and each default is stated once.
+func (r *Reconciler) setDefaults() {
 	if r.APIReader == nil {
-		return r.Client
+		r.APIReader = r.Client
 	}
-	return r.APIReader
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.BackupPollInterval <= 0 {
+		r.BackupPollInterval = DefaultBackupPollInterval
+	}
+	if r.FinalBackupAttempts <= 0 {
+		r.FinalBackupAttempts = DefaultFinalBackupAttempts
+	}
+	if r.CleanupGrace <= 0 {
+		r.CleanupGrace = DefaultCleanupGrace
+	}
+	if r.BackupTimeout <= 0 {
+		r.BackupTimeout = DefaultBackupTimeout
+	}
+	if r.FailedBackupRetryDelay <= 0 {
+		r.FailedBackupRetryDelay = DefaultFailedBackupRetryDelay
+	}
+	if r.ReconcileTimeout <= 0 {
+		r.ReconcileTimeout = DefaultReconcileTimeout
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
 }
 
-func (r *Reconciler) finalBackupAttempts() int {
-	if r.FinalBackupAttempts <= 0 {
-		return DefaultFinalBackupAttempts
-	}
-	return r.FinalBackupAttempts
+// currentTime reads the clock in UTC, like the schedules.
+func (r *Reconciler) currentTime() time.Time {
+	return r.Clock.Now().UTC()
 }

@@ -20,13 +20,12 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // reconcileDelete lets a BackupConfig go: it releases the MyApps it held,
@@ -55,21 +54,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	}
 
 	log.Info("Removing finalizer", "finalizer", backupv1alpha1.BackupCleanupFinalizer)
-	// The patch response replaces the object in hand, status included; the
-	// status this pass computed is put back for the deferred status write.
-	status := s.bc.Status.DeepCopy()
-	base := s.bc.DeepCopy()
-	controllerutil.RemoveFinalizer(s.bc, backupv1alpha1.BackupCleanupFinalizer)
-	err := r.Client.Patch(ctx, s.bc, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-	s.bc.Status = *status
-	if apierrors.IsNotFound(err) {
-		err = nil
+	if err := pass.RemoveFinalizer(ctx, r.Client, s.bc, backupv1alpha1.BackupCleanupFinalizer); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
 	}
-	if err == nil {
-		backupsHeldForCleanup.DeleteLabelValues(s.key.Namespace, s.key.Name)
-		r.memory.forget(s.key)
-	}
-	return conflictResult(err)
+	backupsHeldForCleanup.DeleteLabelValues(s.key.Namespace, s.key.Name)
+	r.memory.forget(s.key)
+	return ctrl.Result{}, nil
 }
 
 // deleteAllBackups deletes every backup this BackupConfig started and
@@ -109,9 +99,9 @@ func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Resul
 	if left := countOwned(remaining, s.owner); left > 0 {
 		r.countHeldForCleanup(s, left)
 		ctrl.LoggerFrom(ctx).Info("Waiting for the backup service to finish deleting backups", "remaining", left)
-		return requeueAfter(r.pollInterval()), nil
+		return pass.RequeueAfter(r.BackupPollInterval), nil
 	}
-	if remaining := s.bc.DeletionTimestamp.Add(r.cleanupGrace()).Sub(s.now); remaining > 0 {
+	if remaining := s.bc.DeletionTimestamp.Add(r.CleanupGrace).Sub(s.now); remaining > 0 {
 		// The service lists a backup only some time after it started, and
 		// one started just before the deletion may not be in status either:
 		// an empty listing counts only once that time has passed.

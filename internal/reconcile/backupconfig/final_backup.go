@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // reconcileFinalBackup takes the last backup of a MyApp being deleted that
@@ -65,8 +66,8 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 			// Started by a pass that died before recording it.
 			r.recordBackup(ctx, s, *attempts.running, backupv1alpha1.TriggerAppDeletion)
 		}
-		return requeueAfter(r.pollInterval()), nil
-	case attempts.failed >= r.finalBackupAttempts():
+		return pass.RequeueAfter(r.BackupPollInterval), nil
+	case attempts.failed >= r.FinalBackupAttempts:
 		// Out of attempts: a person decides between fixing the service and
 		// releasing the MyApp without a final backup. Nothing to requeue for;
 		// the spec change or deletion that decides brings the object back.
@@ -78,13 +79,13 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 	}
 	s.readiness.finalBackupPending = true
 	result, err := r.startBackup(ctx, s, backupv1alpha1.TriggerAppDeletion, finalKey(s.owner, app.UID, attempts.failed+1))
-	if err != nil || s.readiness.serviceErr != nil {
+	if err != nil {
 		return result, err
 	}
 	// The service may answer with an earlier attempt that already finished,
 	// which a listing did not show yet: nothing else would bring the
 	// BackupConfig back to look again.
-	return soonest(result, requeueAfter(r.pollInterval())), nil
+	return pass.Soonest(result, pass.RequeueAfter(r.BackupPollInterval)), nil
 }
 
 // reportFinalBackupFailed says that the final backup failed for good and
@@ -92,7 +93,7 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 func (r *Reconciler) reportFinalBackupFailed(ctx context.Context, s *scope, attempts finalAttempts) {
 	s.readiness.finalBackupFailures = attempts.failed
 	s.readiness.finalBackupFailure = attempts.lastFailure
-	if readyReason(s.base) == backupv1alpha1.FinalBackupFailedReason {
+	if !pass.TroubleStarts(s.base.Status.Conditions, backupv1alpha1.ReadyCondition, backupv1alpha1.FinalBackupFailedReason) {
 		return
 	}
 	ctrl.LoggerFrom(ctx).Info("Final backup failed for good, holding the MyApp", "myapp", klog.KObj(s.app),
@@ -109,11 +110,11 @@ func (r *Reconciler) reportFinalBackupFailed(ctx context.Context, s *scope, atte
 // the other's progress sends it no event.
 func (r *Reconciler) releaseAfterFinalBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
 	result, err := r.reconcileAppHolds(ctx, s)
-	if err != nil || s.readiness.serviceErr != nil {
+	if err != nil {
 		return result, err
 	}
 	if s.app != nil && controllerutil.ContainsFinalizer(s.app, backupv1alpha1.FinalBackupFinalizer) {
-		result = soonest(result, requeueAfter(r.pollInterval()))
+		result = pass.Soonest(result, pass.RequeueAfter(r.BackupPollInterval))
 	}
 	return result, nil
 }

@@ -34,6 +34,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // reconcileApp fetches the referenced MyApp and, with backupBeforeAppDeletion,
@@ -61,22 +62,10 @@ func (r *Reconciler) reconcileApp(ctx context.Context, s *scope) (ctrl.Result, e
 		return ctrl.Result{}, nil
 	}
 	log.Info("Adding finalizer to MyApp", "myapp", klog.KObj(app), "finalizer", backupv1alpha1.FinalBackupFinalizer)
-	return r.patchAppFinalizer(ctx, app, controllerutil.AddFinalizer)
-}
-
-// patchAppFinalizer adds or removes the final-backup finalizer on a MyApp.
-// The patch carries the resource version, so it changes nothing but
-// metadata.finalizers and never overwrites a finalizer another controller
-// wrote meanwhile (a conflict retries instead).
-func (r *Reconciler) patchAppFinalizer(ctx context.Context, app *appsv1alpha1.MyApp,
-	change func(client.Object, string) bool) (ctrl.Result, error) {
-	base := app.DeepCopy()
-	change(app, backupv1alpha1.FinalBackupFinalizer)
-	err := r.Client.Patch(ctx, app, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-	if apierrors.IsNotFound(err) {
-		return ctrl.Result{}, nil
-	}
-	return conflictResult(err)
+	// The patch changes nothing but metadata.finalizers and carries the
+	// resource version, so it never overwrites a finalizer the MyApp's own
+	// controller wrote meanwhile (a conflict retries instead).
+	return ctrl.Result{}, client.IgnoreNotFound(pass.AddFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer))
 }
 
 // reconcileAppHolds releases every MyApp in the namespace that carries the
@@ -103,7 +92,7 @@ func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Resu
 	var apps appsv1alpha1.MyAppList
 	reader := client.Reader(r.Client)
 	if !s.bc.DeletionTimestamp.IsZero() {
-		reader = r.apiReader()
+		reader = r.APIReader
 	}
 	if err := reader.List(ctx, &apps, client.InNamespace(s.bc.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing MyApps: %w", err)
@@ -129,7 +118,7 @@ func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Resu
 				"myapp", klog.KObj(app), "reason", err.Error())
 			err = nil
 		}
-		result = soonest(result, appResult)
+		result = pass.Soonest(result, appResult)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -149,9 +138,8 @@ func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *ap
 	}
 	ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp", "myapp", klog.KObj(app),
 		"finalizer", backupv1alpha1.FinalBackupFinalizer)
-	result, err := r.patchAppFinalizer(ctx, app, controllerutil.RemoveFinalizer)
-	if err != nil || !result.IsZero() {
-		return result, err
+	if err := pass.RemoveFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
 	}
 	r.eventFor(s.bc, app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
 		"Removed finalizer %s from MyApp %s: no BackupConfig needs a final backup of it any more",
@@ -222,7 +210,7 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 	}
 
 	var live backupv1alpha1.BackupConfigList
-	if err := r.apiReader().List(ctx, &live, client.InNamespace(app.Namespace)); err != nil {
+	if err := r.APIReader.List(ctx, &live, client.InNamespace(app.Namespace)); err != nil {
 		return true, fmt.Errorf("listing the BackupConfigs of MyApp %s: %w", app.Name, err)
 	}
 	for i := range live.Items {
@@ -258,11 +246,10 @@ func wantsHoldOn(holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) b
 // stays.
 func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string) (ctrl.Result, error) {
 	var apps appsv1alpha1.MyAppList
-	if err := r.apiReader().List(ctx, &apps, client.InNamespace(namespace)); err != nil {
+	if err := r.APIReader.List(ctx, &apps, client.InNamespace(namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing MyApps: %w", err)
 	}
 	var bcs *backupv1alpha1.BackupConfigList
-	var result ctrl.Result
 	var errs []error
 	for i := range apps.Items {
 		app := &apps.Items[i]
@@ -271,7 +258,7 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 		}
 		if bcs == nil {
 			bcs = &backupv1alpha1.BackupConfigList{}
-			if err := r.apiReader().List(ctx, bcs, client.InNamespace(namespace)); err != nil {
+			if err := r.APIReader.List(ctx, bcs, client.InNamespace(namespace)); err != nil {
 				return ctrl.Result{}, fmt.Errorf("listing BackupConfigs: %w", err)
 			}
 		}
@@ -280,17 +267,13 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 		}
 		ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp that no BackupConfig wants", "myapp", klog.KObj(app),
 			"finalizer", backupv1alpha1.FinalBackupFinalizer)
-		appResult, err := r.patchAppFinalizer(ctx, app, controllerutil.RemoveFinalizer)
-		result = soonest(result, appResult)
-		if err != nil {
+		if err := pass.RemoveFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if appResult.IsZero() && r.Recorder != nil {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, string(eventMyAppReleased), actionReleaseMyApp,
-				"Removed finalizer %s: no BackupConfig in the namespace needs a final backup of this MyApp",
-				backupv1alpha1.FinalBackupFinalizer)
-		}
+		pass.Eventf(r.Recorder, app, nil, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
+			"Removed finalizer %s: no BackupConfig in the namespace needs a final backup of this MyApp",
+			backupv1alpha1.FinalBackupFinalizer)
 	}
-	return result, errors.Join(errs...)
+	return ctrl.Result{}, errors.Join(errs...)
 }

@@ -17,8 +17,6 @@ limitations under the License.
 package backupconfig
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -81,15 +79,12 @@ const (
 	deleteCauseCleanup   = "cleanup"
 )
 
-var registerOnce sync.Once
-
-// registerMetrics registers the metrics once per process, however many
-// reconcilers tests or managers construct.
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(backupsStarted, backupsSucceeded, backupsFailed, backupDuration,
-			backupsDeleted, backupsHeldForCleanup, lastSuccess, backupDue)
-	})
+// init registers the metrics with controller-runtime's registry, which the
+// manager serves, as the MyApp controller's do: once per process, however
+// many reconcilers tests or managers construct.
+func init() {
+	metrics.Registry.MustRegister(backupsStarted, backupsSucceeded, backupsFailed, backupDuration,
+		backupsDeleted, backupsHeldForCleanup, lastSuccess, backupDue)
 }
 
 // recordFreshness sets the freshness gauges of the BackupConfig a pass

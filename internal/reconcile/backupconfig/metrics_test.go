@@ -34,7 +34,6 @@ import (
 // schedule or while suspended, and neither series once the BackupConfig is
 // being deleted.
 func TestRecordFreshness(t *testing.T) {
-	registerMetrics()
 	g := NewWithT(t)
 	sched, err := parseSchedule("0 3 * * *")
 	g.Expect(err).NotTo(HaveOccurred())

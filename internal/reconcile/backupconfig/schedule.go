@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // reconcileSchedule parses spec.schedule and decides whether a slot is due.
@@ -53,17 +54,16 @@ func (r *Reconciler) reconcileSchedule(_ context.Context, s *scope) (ctrl.Result
 		// broken spec is noticed rather than half followed. Every other phase
 		// still runs: a running backup is still followed, and a MyApp held
 		// for a final backup must still be backed up or released, through
-		// the documented ways out too. reconcileNormal reports the error at
-		// the end of the pass.
+		// the documented ways out too: reconcileNormal runs this phase
+		// NotBlocking, so pass.Run returns the error once the others ran.
 		s.bc.Status.NextScheduleTime = nil
 		s.slotDue = false
 		s.readiness.invalidSchedule = err.Error()
-		s.scheduleErr = reconcile.TerminalError(fmt.Errorf("spec.schedule %q: %w", s.bc.Spec.Schedule, err))
-		if readyReason(s.base) != backupv1alpha1.InvalidScheduleReason {
+		if pass.TroubleStarts(s.base.Status.Conditions, backupv1alpha1.ReadyCondition, backupv1alpha1.InvalidScheduleReason) {
 			r.event(s, corev1.EventTypeWarning, eventInvalidSchedule, actionSchedule,
 				"spec.schedule %q is not usable: %v", s.bc.Spec.Schedule, err)
 		}
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("spec.schedule %q: %w", s.bc.Spec.Schedule, err))
 	}
 	s.schedule = sched
 	return ctrl.Result{}, nil

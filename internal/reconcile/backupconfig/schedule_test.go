@@ -120,13 +120,3 @@ func TestScheduleWakeupSleepsUntilJustAfterTheSlot(t *testing.T) {
 	s.slotDue, s.bc.Status.NextScheduleTime = false, nil
 	g.Expect(r.scheduleWakeup(s)).To(Equal(ctrl.Result{}))
 }
-
-func TestSoonest(t *testing.T) {
-	g := NewWithT(t)
-	none, short, long := ctrl.Result{}, ctrl.Result{RequeueAfter: time.Second}, ctrl.Result{RequeueAfter: time.Hour}
-	g.Expect(soonest(none, none)).To(Equal(none))
-	g.Expect(soonest(none, long)).To(Equal(long))
-	g.Expect(soonest(long, none)).To(Equal(long))
-	g.Expect(soonest(long, short)).To(Equal(short))
-	g.Expect(soonest(short, long)).To(Equal(short))
-}

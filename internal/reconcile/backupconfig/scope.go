@@ -20,11 +20,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
@@ -51,9 +47,6 @@ type scope struct {
 	schedule cron.Schedule
 	// slotDue is set when status.nextScheduleTime has come.
 	slotDue bool
-	// scheduleErr is the terminal error of an unusable spec.schedule, which
-	// the pass returns once every other phase ran.
-	scheduleErr error
 	// readiness collects what decides the Ready condition.
 	readiness readiness
 	// holdCheckErr is the first failure of the backup service in this pass's
@@ -61,40 +54,4 @@ type scope struct {
 	// it nothing more about other MyApps: each call could take the client's
 	// whole timeout, and the pass must get to report.
 	holdCheckErr error
-}
-
-// related is the MyApp as the related object of an event, or nil.
-func (s *scope) related() runtime.Object {
-	if s.app == nil {
-		return nil
-	}
-	return s.app
-}
-
-// soonest combines the results of two phases: the earliest requeue wins.
-func soonest(a, b ctrl.Result) ctrl.Result {
-	switch {
-	case a.RequeueAfter == 0:
-		return b
-	case b.RequeueAfter == 0 || a.RequeueAfter <= b.RequeueAfter:
-		return a
-	default:
-		return b
-	}
-}
-
-// requeueAfter waits d with jitter, so objects that started together do not
-// stay in lockstep.
-func requeueAfter(d time.Duration) ctrl.Result {
-	return ctrl.Result{RequeueAfter: wait.Jitter(d, pollJitterFactor)}
-}
-
-// conflictResult turns a lost write race into a quick retry instead of an
-// error: a conflict is expected when two writers meet and says nothing about
-// the health of anything.
-func conflictResult(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return requeueAfter(conflictRetryDelay), nil
-	}
-	return ctrl.Result{}, err
 }

@@ -35,6 +35,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // finalBackupRecorded reports whether status records a SUCCEEDED final backup
@@ -102,7 +103,7 @@ const (
 // hours, so a difference between the controller's and the service's clocks
 // hardly matters.
 func (r *Reconciler) timedOut(s *scope, started time.Time) bool {
-	return !started.IsZero() && s.now.Sub(started) >= r.backupTimeout()
+	return !started.IsZero() && s.now.Sub(started) >= r.BackupTimeout
 }
 
 // timedOutBackup is b as the controller records it once it gave up on it.
@@ -110,7 +111,7 @@ func (r *Reconciler) timedOutBackup(s *scope, b backup.Backup) backup.Backup {
 	b.Phase = backup.PhaseFailed
 	b.CompletedAt = &s.now
 	b.Reason = fmt.Sprintf("the backup did not finish within %s (--backup-timeout); it is treated as failed",
-		r.backupTimeout())
+		r.BackupTimeout)
 	return b
 }
 
@@ -190,7 +191,7 @@ func (r *Reconciler) startedBackup(ctx context.Context, s *scope, b backup.Backu
 		s.bc.Status.LastBackup.Attempt = attempt
 	}
 	if b.Phase == backup.PhaseRunning {
-		return requeueAfter(r.pollInterval())
+		return pass.RequeueAfter(r.BackupPollInterval)
 	}
 	return ctrl.Result{}
 }
@@ -263,11 +264,11 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 // condition and picks how to retry, as the MyApp controller does. When the
 // service said how long to wait (a 429, or a 503 whose Retry-After was
 // longer than the client would sleep), the BackupConfig comes back after
-// exactly that wait (capped by the client), and the client holds every call
-// back until then: the rate limiter's backoff knows nothing of the wait and
-// could retry sooner. Any
-// other failure, a throttle without a wait included, goes back to the rate
-// limiter as an error, for exponential backoff.
+// exactly that wait (capped by the client; a pass.Wait, which ends the pass),
+// and the client holds every call back until then: the rate limiter's
+// backoff knows nothing of the wait and could retry sooner. Any other
+// failure, a throttle without a wait included, goes back to the rate limiter
+// as an error, for exponential backoff.
 func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, err error) (ctrl.Result, error) {
 	s.readiness.serviceErr = err
 	if !isServiceReason(readyReason(s.base)) {
@@ -279,7 +280,7 @@ func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, 
 		ctrl.LoggerFrom(ctx).Info("Backup service asked to wait", "action", action, "retryAfter", delay)
 		// Not jittered: the service named the time, and a jitter added on
 		// top would only make the wait longer than it asked for.
-		return ctrl.Result{RequeueAfter: delay}, nil
+		return ctrl.Result{}, pass.Wait(delay, fmt.Errorf("%s: %w", action, err))
 	}
 	return ctrl.Result{}, fmt.Errorf("%s: %w", action, err)
 }

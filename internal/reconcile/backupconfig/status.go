@@ -27,11 +27,14 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
-// eventReason is the reason of an event. Warnings are for what a person may
-// have to act on.
-type eventReason string
+// eventReason is the reason of an event, as in every controller of the
+// project (pass.EventReason). Warnings are for what a person may have to act
+// on, and go out when the trouble starts, not on every retry
+// (pass.TroubleStarts).
+type eventReason = pass.EventReason
 
 // Event reasons.
 const (
@@ -62,19 +65,13 @@ func tryAgain(trigger backupv1alpha1.BackupTrigger) string {
 
 // event records an event about the BackupConfig, related to its MyApp.
 func (r *Reconciler) event(s *scope, eventType string, reason eventReason, action, note string, args ...any) {
-	if r.Recorder == nil {
-		return
-	}
-	r.Recorder.Eventf(s.bc, s.related(), eventType, string(reason), action, note, args...)
+	pass.Eventf(r.Recorder, s.bc, s.app, eventType, reason, action, note, args...)
 }
 
 // eventFor records an event about the BackupConfig, related to a given MyApp.
 func (r *Reconciler) eventFor(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, eventType string,
 	reason eventReason, action, note string, args ...any) {
-	if r.Recorder == nil {
-		return
-	}
-	r.Recorder.Eventf(bc, app, eventType, string(reason), action, note, args...)
+	pass.Eventf(r.Recorder, bc, app, eventType, reason, action, note, args...)
 }
 
 func readyReason(bc *backupv1alpha1.BackupConfig) string {

@@ -24,13 +24,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // Reasons of the events about adopting and orphaning records.
@@ -64,7 +65,7 @@ func formerSelf(app *appsv1alpha1.MyApp, holder string) (recordOwnerRef, bool) {
 // record went meanwhile). Otherwise it reports HostConflict and done is
 // true: the caller returns result and err.
 func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.Record) (
-	rec dns.Record, done bool, result reconcile.Result, err error) {
+	rec dns.Record, done bool, result ctrl.Result, err error) {
 	app := s.app
 	former, ok := formerSelf(app, current.Owner)
 	// Without the annotation only a leak is taken out of the way: a record
@@ -84,9 +85,9 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 	live := &appsv1alpha1.MyApp{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(app), live); err != nil {
 		if apierrors.IsNotFound(err) {
-			return current, true, reconcile.Result{}, nil // this MyApp is gone; nothing to adopt for
+			return current, true, ctrl.Result{}, nil // this MyApp is gone; nothing to adopt for
 		}
-		return current, true, reconcile.Result{}, fmt.Errorf("reading MyApp %s before adopting its DNS record: %w",
+		return current, true, ctrl.Result{}, fmt.Errorf("reading MyApp %s before adopting its DNS record: %w",
 			client.ObjectKeyFromObject(app), err)
 	}
 	if live.UID != app.UID {
@@ -109,7 +110,7 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 		result, err = r.hostConflict(ctx, s, ext.Owner)
 		return current, true, result, err
 	case errors.Is(err, external.ErrNotFound):
-		return dns.Record{}, false, reconcile.Result{}, nil // gone meanwhile: the caller creates it
+		return dns.Record{}, false, ctrl.Result{}, nil // gone meanwhile: the caller creates it
 	case err != nil:
 		result, err = r.handleDNSError(ctx, s, "adopt", err)
 		return current, true, result, err
@@ -121,7 +122,7 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 	r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordAdopted, "AdoptDNSRecord",
 		"Adopted DNS record %s from %s of this name (uid %s), as the annotation %s asks",
 		current.Name, what, former.uid, appsv1alpha1.AdoptDNSRecordAnnotation)
-	return adopted, false, reconcile.Result{}, nil
+	return adopted, false, ctrl.Result{}, nil
 }
 
 // replaceLeakedRecord deletes the record an earlier MyApp of this name left
@@ -133,7 +134,7 @@ func (r *Reconciler) adoptOrConflict(ctx context.Context, s *scope, current dns.
 // MyApp need not wait in HostConflict until the sweep comes round. The
 // delete is owner-checked; the caller then creates the record afresh.
 func (r *Reconciler) replaceLeakedRecord(ctx context.Context, s *scope, current dns.Record, former recordOwnerRef) (
-	rec dns.Record, done bool, result reconcile.Result, err error) {
+	rec dns.Record, done bool, result ctrl.Result, err error) {
 	log.FromContext(ctx).Info("Deleting the DNS record an earlier MyApp of this name leaked", "name", current.Name,
 		"holder", current.Owner)
 	err = r.DNS.Delete(ctx, current.Name, current.Owner)
@@ -150,7 +151,7 @@ func (r *Reconciler) replaceLeakedRecord(ctx context.Context, s *scope, current 
 	r.event(s.app, nil, corev1.EventTypeNormal, eventDNSRecordDeleted, "DeleteDNSRecord",
 		"Deleted DNS record %s, left behind by an earlier MyApp of this name (uid %s) that no longer exists",
 		current.Name, former.uid)
-	return dns.Record{}, false, reconcile.Result{}, nil
+	return dns.Record{}, false, ctrl.Result{}, nil
 }
 
 // hostConflictAdvice is what a HostConflict message tells the user to do.
@@ -175,22 +176,21 @@ func hostConflictAdvice(app *appsv1alpha1.MyApp, holder string) string {
 // Orphan is also the way out of a deletion stuck on a DNS service that is
 // gone for good, so a failing service does not hold the MyApp: the records
 // stay unmarked, a warning event says the sweep may delete them once the
-// service answers again, and ok is true. Only a throttled service, which
-// asks for a short wait, holds the deletion until it may be called (ok
-// false, with the requeue).
-func (r *Reconciler) markRecordsOrphaned(ctx context.Context, s *scope) (reconcile.Result, bool) {
+// service answers again, and it returns nil. Only a throttled service,
+// which asks for a short wait, holds the deletion until it may be called:
+// it returns a pass.Wait.
+func (r *Reconciler) markRecordsOrphaned(ctx context.Context, s *scope) error {
 	app := s.app
 	owner, marked := recordOwner(app), orphanedRecordOwner(app)
 	err := r.transferOwnedRecords(ctx, app, owner, marked)
 	if errors.Is(err, external.ErrThrottled) {
-		retry := wait.Jitter(r.PendingPollInterval, dnsJitterFactor)
+		retry := wait.Jitter(r.PendingPollInterval, pass.JitterFactor)
 		if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
 			retry = retryAfter
 		}
 		log.FromContext(ctx).Info("DNS service is throttling; marking the orphaned record once it may be called",
 			"retryAfter", retry)
-		s.incomplete = true
-		return reconcile.Result{RequeueAfter: retry}, false
+		return pass.Wait(retry, err)
 	}
 	if err != nil {
 		log.FromContext(ctx).Error(err, "Could not mark the DNS record as orphaned; leaving it unmarked")
@@ -198,13 +198,13 @@ func (r *Reconciler) markRecordsOrphaned(ctx context.Context, s *scope) (reconci
 			"Left the DNS record for %s in the DNS service (deletionPolicy is Orphan) but could not mark it as "+
 				"orphaned: %s; the orphan-record sweep deletes it once the service answers, unless a MyApp of this "+
 				"name adopts it first", app.Spec.Host, dnsErrorAdvice(err))
-		return reconcile.Result{}, true
+		return nil
 	}
 	r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordOrphaned, "DeleteDNSRecord",
 		"Left the DNS record for %s in the DNS service: deletionPolicy is Orphan. It is now owned by %q, which the "+
 			"orphan-record sweep never deletes; a MyApp of this name annotated %s=true can adopt it",
 		app.Spec.Host, marked, appsv1alpha1.AdoptDNSRecordAnnotation)
-	return reconcile.Result{}, true
+	return nil
 }
 
 // transferOwnedRecords transfers every record from owns, found as

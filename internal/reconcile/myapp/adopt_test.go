@@ -104,6 +104,7 @@ func TestAdoptionNeverTakesALiveMyAppsRecord(t *testing.T) {
 	s := &scope{app: stale}
 	_, err := reconciler.reconcileDNSRecord(t.Context(), s)
 	g.Expect(err).NotTo(HaveOccurred())
+	setConditions(s)
 	g.Expect(conditionOf(stale, appsv1alpha1.DNSReadyCondition)).To(And(
 		HaveField("Reason", appsv1alpha1.HostConflictReason), HaveField("Status", metav1.ConditionFalse)))
 	g.Expect(recordsNamed(host)).To(ConsistOf(And(

@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -44,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 const (
@@ -140,7 +142,10 @@ func CacheByObject() map[client.Object]cache.ByObject {
 }
 
 // reconcileChildren creates or updates the Deployment, Service and Ingress.
-func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
+// Whatever goes wrong is in the status before the pass ends, so a MyApp
+// never shows an empty or outdated Ready while its children cannot be
+// written (handleChildError).
+func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (ctrl.Result, error) {
 	app := s.app
 	meta := metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}
 
@@ -148,13 +153,14 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	if err := r.reconcileChild(ctx, s, s.deployment, "Deployment", func() {
 		mutateDeployment(app, s.deployment)
 	}); err != nil {
-		return err
+		return r.handleChildError(ctx, s, err)
 	}
 	setReplicaStatus(app, s.deployment)
+	s.readiness.deployment = s.deployment
 
 	svc := &corev1.Service{ObjectMeta: *meta.DeepCopy()}
 	if err := r.reconcileChild(ctx, s, svc, "Service", func() { mutateService(app, svc) }); err != nil {
-		return err
+		return r.handleChildError(ctx, s, err)
 	}
 
 	s.ingress = &networkingv1.Ingress{ObjectMeta: *meta.DeepCopy()}
@@ -162,11 +168,32 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 		// A new Ingress has no load-balancer address for the record to
 		// point at, so the DNS phase does not need it: it is created after
 		// that phase, routing what it found held, rather than created
-		// unrouted and patched in the same pass (reconcileIngress).
+		// unrouted and patched in the same pass (reconcileIngressRoutes).
 		s.ingressDeferred = true
-		return nil
+		return ctrl.Result{}, nil
 	}
-	return r.reconcileIngress(ctx, s)
+	if err := r.reconcileIngress(ctx, s); err != nil {
+		return r.handleChildError(ctx, s, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileIngressRoutes runs after the DNS phase: it creates the Ingress a
+// new MyApp did not have yet, routing what that phase found held, or brings
+// an existing Ingress's rules to it. Once it ran, every child is written and
+// Ready follows the Deployment and DNSReady.
+func (r *Reconciler) reconcileIngressRoutes(ctx context.Context, s *scope) (ctrl.Result, error) {
+	var routeErr error
+	if s.ingressDeferred {
+		if err := r.reconcileIngress(ctx, s); err != nil {
+			return r.handleChildError(ctx, s, err)
+		}
+	} else {
+		routeErr = r.syncIngressRoutes(ctx, s)
+	}
+	r.childTroubles.forget(client.ObjectKeyFromObject(s.app))
+	s.readiness.childrenWritten = true
+	return ctrl.Result{}, routeErr
 }
 
 // reconcileIngress creates or updates the Ingress. Once the DNS phase has
@@ -249,21 +276,20 @@ func (r *Reconciler) reconcileChild(ctx context.Context, s *scope, obj client.Ob
 //     is not retried until the MyApp changes (a terminal error); other
 //     failures (a quota, an admission webhook, a full Service IP range, an
 //     unreachable API server) are retried with the controller's backoff.
-func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) (reconcile.Result, error) {
+func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
 	app := s.app
-	s.incomplete = true
 	var conflict *childConflictError
 	if errors.As(err, &conflict) {
-		if !isReadyConditionReason(app, appsv1alpha1.ChildConflictReason) {
+		if pass.TroubleStarts(app.Status.Conditions, appsv1alpha1.ReadyCondition, appsv1alpha1.ChildConflictReason) {
 			r.event(app, nil, corev1.EventTypeWarning, eventChildConflict, "Reconcile"+conflict.kind, "%s", err)
 		}
-		setChildConflictCondition(app, conflict)
-		return reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
+		s.readiness.child = &conditionState{reason: appsv1alpha1.ChildConflictReason, message: childConflictMessage(conflict)}
+		return ctrl.Result{}, pass.Wait(wait.Jitter(r.PendingPollInterval, pass.JitterFactor), err)
 	}
 	var stale *staleChildError
 	if errors.As(err, &stale) {
 		log.FromContext(ctx).V(1).Info("Child cache is behind the API server; trying again", "kind", stale.kind, "name", stale.name)
-		return reconcile.Result{RequeueAfter: wait.Jitter(staleChildRetryInterval, dnsJitterFactor)}, nil
+		return ctrl.Result{}, pass.Wait(wait.Jitter(staleChildRetryInterval, pass.JitterFactor), err)
 	}
 
 	kind, name, verb := "child", app.Name, "write"
@@ -283,11 +309,11 @@ func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) 
 	if r.childTroubles.remember(client.ObjectKeyFromObject(app), msg) && !hasReadyCondition(app, appsv1alpha1.ChildWriteFailedReason, msg) {
 		r.event(app, nil, corev1.EventTypeWarning, eventChildWriteFailed, strings.ToUpper(verb[:1])+verb[1:]+kind, "%s", msg)
 	}
-	setChildWriteFailedCondition(app, msg)
+	s.readiness.child = &conditionState{reason: appsv1alpha1.ChildWriteFailedReason, message: msg}
 	if invalid {
-		return reconcile.Result{}, reconcile.TerminalError(err)
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	return reconcile.Result{}, err
+	return ctrl.Result{}, err
 }
 
 // childTroubles remembers the child-write failure last warned about, by

@@ -34,19 +34,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
-// Default intervals. Each is jittered by up to dnsJitterFactor, so many
+// Default intervals. Each is jittered by up to pass.JitterFactor, so many
 // MyApps created together do not poll the DNS service in lockstep.
 const (
 	// DefaultPendingPollInterval is how often a PENDING record is polled
@@ -65,8 +64,6 @@ const (
 	// DefaultMaxRetryDelay caps the backoff of a MyApp whose passes keep
 	// failing (see retryRateLimiter).
 	DefaultMaxRetryDelay = 30 * time.Second
-
-	dnsJitterFactor = 0.2
 )
 
 // Reconciler reconciles a MyApp.
@@ -128,9 +125,9 @@ type scope struct {
 	app        *appsv1alpha1.MyApp
 	deployment *appsv1.Deployment
 	ingress    *networkingv1.Ingress
-	// incomplete is set when the pass stopped early waiting on the DNS
-	// service (throttled, failing), so the generation is not yet observed.
-	incomplete bool
+	// readiness is what the phases learned that decides the conditions;
+	// the deferred status write turns it into conditions (setConditions).
+	readiness readiness
 	// routes are the hosts the Ingress may route, as the DNS phase found
 	// them held; nil when it could not tell, so the Ingress stays as it is.
 	routes sets.Set[string]
@@ -161,7 +158,7 @@ type scope struct {
 
 // SetupWithManager registers the controller: MyApps are the root, and an
 // edit to or deletion of an owned child brings its MyApp back at once.
-func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.DNS == nil {
 		return errors.New("the MyApp controller needs a DNS client")
 	}
@@ -174,32 +171,12 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("myapp-controller")
 	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
-	if r.PendingPollInterval == 0 {
-		r.PendingPollInterval = DefaultPendingPollInterval
-	}
-	if r.DriftCheckInterval == 0 {
-		r.DriftCheckInterval = DefaultDriftCheckInterval
-	}
-	if r.RecordTTL == 0 {
-		r.RecordTTL = DefaultRecordTTL
-	}
-	if r.ReconcileTimeout == 0 {
-		r.ReconcileTimeout = DefaultReconcileTimeout
-	}
-	if r.MaxConcurrentReconciles == 0 {
-		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
-	}
-	if r.MaxRetryDelay == 0 {
-		r.MaxRetryDelay = DefaultMaxRetryDelay
-	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.MyApp{}, hostIndex,
+	r.setDefaults()
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.MyApp{}, hostIndex,
 		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.MyApp).Spec.Host} }); err != nil {
 		return fmt.Errorf("indexing MyApps by host: %w", err)
 	}
-	return ctrl.ControllerManagedBy(mgr).
+	return ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1alpha1.MyApp{}).
 		// A MyApp waiting for a host another MyApp holds comes back when
 		// that one moves or goes, not on its next drift check.
@@ -224,15 +201,15 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 // the service came back, since nothing else brings it back. The overall
 // bucket (10 per second, bursts of 100) still bounds what all failing
 // MyApps send a failing service.
-func retryRateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
+func retryRateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[ctrl.Request] {
 	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxDelay),
-		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+		workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](5*time.Millisecond, maxDelay),
+		&workqueue.TypedBucketRateLimiter[ctrl.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 }
 
 // Reconcile brings one MyApp's children and DNS record to its spec.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	app := &appsv1alpha1.MyApp{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -240,24 +217,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			r.dnsChecks.forget(req.NamespacedName)
 			r.childTroubles.forget(req.NamespacedName)
 		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
 	// The finalizer goes on before anything is written outside the cluster,
 	// so no record can exist that the operator would not clean up.
 	if app.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(app, appsv1alpha1.DNSCleanupFinalizer) {
-		return reconcile.Result{}, r.patchFinalizers(ctx, app, func(app *appsv1alpha1.MyApp) {
-			controllerutil.AddFinalizer(app, appsv1alpha1.DNSCleanupFinalizer)
-		})
+		return pass.Conclude(ctrl.Result{}, pass.AddFinalizer(ctx, r.Client, app, appsv1alpha1.DNSCleanupFinalizer)).Return()
 	}
 
 	original := app.DeepCopy()
 	s := &scope{app: app}
+	var out pass.Outcome
 	defer func() {
 		if s.gone {
 			return
 		}
-		if retErr == nil && !s.incomplete {
+		setConditions(s)
+		if retErr == nil && out.Complete {
 			app.Status.ObservedGeneration = app.Generation
 		}
 		// The status is written with the caller's context: it records what
@@ -273,36 +250,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	phaseCtx, cancel := context.WithTimeout(ctx, r.ReconcileTimeout)
 	defer cancel()
 	if !app.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(phaseCtx, s)
+		out = pass.Run(phaseCtx, s, r.reconcileDelete)
+	} else {
+		out = r.reconcileNormal(phaseCtx, s)
 	}
-	return r.reconcileNormal(phaseCtx, s)
+	return out.Return()
 }
 
-// reconcileNormal runs the phases of a live MyApp in order. Children come
-// first: the DNS record points at the Ingress's address.
-func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.Result, error) {
+// reconcileNormal runs the phases of a live MyApp in order (pass.Run).
+// Children come first: the DNS record points at the Ingress's address. The
+// Ingress's routes follow the DNS phase whatever it came to, since a DNS
+// service that fails or asks to wait must not keep a new Ingress from being
+// created; its error or wait ends the pass once they are written.
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome {
 	defer r.reportCreated(s)
-	if err := r.reconcileChildren(ctx, s); err != nil {
-		// Whatever went wrong is in the status before the pass ends, so a
-		// MyApp never shows an empty or outdated Ready while its children
-		// cannot be written.
-		return r.handleChildError(ctx, s, err)
-	}
-	result, err := r.reconcileDNSRecord(ctx, s)
-	if s.ingressDeferred {
-		if childErr := r.reconcileIngress(ctx, s); childErr != nil {
-			childResult, childErr := r.handleChildError(ctx, s, childErr)
-			if err != nil {
-				return reconcile.Result{}, errors.Join(err, childErr)
-			}
-			return childResult, childErr
-		}
-	} else if routeErr := r.syncIngressRoutes(ctx, s); routeErr != nil {
-		err = errors.Join(err, routeErr)
-	}
-	r.childTroubles.forget(client.ObjectKeyFromObject(s.app))
-	setReadyCondition(s.app, s.deployment)
-	return result, err
+	return pass.Run(ctx, s,
+		r.reconcileChildren,
+		pass.NotBlocking(r.reconcileDNSRecord),
+		r.reconcileIngressRoutes,
+	)
 }
 
 // patchStatus writes the status only when it changed, so a reconcile at
@@ -317,22 +283,5 @@ func (r *Reconciler) patchStatus(ctx context.Context, original, app *appsv1alpha
 		}
 		return fmt.Errorf("patching status: %w", err)
 	}
-	return nil
-}
-
-// patchFinalizers changes the finalizers with an optimistic lock: other
-// controllers (BackupConfig's final-backup finalizer) edit the same list,
-// and a merge patch without one would overwrite their change. It patches a
-// copy and takes back only the finalizers and resourceVersion: the server's
-// answer carries the stored status, which would otherwise overwrite the
-// status this pass computed before the deferred status patch writes it.
-func (r *Reconciler) patchFinalizers(ctx context.Context, app *appsv1alpha1.MyApp, mutate func(*appsv1alpha1.MyApp)) error {
-	patched := app.DeepCopy()
-	mutate(patched)
-	if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(app, client.MergeFromWithOptimisticLock{})); err != nil {
-		return err
-	}
-	app.Finalizers = patched.Finalizers
-	app.ResourceVersion = patched.ResourceVersion
 	return nil
 }

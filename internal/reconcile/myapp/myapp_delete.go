@@ -23,34 +23,35 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // reconcileDelete removes the MyApp's DNS records and then its finalizer.
 // The children are not touched: their owner references hand them to the
 // garbage collector once the MyApp is gone.
-func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.Result, error) {
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	app := s.app
 	if !controllerutil.ContainsFinalizer(app, appsv1alpha1.DNSCleanupFinalizer) {
 		r.cleanup.forget(client.ObjectKeyFromObject(app))
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	r.cleanup.waiting(app)
-	setReadyConditionFalse(app, appsv1alpha1.DeletingReason, "The MyApp is being deleted")
+	s.readiness.deleting = true
 
 	if app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan {
 		log.FromContext(ctx).Info("Leaving DNS records in place", "deletionPolicy", app.Spec.DeletionPolicy)
 		// Marked as orphaned on purpose, so the orphan sweep leaves them.
-		if result, ok := r.markRecordsOrphaned(ctx, s); !ok {
-			return result, nil
+		if err := r.markRecordsOrphaned(ctx, s); err != nil {
+			return ctrl.Result{}, err
 		}
 	} else {
-		setDNSCondition(app, false, appsv1alpha1.DeletingRecordReason,
+		s.dnsState(false, appsv1alpha1.DeletingRecordReason,
 			fmt.Sprintf("Deleting the DNS record for %s before the MyApp goes", app.Spec.Host))
 		if done, result, err := r.deleteAllRecords(ctx, s); !done {
 			return result, err
@@ -59,18 +60,16 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 	}
 
 	log.FromContext(ctx).Info("Removing the DNS cleanup finalizer")
-	if err := r.patchFinalizers(ctx, app, func(app *appsv1alpha1.MyApp) {
-		controllerutil.RemoveFinalizer(app, appsv1alpha1.DNSCleanupFinalizer)
-	}); err != nil {
+	if err := pass.RemoveFinalizer(ctx, r.Client, app, appsv1alpha1.DNSCleanupFinalizer); err != nil {
 		if apierrors.IsNotFound(err) {
 			s.gone = true
 		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	// With no finalizer left the API server deletes the MyApp at once.
 	s.gone = len(app.Finalizers) == 0
 	r.cleanup.done(app)
-	return reconcile.Result{}, nil
+	return ctrl.Result{}, nil
 }
 
 // deleteAllRecords deletes every record this MyApp owns, at the cost of one
@@ -80,7 +79,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 // host change left that no status shows, or one an eventually consistent
 // list still shows) is deleted and listed again. done is false when the pass
 // must end with result and err: a call failed, or records are still listed.
-func (r *Reconciler) deleteAllRecords(ctx context.Context, s *scope) (done bool, result reconcile.Result, err error) {
+func (r *Reconciler) deleteAllRecords(ctx context.Context, s *scope) (done bool, result ctrl.Result, err error) {
 	app := s.app
 	candidates, known := sets.New(app.Spec.Host), sets.New[string]()
 	if held := heldHost(app); held != "" {
@@ -100,7 +99,7 @@ func (r *Reconciler) deleteAllRecords(ctx context.Context, s *scope) (done bool,
 			return false, result, err
 		}
 		if len(left) == 0 {
-			return true, reconcile.Result{}, nil
+			return true, ctrl.Result{}, nil
 		}
 		candidates = sets.New[string]()
 		for _, rec := range left {
@@ -110,5 +109,5 @@ func (r *Reconciler) deleteAllRecords(ctx context.Context, s *scope) (done bool,
 		log.FromContext(ctx).Info("DNS service still lists records of this MyApp; deleting them", "names", sets.List(candidates))
 	}
 	log.FromContext(ctx).Info("DNS service still lists records of this MyApp; checking again", "count", candidates.Len())
-	return false, reconcile.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, dnsJitterFactor)}, nil
+	return false, ctrl.Result{RequeueAfter: wait.Jitter(r.PendingPollInterval, pass.JitterFactor)}, nil
 }

@@ -25,11 +25,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -37,6 +37,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // ownerPrefix starts every owner identity this operator writes.
@@ -112,7 +113,7 @@ func TargetType(target string) string {
 // by the next pass instead of leaking or duplicating. It reads the service
 // only when a read is due (myapp_dns_schedule.go), and leaves in s.routes the
 // hosts the Ingress may route.
-func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcile.Result, error) {
+func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (ctrl.Result, error) {
 	app := s.app
 	host := app.Spec.Host
 	owner := recordOwner(app)
@@ -120,23 +121,19 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	recordType, value, ok := r.desiredTarget(s.ingress)
 	if !ok {
 		// The Ingress's status update will bring this MyApp back.
-		setDNSCondition(app, false, appsv1alpha1.WaitingForAddressReason,
+		s.dnsState(false, appsv1alpha1.WaitingForAddressReason,
 			fmt.Sprintf("Ingress %s has no load-balancer address yet and the operator has no --dns-default-target; "+
 				"the record for %s is written once either exists", app.Name, host))
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	if due, untilDue := r.dnsReadDue(ctx, app, recordType, value); !due {
 		// Nothing the record depends on changed and no check is due: the
-		// status stands as the last read left it, and this pass, which
-		// decided so for the current spec, says DNSReady holds for its
-		// generation (a condition at an older one reads as out of date).
-		// The routes are what that read found, which the status in the
-		// cache may not show yet.
-		if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
-			c.ObservedGeneration = app.Generation
-		}
+		// status stands as the last read left it (setConditions). The
+		// routes are what that read found, which the status in the cache
+		// may not show yet.
+		s.readiness.dnsStands = true
 		s.routes = r.dnsChecks.heldAtLastRead(app)
-		return reconcile.Result{RequeueAfter: untilDue}, nil
+		return ctrl.Result{RequeueAfter: untilDue}, nil
 	}
 
 	current, err := r.DNS.Get(ctx, host)
@@ -150,7 +147,7 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 		// Another owner holds the host; adopt.go decides whether this MyApp
 		// may take the record over or is in conflict.
 		var done bool
-		var result reconcile.Result
+		var result ctrl.Result
 		if current, done, result, err = r.adoptOrConflict(ctx, s, current); done {
 			return result, err
 		}
@@ -192,15 +189,15 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (reconcil
 	}
 	now := r.Clock.Now()
 	if state != appsv1alpha1.DNSRecordActive {
-		setDNSCondition(app, false, appsv1alpha1.RecordPendingReason,
+		s.dnsState(false, appsv1alpha1.RecordPendingReason,
 			fmt.Sprintf("The DNS service accepted %s %s -> %s and is propagating it", current.Type, host, current.Value))
-		next := now.Add(wait.Jitter(r.PendingPollInterval, dnsJitterFactor))
-		return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
+		next := now.Add(wait.Jitter(r.PendingPollInterval, pass.JitterFactor))
+		return ctrl.Result{RequeueAfter: r.rememberDNSCheck(s, next, nil)}, nil
 	}
-	setDNSCondition(app, true, appsv1alpha1.RecordActiveReason,
+	s.dnsState(true, appsv1alpha1.RecordActiveReason,
 		fmt.Sprintf("%s %s -> %s is active in the DNS service", current.Type, host, current.Value))
 	next := r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, now)
-	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, nil)}, nil
+	return ctrl.Result{RequeueAfter: r.rememberDNSCheck(s, next, nil)}, nil
 }
 
 // mayHoldEarlierHosts reports whether the DNS service may hold records this
@@ -245,7 +242,7 @@ func (r *Reconciler) writeRecord(ctx context.Context, app *appsv1alpha1.MyApp, c
 // MyApp whose spec.host is now the host this MyApp holds, this MyApp
 // releases its record first; in every other case it keeps its old host, so
 // a host change never leaves the app without a name.
-func (r *Reconciler) hostConflict(ctx context.Context, s *scope, holder string) (reconcile.Result, error) {
+func (r *Reconciler) hostConflict(ctx context.Context, s *scope, holder string) (ctrl.Result, error) {
 	app := s.app
 	held := heldHost(app)
 	if held == app.Spec.Host {
@@ -279,12 +276,12 @@ func (r *Reconciler) hostConflict(ctx context.Context, s *scope, holder string) 
 	if held != "" {
 		msg += fmt.Sprintf("; %s stays registered and routed meanwhile", held)
 	}
-	if !isDNSConditionReason(app, appsv1alpha1.HostConflictReason) {
+	if pass.TroubleStarts(app.Status.Conditions, appsv1alpha1.DNSReadyCondition, appsv1alpha1.HostConflictReason) {
 		r.event(app, nil, corev1.EventTypeWarning, eventHostConflict, "CreateDNSRecord", "%s", msg)
 	}
-	setDNSCondition(app, false, appsv1alpha1.HostConflictReason, msg)
+	s.dnsState(false, appsv1alpha1.HostConflictReason, msg)
 	next := r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, r.Clock.Now())
-	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshot)}, nil
+	return ctrl.Result{RequeueAfter: r.rememberDNSCheck(s, next, snapshot)}, nil
 }
 
 // holderMyApp is the live MyApp (from the cache) that the owner identity
@@ -305,7 +302,7 @@ func (r *Reconciler) holderMyApp(ctx context.Context, holder string) *appsv1alph
 // releaseForSwap deletes this MyApp's records so the holder of spec.host,
 // which is moving to the host this MyApp held, can take it and release
 // spec.host in turn. This MyApp reads spec.host again soon after.
-func (r *Reconciler) releaseForSwap(ctx context.Context, s *scope, holder *appsv1alpha1.MyApp) (reconcile.Result, error) {
+func (r *Reconciler) releaseForSwap(ctx context.Context, s *scope, holder *appsv1alpha1.MyApp) (ctrl.Result, error) {
 	app := s.app
 	released := heldHost(app)
 	log.FromContext(ctx).Info("Releasing the previous host to the MyApp moving to it, which holds this MyApp's new host",
@@ -319,9 +316,9 @@ func (r *Reconciler) releaseForSwap(ctx context.Context, s *scope, holder *appsv
 		"%s was released so the two can swap, and %s is registered once it is free",
 		app.Spec.Host, holder.Namespace, holder.Name, released, released, app.Spec.Host)
 	r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordReleased, "DeleteDNSRecord", "%s", msg)
-	setDNSCondition(app, false, appsv1alpha1.HostConflictReason, msg)
-	next := r.Clock.Now().Add(wait.Jitter(r.PendingPollInterval, dnsJitterFactor))
-	return reconcile.Result{RequeueAfter: r.rememberDNSCheck(app, next, snapshotOf(holder))}, nil
+	s.dnsState(false, appsv1alpha1.HostConflictReason, msg)
+	next := r.Clock.Now().Add(wait.Jitter(r.PendingPollInterval, pass.JitterFactor))
+	return ctrl.Result{RequeueAfter: r.rememberDNSCheck(s, next, snapshotOf(holder))}, nil
 }
 
 // deleteRecordsExcept deletes every record this MyApp owns except keep (none
@@ -375,17 +372,17 @@ func (r *Reconciler) deleteRecordNames(ctx context.Context, app *appsv1alpha1.My
 	return nil
 }
 
-// handleDNSError turns a DNS service error into a condition, an event and
-// the right kind of retry: never sooner than a Retry-After the service sent
-// (with a 429, or a 503 asking for longer than the client waits; the
-// client's gate fails every call until then, so any pass an event starts
-// meanwhile ends here too, without calling the service), no retry
-// for a request the service rejects as invalid (the spec or the operator's
-// configuration must change), and the controller's exponential backoff for
-// the rest. The pass is marked incomplete, so observedGeneration stays.
-func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string, err error) (reconcile.Result, error) {
+// handleDNSError turns a DNS service error into a condition, a warning when
+// that trouble starts, and the right kind of retry: never sooner than a
+// Retry-After the service sent (with a 429, or a 503 asking for longer than
+// the client waits; the client's gate fails every call until then, so any
+// pass an event starts meanwhile ends here too, without calling the
+// service), no retry for a request the service rejects as invalid (the spec
+// or the operator's configuration must change), and the controller's
+// exponential backoff for the rest. Every one of them is an error, so the
+// pass is incomplete and observedGeneration stays (pass.Run).
+func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string, err error) (ctrl.Result, error) {
 	app := s.app
-	s.incomplete = true
 	// The next pass reads the record again, whatever brings it.
 	r.dnsChecks.forget(client.ObjectKeyFromObject(app))
 	if app.Status.DNS != nil {
@@ -398,16 +395,18 @@ func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string
 	}
 	msg := fmt.Sprintf("Could not %s the DNS record for %s: %s", action, app.Spec.Host, advice)
 	log.FromContext(ctx).Error(err, "DNS service call failed", "action", action, "reason", reason)
-	r.event(app, nil, corev1.EventTypeWarning, eventReason(reason), "DNS", "%s", msg)
-	setDNSCondition(app, false, reason, msg)
+	if pass.TroubleStarts(app.Status.Conditions, appsv1alpha1.DNSReadyCondition, reason) {
+		r.event(app, nil, corev1.EventTypeWarning, eventReason(reason), "DNS", "%s", msg)
+	}
+	s.dnsState(false, reason, msg)
 
 	if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
-		return reconcile.Result{RequeueAfter: retryAfter}, nil
+		return ctrl.Result{}, pass.Wait(retryAfter, err)
 	}
 	if reason == appsv1alpha1.DNSRequestRejectedReason && !deleting {
-		return reconcile.Result{}, reconcile.TerminalError(err)
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	return reconcile.Result{}, err
+	return ctrl.Result{}, err
 }
 
 // deleteRejectedAdvice is the advice when a delete is refused as invalid. The

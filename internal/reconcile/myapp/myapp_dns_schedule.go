@@ -114,6 +114,17 @@ func seenOf(app *appsv1alpha1.MyApp) dnsSeen {
 	return s
 }
 
+// seenAfter is the DNS part of the status this pass leaves: the record in
+// the status as the pass left it, and the DNSReady reason it decided, which
+// setConditions writes only once the pass is over.
+func seenAfter(s *scope) dnsSeen {
+	seen := seenOf(s.app)
+	if s.readiness.dns != nil {
+		seen.reason = s.readiness.dns.reason
+	}
+	return seen
+}
+
 func snapshotOf(holder *appsv1alpha1.MyApp) *holderSnapshot {
 	s := &holderSnapshot{
 		key:      client.ObjectKeyFromObject(holder),
@@ -251,9 +262,10 @@ func (r *Reconciler) holderChanged(ctx context.Context, was holderSnapshot) bool
 
 // rememberDNSCheck records what this pass's read left in the status, and
 // when the record is next due; it returns the wait until then.
-func (r *Reconciler) rememberDNSCheck(app *appsv1alpha1.MyApp, next time.Time, holder *holderSnapshot) time.Duration {
+func (r *Reconciler) rememberDNSCheck(s *scope, next time.Time, holder *holderSnapshot) time.Duration {
+	app := s.app
 	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
-		uid: app.UID, host: app.Spec.Host, readFrom: app.ResourceVersion, seen: seenOf(app), next: next, holder: holder,
+		uid: app.UID, host: app.Spec.Host, readFrom: app.ResourceVersion, seen: seenAfter(s), next: next, holder: holder,
 		adopt: wantsAdoption(app),
 	})
 	return next.Sub(r.Clock.Now())

@@ -24,11 +24,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 )
@@ -122,7 +122,7 @@ func (r *Reconciler) syncIngressRoutes(ctx context.Context, s *scope) error {
 // it changes its host, its record or goes away: the waiter's next pass
 // reads the host again instead of waiting for its drift check.
 func (r *Reconciler) hostWaiters() handler.EventHandler {
-	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	type queue = workqueue.TypedRateLimitingInterface[ctrl.Request]
 	enqueue := func(ctx context.Context, self client.Object, hosts sets.Set[string], q queue) {
 		for _, host := range sets.List(hosts) {
 			var waiting appsv1alpha1.MyAppList
@@ -132,7 +132,7 @@ func (r *Reconciler) hostWaiters() handler.EventHandler {
 			}
 			for i := range waiting.Items {
 				if waiting.Items[i].UID != self.GetUID() {
-					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&waiting.Items[i])})
+					q.Add(ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&waiting.Items[i])})
 				}
 			}
 		}

@@ -27,12 +27,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
-// eventReason is the reason of an event. An event that reports a
-// condition's trouble carries the condition's reason (appsv1alpha1's
-// XxxReason); the ones below are for events that no condition carries.
-type eventReason string
+// eventReason is the reason of an event, as in every controller of the
+// project (pass.EventReason).
+type eventReason = pass.EventReason
 
 // Reasons of events that have no condition of their own.
 const (
@@ -55,7 +55,67 @@ const (
 // event records an event about app; related is the child it concerns, or nil.
 func (r *Reconciler) event(app *appsv1alpha1.MyApp, related runtime.Object, eventType string, reason eventReason,
 	action, note string, args ...any) {
-	r.Recorder.Eventf(app, related, eventType, string(reason), action, note, args...)
+	pass.Eventf(r.Recorder, app, related, eventType, reason, action, note, args...)
+}
+
+// readiness is what one pass learned that decides the MyApp's conditions.
+// The phases fill it in; setConditions turns it into conditions once the
+// pass is over, so what Ready and DNSReady mean is decided in this file
+// alone, and the conditions the phases read are the ones the pass started
+// with (a warning goes out when trouble starts: pass.TroubleStarts).
+type readiness struct {
+	// dns is DNSReady as the DNS phase decided it; nil when it decided
+	// nothing (a child write failed first).
+	dns *conditionState
+	// dnsStands is set when the DNS phase decided, for the current spec,
+	// that no read was due: DNSReady stands as the last read left it.
+	dnsStands bool
+	// child is the failed child write Ready reports; nil when none failed.
+	child *conditionState
+	// childrenWritten is set once every child is as the spec wants, so
+	// Ready follows the Deployment and DNSReady.
+	childrenWritten bool
+	// deployment is the Deployment as the pass left it.
+	deployment *appsv1.Deployment
+	// deleting is set while the MyApp's cleanup runs.
+	deleting bool
+}
+
+// conditionState is a condition as a phase decided it.
+type conditionState struct {
+	ok              bool
+	reason, message string
+}
+
+// setConditions derives DNSReady and Ready from what the pass learned. A
+// condition the pass learned nothing about stays as it was: a pass that met
+// a stale cache has nothing new to say.
+func setConditions(s *scope) {
+	app, rd := s.app, s.readiness
+	switch {
+	case rd.dns != nil:
+		setDNSCondition(app, rd.dns.ok, rd.dns.reason, rd.dns.message)
+	case rd.dnsStands:
+		// The status stands as the last read left it, and this pass, which
+		// decided so for the current spec, says DNSReady holds for its
+		// generation (a condition at an older one reads as out of date).
+		if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
+			c.ObservedGeneration = app.Generation
+		}
+	}
+	switch {
+	case rd.deleting:
+		setReadyConditionFalse(app, appsv1alpha1.DeletingReason, "The MyApp is being deleted")
+	case rd.child != nil:
+		setReadyConditionFalse(app, rd.child.reason, rd.child.message)
+	case rd.childrenWritten:
+		setReadyCondition(app, rd.deployment)
+	}
+}
+
+// dnsState records DNSReady as the DNS phase decided it.
+func (s *scope) dnsState(ready bool, reason, message string) {
+	s.readiness.dns = &conditionState{ok: ready, reason: reason, message: message}
 }
 
 func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string) {
@@ -78,19 +138,6 @@ func setDNSCondition(app *appsv1alpha1.MyApp, ready bool, reason, message string
 
 func setReadyConditionFalse(app *appsv1alpha1.MyApp, reason, message string) {
 	setCondition(app, appsv1alpha1.ReadyCondition, false, reason, message)
-}
-
-func isDNSConditionReason(app *appsv1alpha1.MyApp, reason string) bool {
-	return hasConditionReason(app, appsv1alpha1.DNSReadyCondition, reason)
-}
-
-func isReadyConditionReason(app *appsv1alpha1.MyApp, reason string) bool {
-	return hasConditionReason(app, appsv1alpha1.ReadyCondition, reason)
-}
-
-func hasConditionReason(app *appsv1alpha1.MyApp, condType, reason string) bool {
-	c := meta.FindStatusCondition(app.Status.Conditions, condType)
-	return c != nil && c.Reason == reason
 }
 
 // hasReadyCondition reports whether Ready already says reason and message,
@@ -156,15 +203,9 @@ func deploymentRolledOut(dep *appsv1.Deployment) bool {
 	return false
 }
 
-// setChildWriteFailedCondition reports a child write the API server refused
-// or failed; message names the child and carries the server's answer.
-func setChildWriteFailedCondition(app *appsv1alpha1.MyApp, message string) {
-	setReadyConditionFalse(app, appsv1alpha1.ChildWriteFailedReason, message)
-}
-
-// setChildConflictCondition reports an object in the way of a child.
-func setChildConflictCondition(app *appsv1alpha1.MyApp, err *childConflictError) {
-	setReadyConditionFalse(app, appsv1alpha1.ChildConflictReason, fmt.Sprintf(
-		"%s %s already exists and is not controlled by this MyApp; the operator never adopts it: "+
-			"delete or rename it, or rename the MyApp", err.kind, err.name))
+// childConflictMessage is Ready's message for an object in the way of a
+// child.
+func childConflictMessage(err *childConflictError) string {
+	return fmt.Sprintf("%s %s already exists and is not controlled by this MyApp; the operator never adopts it: "+
+		"delete or rename it, or rename the MyApp", err.kind, err.name)
 }

@@ -151,7 +151,7 @@ func startManager(cp *controlplane.ControlPlane, name string, cacheOpts cache.Op
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := newReconciler(mgr).SetupWithManager(mgr); err != nil {
+	if err := newReconciler(mgr).SetupWithManager(context.Background(), mgr); err != nil {
 		return nil, nil, err
 	}
 	stop := fixtures.StartManager(context.Background(), mgr)

@@ -36,6 +36,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 const (
@@ -126,7 +127,7 @@ func (s *OrphanSweeper) Start(ctx context.Context) error {
 		if _, err := s.sweepOnce(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Error(err, "Orphaned DNS record sweep failed; trying again at the next interval", "interval", interval)
 		}
-		timer.Reset(wait.Jitter(interval, dnsJitterFactor))
+		timer.Reset(wait.Jitter(interval, pass.JitterFactor))
 	}
 }
 
