@@ -1098,6 +1098,7 @@ func TestStaleStatusStartsNoSecondBackup(t *testing.T) {
 	bc := e.newBackupConfig("stale", "stale")
 	e.create(app, bc)
 	r := &Reconciler{Client: e.c, Backups: e.backups}
+	r.setDefaults() // as SetupWithManager does
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(bc)}
 	_, err := r.Reconcile(ctx, req) // adds the finalizer
 	g.Expect(err).NotTo(HaveOccurred())

@@ -41,23 +41,6 @@ const (
 	eventDNSRecordAdopted eventReason = "DNSRecordAdopted"
 )
 
-// wantsAdoption reports whether app asks to adopt the record of an earlier
-// MyApp of its name.
-func wantsAdoption(app *appsv1alpha1.MyApp) bool {
-	return app.Annotations[appsv1alpha1.AdoptDNSRecordAnnotation] == "true"
-}
-
-// formerSelf reports whether holder names an earlier MyApp of app's
-// namespace and name: the same namespace and name under another UID,
-// orphaned on purpose or not. Only such a record may ever be adopted.
-func formerSelf(app *appsv1alpha1.MyApp, holder string) (recordOwnerRef, bool) {
-	ref, ok := parseRecordOwner(holder)
-	if !ok || ref.key != client.ObjectKeyFromObject(app) || ref.uid == app.UID {
-		return recordOwnerRef{}, false
-	}
-	return ref, true
-}
-
 // adoptOrConflict handles spec.host held by another owner (current). It
 // adopts the record when the MyApp's annotation asks for it and the holder
 // is an earlier MyApp of the same namespace and name that no longer exists,
@@ -154,20 +137,6 @@ func (r *Reconciler) replaceLeakedRecord(ctx context.Context, s *scope, current 
 	return dns.Record{}, false, ctrl.Result{}, nil
 }
 
-// hostConflictAdvice is what a HostConflict message tells the user to do.
-// When the holder is an earlier MyApp of the same name, the way out is the
-// adoption annotation, which the message names.
-func hostConflictAdvice(app *appsv1alpha1.MyApp, holder string) string {
-	if _, ok := formerSelf(app, holder); ok {
-		if wantsAdoption(app) {
-			return "that MyApp still exists, so the record is not adopted; delete it or choose another host"
-		}
-		return fmt.Sprintf("if that MyApp no longer exists (deleted with deletionPolicy Orphan, or this MyApp was "+
-			"restored), annotate this MyApp with %s=true to adopt the record", appsv1alpha1.AdoptDNSRecordAnnotation)
-	}
-	return "choose another host, or delete that MyApp or record first"
-}
-
 // markRecordsOrphaned hands every record app owns to its orphaned owner
 // before a deletion with deletionPolicy Orphan lets it go, so the orphan
 // sweep, which takes a record of a missing MyApp for a leak, leaves it
@@ -239,10 +208,4 @@ func (r *Reconciler) transferOwnedRecords(ctx context.Context, app *appsv1alpha1
 		log.FromContext(ctx).Info("Marked DNS record as orphaned", "name", name, "owner", to)
 	}
 	return nil
-}
-
-// dnsErrorAdvice is the advice part of dnsErrorReason.
-func dnsErrorAdvice(err error) string {
-	_, advice := dnsErrorReason(err)
-	return advice
 }

@@ -17,6 +17,16 @@ limitations under the License.
 // Package myapp reconciles MyApps: it owns each MyApp's Deployment, Service
 // and Ingress, and registers a DNS record for spec.host in the external DNS
 // service, which a finalizer removes before the MyApp is gone.
+//
+// The files are cut by job, and calls go down this list, never up: this one
+// (setup, Reconcile, the phase list); the phases, children.go, dns.go and
+// delete.go; adopt.go and host_conflict.go, what the DNS phase does when
+// another owner holds the host; records.go, the record deletes and the DNS
+// error policy; dns_schedule.go, when the record is read; routing.go, which
+// hosts the Ingress routes; status.go, the conditions derived from the
+// scope; scope.go and owner.go, the pass's scope and the owner identities.
+// sweep.go is the orphaned-record sweep, a runnable of its own. The
+// behaviour is described in the README's MyApp section.
 package myapp
 
 import (
@@ -31,7 +41,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -118,27 +127,6 @@ type Reconciler struct {
 	// not warn again.
 	childTroubles childTroubles
 	dnsChecks     dnsSchedule
-}
-
-// scope is what one reconcile of one MyApp works on.
-type scope struct {
-	app        *appsv1alpha1.MyApp
-	deployment *appsv1.Deployment
-	ingress    *networkingv1.Ingress
-	// readiness is what the phases learned that decides the conditions;
-	// the deferred status write turns it into conditions (setConditions).
-	readiness readiness
-	// routes are the hosts the Ingress may route, as the DNS phase found
-	// them held; nil when it could not tell, so the Ingress stays as it is.
-	routes sets.Set[string]
-	// gone is set once this pass removed the last finalizer: the MyApp no
-	// longer exists, and writing its status could only fail.
-	gone bool
-	// ingressDeferred is set when the Ingress does not exist yet: it is
-	// created after the DNS phase, with the routes that phase found.
-	ingressDeferred bool
-	// created names the children this pass created, for one event.
-	created []string
 }
 
 // The role grants only the verbs the code uses. MyApps and their status are

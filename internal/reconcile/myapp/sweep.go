@@ -21,13 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -219,48 +217,4 @@ func (s *OrphanSweeper) ownerGone(ctx context.Context, owner recordOwnerRef) (bo
 		return false, err
 	}
 	return app.UID != owner.uid, nil
-}
-
-// orphanedOwnerPrefix starts the owner a record is handed to when its MyApp
-// is deleted with deletionPolicy Orphan. It is not under ownerPrefix, so the
-// sweep, which lists ownerPrefix, never sees such a record; it keeps the
-// namespace, name and UID, so people can tell where it came from and a MyApp
-// of the same name can adopt it.
-const orphanedOwnerPrefix = "myapp-operator-orphaned/"
-
-// orphanedRecordOwner is the owner of app's records once it was deleted with
-// deletionPolicy Orphan.
-func orphanedRecordOwner(app *appsv1alpha1.MyApp) string {
-	return orphanedOwnerPrefix + app.Namespace + "/" + app.Name + "/" + string(app.UID)
-}
-
-// recordOwnerRef is what an owner identity this operator wrote says: the
-// MyApp's namespace, name and UID, and whether the record was orphaned on
-// purpose.
-type recordOwnerRef struct {
-	key      types.NamespacedName
-	uid      types.UID
-	orphaned bool
-}
-
-// parseRecordOwner reads an owner identity of either form,
-// myapp-operator/<ns>/<name>/<uid> or myapp-operator-orphaned/<ns>/<name>/<uid>.
-// Anything else is not this operator's.
-func parseRecordOwner(owner string) (recordOwnerRef, bool) {
-	rest, orphaned := strings.CutPrefix(owner, orphanedOwnerPrefix)
-	if !orphaned {
-		var ok bool
-		if rest, ok = strings.CutPrefix(owner, ownerPrefix); !ok {
-			return recordOwnerRef{}, false
-		}
-	}
-	parts := strings.Split(rest, "/")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return recordOwnerRef{}, false
-	}
-	return recordOwnerRef{
-		key:      types.NamespacedName{Namespace: parts[0], Name: parts[1]},
-		uid:      types.UID(parts[2]),
-		orphaned: orphaned,
-	}, true
 }

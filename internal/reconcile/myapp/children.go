@@ -449,22 +449,8 @@ func mutateIngress(app *appsv1alpha1.MyApp, ing *networkingv1.Ingress, className
 	if className != "" {
 		ing.Spec.IngressClassName = ptr.To(className)
 	}
-	// Only hosts this MyApp holds in DNS are routed (myapp_routing.go).
+	// Only hosts this MyApp holds in DNS are routed (routing.go).
 	ing.Spec.Rules = ingressRules(app, routedHostsBeforeDNS(app, ing))
-}
-
-// httpRuleValue sends every path of a routed host to the app's Service.
-func httpRuleValue(app *appsv1alpha1.MyApp) *networkingv1.HTTPIngressRuleValue {
-	return &networkingv1.HTTPIngressRuleValue{
-		Paths: []networkingv1.HTTPIngressPath{{
-			Path:     "/",
-			PathType: ptr.To(networkingv1.PathTypePrefix),
-			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-				Name: app.Name,
-				Port: networkingv1.ServiceBackendPort{Number: app.Spec.ServicePort},
-			}},
-		}},
-	}
 }
 
 // withLabels returns existing with want added, keeping labels others set.

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -162,5 +163,19 @@ func (r *Reconciler) hostWaiters() handler.EventHandler {
 				enqueue(ctx, app, hostsOf(app), q)
 			}
 		},
+	}
+}
+
+// httpRuleValue sends every path of a routed host to the app's Service.
+func httpRuleValue(app *appsv1alpha1.MyApp) *networkingv1.HTTPIngressRuleValue {
+	return &networkingv1.HTTPIngressRuleValue{
+		Paths: []networkingv1.HTTPIngressPath{{
+			Path:     "/",
+			PathType: ptr.To(networkingv1.PathTypePrefix),
+			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: app.Name,
+				Port: networkingv1.ServiceBackendPort{Number: app.Spec.ServicePort},
+			}},
+		}},
 	}
 }
