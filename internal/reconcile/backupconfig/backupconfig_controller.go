@@ -278,7 +278,7 @@ func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object)
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	log := ctrl.LoggerFrom(ctx)
 	if req.Name == releaseHoldsRequestName {
-		return pass.Conclude(r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
+		return pass.Conclude(ctrl.Result{}, r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
 	}
 
 	bc := &backupv1alpha1.BackupConfig{}
@@ -294,7 +294,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.missing.forget(req.NamespacedName)
 		backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
 		forgetFreshness(req.NamespacedName)
-		return pass.Conclude(r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
+		return pass.Conclude(ctrl.Result{}, r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
 	}
 
 	if bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {

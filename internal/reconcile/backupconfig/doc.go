@@ -27,6 +27,7 @@ limitations under the License.
 // (setup, Reconcile, the phase list) runs the phases in backups.go,
 // retention.go, final_backup.go, delete.go, schedule.go and holds.go; they
 // call the helpers in service.go (the backup service, backup identity and
-// keys), status.go (conditions and events), scope.go (the per-pass scope and
-// results) and defaults.go.
+// keys), status.go (conditions and events), scope.go (the per-pass scope) and
+// defaults.go. How a pass runs its phases and reads what they return is
+// shared with the MyApp controller, in internal/reconcile/pass.
 package backupconfig

@@ -102,44 +102,40 @@ func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Resu
 		return apps.Items[i].Name == ownName && apps.Items[j].Name != ownName
 	})
 	wantsOwn := s.bc.DeletionTimestamp.IsZero() && s.bc.Spec.BackupBeforeAppDeletion
-	var result ctrl.Result
 	var errs []error
 	for i := range apps.Items {
 		app := &apps.Items[i]
 		if !controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
 			continue
 		}
-		appResult, err := r.releaseAppIfUnwanted(ctx, s, app)
+		err := r.releaseAppIfUnwanted(ctx, s, app)
 		switch {
 		case external.KindOf(err) != "" && wantsOwn && app.Name == ownName:
-			appResult, err = r.serviceError(ctx, s, "checking the final backups of MyApp "+app.Name, err)
+			// A wait the service asked for ends the pass (pass.Wait).
+			_, err = r.serviceError(ctx, s, "checking the final backups of MyApp "+app.Name, err)
 		case external.KindOf(err) != "":
 			ctrl.LoggerFrom(ctx).V(1).Info("Leaving the hold on a MyApp to the BackupConfigs that want it",
 				"myapp", klog.KObj(app), "reason", err.Error())
 			err = nil
 		}
-		result = pass.Soonest(result, appResult)
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return result, errors.Join(errs...)
+	return ctrl.Result{}, errors.Join(errs...)
 }
 
 // releaseAppIfUnwanted removes the final-backup finalizer from app when no
 // BackupConfig needs it any more.
-func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) (ctrl.Result, error) {
+func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) error {
 	wanted, err := r.appHoldWanted(ctx, s, app)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if wanted {
-		return ctrl.Result{}, nil
+	if err != nil || wanted {
+		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp", "myapp", klog.KObj(app),
 		"finalizer", backupv1alpha1.FinalBackupFinalizer)
 	if err := pass.RemoveFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer); client.IgnoreNotFound(err) != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	r.eventFor(s.bc, app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
 		"Removed finalizer %s from MyApp %s: no BackupConfig needs a final backup of it any more",
@@ -147,7 +143,7 @@ func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *ap
 	if s.app != nil && s.app.UID == app.UID {
 		s.app = app
 	}
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // appHoldWanted reports whether some BackupConfig still needs the final-backup
@@ -244,10 +240,10 @@ func wantsHoldOn(holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) b
 // new BackupConfig just put on, or keep one for ever. The release is
 // guarded by the MyApp's resource version, so a hold put on after the read
 // stays.
-func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string) (ctrl.Result, error) {
+func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string) error {
 	var apps appsv1alpha1.MyAppList
 	if err := r.APIReader.List(ctx, &apps, client.InNamespace(namespace)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing MyApps: %w", err)
+		return fmt.Errorf("listing MyApps: %w", err)
 	}
 	var bcs *backupv1alpha1.BackupConfigList
 	var errs []error
@@ -259,7 +255,7 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 		if bcs == nil {
 			bcs = &backupv1alpha1.BackupConfigList{}
 			if err := r.APIReader.List(ctx, bcs, client.InNamespace(namespace)); err != nil {
-				return ctrl.Result{}, fmt.Errorf("listing BackupConfigs: %w", err)
+				return fmt.Errorf("listing BackupConfigs: %w", err)
 			}
 		}
 		if slices.ContainsFunc(bcs.Items, func(bc backupv1alpha1.BackupConfig) bool { return wantsHoldOn(&bc, app) }) {
@@ -275,5 +271,5 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 			"Removed finalizer %s: no BackupConfig in the namespace needs a final backup of this MyApp",
 			backupv1alpha1.FinalBackupFinalizer)
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return errors.Join(errs...)
 }

@@ -14,19 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package myapp reconciles MyApps: it owns each MyApp's Deployment, Service
-// and Ingress, and registers a DNS record for spec.host in the external DNS
-// service, which a finalizer removes before the MyApp is gone.
-//
-// The files are cut by job, and calls go down this list, never up: this one
-// (setup, Reconcile, the phase list); the phases, children.go, dns.go and
-// delete.go; adopt.go and host_conflict.go, what the DNS phase does when
-// another owner holds the host; records.go, the record deletes and the DNS
-// error policy; dns_schedule.go, when the record is read; routing.go, which
-// hosts the Ingress routes; status.go, the conditions derived from the
-// scope; scope.go and owner.go, the pass's scope and the owner identities.
-// sweep.go is the orphaned-record sweep, a runnable of its own. The
-// behaviour is described in the README's MyApp section.
 package myapp
 
 import (

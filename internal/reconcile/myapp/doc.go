@@ -1,0 +1,34 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package myapp reconciles MyApps: it owns each MyApp's Deployment, Service
+// and Ingress, and registers a DNS record for spec.host in the external DNS
+// service, which a finalizer removes before the MyApp is gone.
+//
+// What it does is told once, in the README's "MyApp" section.
+//
+// The files are cut by job, and calls go down this list, never up:
+// myapp_controller.go (setup, Reconcile, the phase list); the phases,
+// children.go, dns.go and delete.go; adopt.go and host_conflict.go, what the
+// DNS phase does when another owner holds the host; records.go, the record
+// deletes and the DNS error policy; dns_schedule.go, when the record is
+// read; routing.go, which hosts the Ingress routes; status.go, the
+// conditions derived from the scope; scope.go, owner.go (the owner
+// identities) and defaults.go. sweep.go is the orphaned-record sweep, a
+// runnable of its own. How a pass runs its phases and reads what they
+// return is shared with the BackupConfig controller, in
+// internal/reconcile/pass.
+package myapp
