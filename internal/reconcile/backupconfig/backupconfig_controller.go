@@ -94,6 +94,9 @@ const (
 	// waits on the backup service, which is better asked one question at
 	// a time than many.
 	DefaultMaxConcurrentReconciles = 1
+	// DefaultMaxRetryDelay caps the backoff of a BackupConfig whose passes
+	// keep failing, as for MyApps (pass.RateLimiter).
+	DefaultMaxRetryDelay = 30 * time.Second
 )
 
 const (
@@ -163,9 +166,11 @@ type Reconciler struct {
 	// DefaultReconcileTimeout.
 	ReconcileTimeout time.Duration
 	// MaxConcurrentReconciles is how many BackupConfigs are reconciled at
-	// once. Defaults to
-	// DefaultMaxConcurrentReconciles.
+	// once. Defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// MaxRetryDelay caps the backoff between failed passes of one
+	// BackupConfig. Defaults to DefaultMaxRetryDelay.
+	MaxRetryDelay time.Duration
 
 	// memory is what passes leave for later passes of the same BackupConfig.
 	memory memory
@@ -206,7 +211,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&backupv1alpha1.BackupConfig{}, builder.WithPredicates(backupConfigChanged())).
 		Watches(&appsv1alpha1.MyApp{}, handler.EnqueueRequestsFromMapFunc(r.backupConfigsForApp),
 			builder.WithPredicates(appChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
+			RateLimiter:             pass.RateLimiter(r.MaxRetryDelay),
+		}).
 		Complete(r)
 }
 

@@ -53,6 +53,9 @@ func (r *Reconciler) setDefaults() {
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
+	if r.MaxRetryDelay <= 0 {
+		r.MaxRetryDelay = DefaultMaxRetryDelay
+	}
 }
 
 // currentTime reads the clock in UTC, like the schedules.

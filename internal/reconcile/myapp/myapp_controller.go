@@ -22,13 +22,11 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,7 +56,7 @@ const (
 	// not delay the others.
 	DefaultMaxConcurrentReconciles = 4
 	// DefaultMaxRetryDelay caps the backoff of a MyApp whose passes keep
-	// failing (see retryRateLimiter).
+	// failing (pass.RateLimiter).
 	DefaultMaxRetryDelay = 30 * time.Second
 )
 
@@ -161,26 +159,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&networkingv1.Ingress{}).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
-			RateLimiter:             retryRateLimiter(r.MaxRetryDelay),
+			RateLimiter:             pass.RateLimiter(r.MaxRetryDelay),
 		}).
 		Named("myapp").
 		Complete(r)
-}
-
-// retryRateLimiter is controller-runtime's default rate limiter with the
-// per-MyApp backoff capped at maxDelay instead of 1000 seconds. Every event
-// starts a pass at once but still counts its failure, so a MyApp that fails
-// while events keep coming (a namespace being deleted refuses every child
-// the MyApp recreates, while its DNS service is down) reaches the cap
-// within seconds; with 1000 seconds it then waited up to 16 minutes after
-// the service came back, since nothing else brings it back. The overall
-// bucket (10 per second, bursts of 100) still bounds what all failing
-// MyApps send a failing service.
-func retryRateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[ctrl.Request] {
-	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](5*time.Millisecond, maxDelay),
-		&workqueue.TypedBucketRateLimiter[ctrl.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
-	)
 }
 
 // Reconcile brings one MyApp's children and DNS record to its spec.
