@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // setDefaults gives every tunable left at zero (or set below zero) its
@@ -32,30 +34,14 @@ func (r *Reconciler) setDefaults() {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	if r.BackupPollInterval <= 0 {
-		r.BackupPollInterval = DefaultBackupPollInterval
-	}
-	if r.FinalBackupAttempts <= 0 {
-		r.FinalBackupAttempts = DefaultFinalBackupAttempts
-	}
-	if r.CleanupGrace <= 0 {
-		r.CleanupGrace = DefaultCleanupGrace
-	}
-	if r.BackupTimeout <= 0 {
-		r.BackupTimeout = DefaultBackupTimeout
-	}
-	if r.FailedBackupRetryDelay <= 0 {
-		r.FailedBackupRetryDelay = DefaultFailedBackupRetryDelay
-	}
-	if r.ReconcileTimeout <= 0 {
-		r.ReconcileTimeout = DefaultReconcileTimeout
-	}
-	if r.MaxConcurrentReconciles <= 0 {
-		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
-	}
-	if r.MaxRetryDelay <= 0 {
-		r.MaxRetryDelay = DefaultMaxRetryDelay
-	}
+	pass.SetDefault(&r.BackupPollInterval, DefaultBackupPollInterval)
+	pass.SetDefault(&r.FinalBackupAttempts, DefaultFinalBackupAttempts)
+	pass.SetDefault(&r.CleanupGrace, DefaultCleanupGrace)
+	pass.SetDefault(&r.BackupTimeout, DefaultBackupTimeout)
+	pass.SetDefault(&r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)
+	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
+	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
+	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
 }
 
 // currentTime reads the clock in UTC, like the schedules.

@@ -18,6 +18,8 @@ package myapp
 
 import (
 	"k8s.io/utils/clock"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // setDefaults gives every tunable left at zero (or set below zero) its
@@ -27,22 +29,10 @@ func (r *Reconciler) setDefaults() {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	if r.PendingPollInterval <= 0 {
-		r.PendingPollInterval = DefaultPendingPollInterval
-	}
-	if r.DriftCheckInterval <= 0 {
-		r.DriftCheckInterval = DefaultDriftCheckInterval
-	}
-	if r.RecordTTL <= 0 {
-		r.RecordTTL = DefaultRecordTTL
-	}
-	if r.ReconcileTimeout <= 0 {
-		r.ReconcileTimeout = DefaultReconcileTimeout
-	}
-	if r.MaxConcurrentReconciles <= 0 {
-		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
-	}
-	if r.MaxRetryDelay <= 0 {
-		r.MaxRetryDelay = DefaultMaxRetryDelay
-	}
+	pass.SetDefault(&r.PendingPollInterval, DefaultPendingPollInterval)
+	pass.SetDefault(&r.DriftCheckInterval, DefaultDriftCheckInterval)
+	pass.SetDefault(&r.RecordTTL, DefaultRecordTTL)
+	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
+	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
+	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
 }
