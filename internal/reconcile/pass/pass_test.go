@@ -155,3 +155,12 @@ func TestSoonest(t *testing.T) {
 	g.Expect(Soonest(long, short)).To(Equal(short))
 	g.Expect(Soonest(short, long)).To(Equal(short))
 }
+
+func TestSetDefault(t *testing.T) {
+	g := NewWithT(t)
+	unset, negative, set := time.Duration(0), -time.Second, 3*time.Second
+	SetDefault(&unset, time.Minute)
+	SetDefault(&negative, time.Minute)
+	SetDefault(&set, time.Minute)
+	g.Expect([]time.Duration{unset, negative, set}).To(Equal([]time.Duration{time.Minute, time.Minute, 3 * time.Second}))
+}
