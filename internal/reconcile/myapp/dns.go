@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -47,7 +48,7 @@ func (r *Reconciler) desiredTarget(ing *networkingv1.Ingress) (recordType, value
 				return dns.TypeA, ip, true
 			}
 			if lb.Hostname != "" {
-				return dns.TypeCNAME, lb.Hostname, true
+				return dns.TypeCNAME, canonicalName(lb.Hostname), true
 			}
 		}
 	}
@@ -58,6 +59,14 @@ func (r *Reconciler) desiredTarget(ing *networkingv1.Ingress) (recordType, value
 		return dns.TypeA, ip, true
 	}
 	return TargetType(r.DefaultTarget), r.DefaultTarget, true
+}
+
+// canonicalName is a host name in the one spelling the DNS service takes:
+// lower case, without the trailing dot of a fully qualified name. Names are
+// case-insensitive (RFC 4343), and a load balancer may report either form;
+// written as reported, "LB-1.Example.net." would be refused as invalid.
+func canonicalName(name string) string {
+	return strings.TrimSuffix(strings.ToLower(name), ".")
 }
 
 // ipv4 is s in dotted IPv4 form when it is an IPv4 address, also one written

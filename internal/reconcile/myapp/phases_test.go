@@ -426,11 +426,11 @@ func TestReconcileDNSRecordPhase(t *testing.T) {
 			g.Expect(c.events).To(ConsistOf(HavePrefix("Warning DNSRequestRejected ")))
 		},
 	}, {
-		// No fault: the service's own validation refuses a name with upper
-		// case, which is what the load balancer reported.
+		// No fault: the service's own validation refuses a label that ends
+		// in a hyphen, which is what the load balancer reported.
 		name: "a target the service refuses is terminal",
 		ingress: &networkingv1.Ingress{Status: networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{
-			Ingress: []networkingv1.IngressLoadBalancerIngress{{Hostname: "LB-1.Example.net"}},
+			Ingress: []networkingv1.IngressLoadBalancerIngress{{Hostname: "lb-.example.net"}},
 		}}},
 		wantStatus:  metav1.ConditionFalse,
 		wantReason:  appsv1alpha1.DNSRequestRejectedReason,

@@ -148,8 +148,9 @@ func dnsErrorReason(err error) (reason, advice string) {
 		return reason, "the DNS service refused the operator's token; check the token configured with " +
 			"--dns-token-file or --dns-token-secret"
 	case appsv1alpha1.DNSRequestRejectedReason:
-		return reason, "the DNS service rejected the request as invalid; check spec.host and the " +
-			"operator's --dns-default-target (see the operator's log for the service's answer)"
+		return reason, "the DNS service rejected the request as invalid; check spec.host, the " +
+			"operator's --dns-default-target and the Ingress's load-balancer address (see the operator's log " +
+			"for the service's answer)"
 	default:
 		return reason, "the DNS service is unreachable or failing; the operator retries with backoff"
 	}

@@ -167,6 +167,8 @@ func TestDesiredTarget(t *testing.T) {
 			withLB(networkingv1.IngressLoadBalancerIngress{IP: "203.0.113.5"}), "A", "203.0.113.5", true},
 		{"load-balancer host name", "",
 			withLB(networkingv1.IngressLoadBalancerIngress{Hostname: "lb.example.net"}), "CNAME", "lb.example.net", true},
+		{"load-balancer host name in another spelling is written as the service takes it", "",
+			withLB(networkingv1.IngressLoadBalancerIngress{Hostname: "LB-1.Example.NET."}), "CNAME", "lb-1.example.net", true},
 		{"IPv6 load-balancer address is skipped for the next one", "",
 			withLB(networkingv1.IngressLoadBalancerIngress{IP: "2001:db8::1"},
 				networkingv1.IngressLoadBalancerIngress{IP: "203.0.113.9"}), "A", "203.0.113.9", true},
