@@ -181,17 +181,9 @@ type Reconciler struct {
 // SetupWithManager registers the spec.appRef.name index and the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Backups == nil {
-		return errors.New("backupconfig: the Reconciler needs a backup service client")
+		return errors.New("the BackupConfig controller needs a backup service client")
 	}
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("backupconfig-controller")
-	}
+	pass.FromManager(mgr, ControllerName, &r.Client, &r.APIReader, &r.Recorder)
 	r.setDefaults()
 
 	err := mgr.GetFieldIndexer().IndexField(ctx, &backupv1alpha1.BackupConfig{}, AppRefIndexKey,

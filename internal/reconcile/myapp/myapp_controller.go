@@ -60,6 +60,9 @@ const (
 	DefaultMaxRetryDelay = 30 * time.Second
 )
 
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "myapp"
+
 // Reconciler reconciles a MyApp.
 type Reconciler struct {
 	// Client reads and writes Kubernetes objects.
@@ -135,15 +138,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if r.DNS == nil {
 		return errors.New("the MyApp controller needs a DNS client")
 	}
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("myapp-controller")
-	}
+	pass.FromManager(mgr, ControllerName, &r.Client, &r.APIReader, &r.Recorder)
 	r.setDefaults()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.MyApp{}, hostIndex,
 		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.MyApp).Spec.Host} }); err != nil {
@@ -161,7 +156,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
 			RateLimiter:             pass.RateLimiter(r.MaxRetryDelay),
 		}).
-		Named("myapp").
+		Named(ControllerName).
 		Complete(r)
 }
 

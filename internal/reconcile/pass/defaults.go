@@ -16,7 +16,13 @@ limitations under the License.
 
 package pass
 
-import "time"
+import (
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+)
 
 // SetDefault sets a tunable to def when it is unset (zero) or unusable
 // (negative). Both controllers' setDefaults are lists of these, so each
@@ -24,5 +30,21 @@ import "time"
 func SetDefault[T int | int32 | time.Duration](field *T, def T) {
 	if *field <= 0 {
 		*field = def
+	}
+}
+
+// FromManager fills what a Reconciler takes from its manager and was not
+// given: the cached client, the API reader that bypasses the cache, and an
+// event recorder named after the controller.
+func FromManager(mgr ctrl.Manager, controller string, c *client.Client, apiReader *client.Reader,
+	rec *recorder.EventRecorder) {
+	if *c == nil {
+		*c = mgr.GetClient()
+	}
+	if *apiReader == nil {
+		*apiReader = mgr.GetAPIReader()
+	}
+	if *rec == nil {
+		*rec = mgr.GetEventRecorder(controller + "-controller")
 	}
 }
