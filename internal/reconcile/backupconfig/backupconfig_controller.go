@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -253,7 +252,7 @@ func finalizerChanged(old, updated client.Object, finalizer string) bool {
 // holds: the BackupConfig that held it went without releasing it (its
 // cleanup finalizer removed by hand, or a cache that did not show the hold
 // yet), and nothing else would ever look at it again.
-func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object) []reconcile.Request {
+func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object) []ctrl.Request {
 	var list backupv1alpha1.BackupConfigList
 	err := r.Client.List(ctx, &list, client.InNamespace(app.GetNamespace()),
 		client.MatchingFields{AppRefIndexKey: app.GetName()})
@@ -264,12 +263,12 @@ func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object)
 		return nil
 	}
 	if len(list.Items) == 0 && controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{
+		return []ctrl.Request{{NamespacedName: types.NamespacedName{
 			Namespace: app.GetNamespace(), Name: releaseHoldsRequestName}}}
 	}
-	requests := make([]reconcile.Request, 0, len(list.Items))
+	requests := make([]ctrl.Request, 0, len(list.Items))
 	for i := range list.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		requests = append(requests, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return requests
 }
