@@ -191,7 +191,7 @@ func (r *Reconciler) followRunningBackup(ctx context.Context, s *scope) (result 
 	ctrl.LoggerFrom(ctx).Info("Following a backup that is still running instead of starting another",
 		"backupID", running.ID)
 	s.readiness.refusedSlot = ""
-	r.recordCoverage(s, *running, false)
+	r.recordCoverage(s, *running, triggerOf(*running), false)
 	r.recordBackup(ctx, s, *running, triggerOf(*running))
 	return pass.RequeueAfter(r.BackupPollInterval), true, nil
 }

@@ -349,7 +349,8 @@ func TestReconcileNewBackupPhase(t *testing.T) {
 			wantReady:    backupv1alpha1.ReadyReason,
 		},
 		{
-			// One backup at a time: the scheduled one covers the change too.
+			// One backup at a time: the scheduled one serves the change too,
+			// and covers it once it succeeded.
 			name: "a due slot with a new generation starts one backup for both",
 			opts: []fixtures.BackupConfigOption{fixtures.WithSchedule("0 * * * *")},
 			status: func(*appsv1alpha1.MyApp) backupv1alpha1.BackupConfigStatus {
@@ -360,7 +361,7 @@ func TestReconcileNewBackupPhase(t *testing.T) {
 				return scheduleKey(owner, app.UID, slotAt(10))
 			},
 			wantLast:     &lastBackup{backupv1alpha1.BackupRunning, backupv1alpha1.TriggerSchedule, 0},
-			wantObserved: true,
+			wantObserved: false, // only once it succeeded
 			wantNext:     new(slotAt(11)),
 			wantResult:   pollRequeue,
 			wantReady:    backupv1alpha1.ReadyReason,
@@ -1002,4 +1003,53 @@ func TestAppHoldWanted(t *testing.T) {
 			g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer))
 		})
 	}
+}
+
+// A scheduled backup that also served a change due with its slot (one
+// backup at a time) and failed leaves that change to be retried as an
+// on-change backup, as a failed on-change backup would be, rather than to
+// the next slot: the change has no successful backup yet.
+func TestAFailedScheduledBackupLeavesItsChangeToBeRetried(t *testing.T) {
+	g := NewWithT(t)
+	e, clk, r := newPhaseEnv(t)
+	app := e.newApp("web")
+	bc := e.newBackupConfig("web", "web", fixtures.WithSchedule("0 * * * *"))
+	e.create(app, bc)
+	// The 10:00 slot is due and the MyApp's generation has no backup.
+	bc.Status = withSlot(backupv1alpha1.BackupConfigStatus{}, slotAt(10))
+	e.sim.FailBackups("disk full", 1)
+
+	// runPass runs the phases that decide backups, as reconcileNormal does, and
+	// keeps the status it computed, as the deferred status write would.
+	runPass := func() ctrl.Result {
+		t.Helper()
+		s := newPassScope(r, bc, app)
+		var result ctrl.Result
+		for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
+			r.reconcileSchedule, r.reconcileRunningBackup, r.reconcileNewBackup,
+		} {
+			phaseResult, err := phase(t.Context(), s)
+			g.Expect(err).NotTo(HaveOccurred())
+			result = pass.Soonest(result, phaseResult)
+		}
+		bc.Status = s.bc.Status
+		return result
+	}
+
+	runPass()
+	g.Expect(bc.Status.LastBackup).To(HaveField("Trigger", backupv1alpha1.TriggerSchedule))
+	g.Expect(bc.Status.LastBackup).To(HaveField("Phase", backupv1alpha1.BackupRunning))
+
+	clk.Step(time.Minute) // the scheduled backup fails
+	result := runPass()
+	g.Expect(e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)).To(Equal(2),
+		"the change the failed scheduled backup served is backed up on its own")
+	g.Expect(bc.Status.LastBackup).To(HaveField("Trigger", backupv1alpha1.TriggerAppChange))
+	g.Expect(bc.Status.LastBackup).To(HaveField("Phase", backupv1alpha1.BackupRunning))
+	g.Expect(result.RequeueAfter).To(BeNumerically("<=", pollRequeue(r).max), "the new backup is polled")
+
+	clk.Step(time.Minute) // the on-change backup succeeds
+	runPass()
+	g.Expect(bc.Status.LastBackup).To(HaveField("Phase", backupv1alpha1.BackupSucceeded))
+	g.Expect(appBackedUp(bc.Status, app)).To(BeTrue())
 }

@@ -128,8 +128,17 @@ func isRefusal(err error) bool {
 // which generation that was, and it never counts for a newer one, so a
 // change made meanwhile still gets its own backup. Observed values only
 // move forward.
-func (r *Reconciler) recordCoverage(s *scope, b backup.Backup, startedNow bool) {
+//
+// A scheduled backup covers a generation only once it succeeded. Started
+// while a change was due with its slot, it serves that change too (one
+// backup at a time); if it fails, the change is still owed, and dueBackups
+// starts its on-change backup, retried until one succeeds, rather than
+// leaving it to the next slot.
+func (r *Reconciler) recordCoverage(s *scope, b backup.Backup, trigger backupv1alpha1.BackupTrigger, startedNow bool) {
 	app := s.app
+	if app == nil || trigger == backupv1alpha1.TriggerSchedule && b.Phase != backup.PhaseSucceeded {
+		return
+	}
 	uid, generation, ok := coveredApp(b)
 	switch {
 	case ok:
@@ -185,7 +194,7 @@ func (r *Reconciler) startedBackup(ctx context.Context, s *scope, b backup.Backu
 			"Started backup %s of MyApp %s (trigger %s)", b.ID, s.app.Name, trigger)
 	}
 	s.readiness.refusedSlot = ""
-	r.recordCoverage(s, b, startedNow)
+	r.recordCoverage(s, b, trigger, startedNow)
 	r.recordBackup(ctx, s, b, trigger)
 	if attempt > 0 {
 		s.bc.Status.LastBackup.Attempt = attempt
@@ -249,6 +258,10 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 	case backup.PhaseSucceeded:
 		backupsSucceeded.WithLabelValues(string(trigger)).Inc()
 		s.bc.Status.LastSuccessfulBackupTime = recorded.CompletionTime
+		if trigger == backupv1alpha1.TriggerSchedule {
+			// Its labels say which generation it was started of.
+			r.recordCoverage(s, b, trigger, false)
+		}
 		log.Info("Backup succeeded", "backupID", b.ID, "trigger", trigger, "location", b.Location, "sizeBytes", b.SizeBytes)
 		r.event(s, corev1.EventTypeNormal, eventBackupSucceeded, actionPollBackup,
 			"Backup %s succeeded: %d bytes stored at %s", b.ID, b.SizeBytes, b.Location)
