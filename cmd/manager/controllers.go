@@ -50,10 +50,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("configuring the DNS client: %w", err)
 	}
 	if err := (&myapp.Reconciler{
-		Client:                  mgr.GetClient(),
 		DNS:                     dnsClient,
 		ReplaceLeakedRecords:    opts.myApp.orphanSweepInterval > 0,
-		Recorder:                mgr.GetEventRecorder("myapp-controller"),
 		DefaultTarget:           opts.myApp.defaultTarget,
 		IngressClassName:        opts.myApp.ingressClassName,
 		PendingPollInterval:     opts.myApp.pendingPollInterval,
@@ -78,9 +76,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("configuring the backup client: %w", err)
 	}
 	if err := (&backupconfig.Reconciler{
-		Client:                  mgr.GetClient(),
 		Backups:                 backupClient,
-		Recorder:                mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval:      opts.backupPollInterval,
 		BackupTimeout:           opts.backupTimeout,
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,

@@ -39,8 +39,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	if s.bc.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete {
 		r.estimateHeldForCleanup(s)
 	}
-	if result, err := r.reconcileAppHolds(ctx, s); err != nil || !result.IsZero() {
-		return result, err
+	if _, err := r.reconcileAppHolds(ctx, s); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	if s.bc.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete {

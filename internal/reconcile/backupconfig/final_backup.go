@@ -109,12 +109,11 @@ func (r *Reconciler) reportFinalBackupFailed(ctx context.Context, s *scope, atte
 // still does, the BackupConfig looks again after the poll interval, because
 // the other's progress sends it no event.
 func (r *Reconciler) releaseAfterFinalBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
-	result, err := r.reconcileAppHolds(ctx, s)
-	if err != nil {
-		return result, err
+	if _, err := r.reconcileAppHolds(ctx, s); err != nil {
+		return ctrl.Result{}, err
 	}
 	if s.app != nil && controllerutil.ContainsFinalizer(s.app, backupv1alpha1.FinalBackupFinalizer) {
-		result = pass.Soonest(result, pass.RequeueAfter(r.BackupPollInterval))
+		return pass.RequeueAfter(r.BackupPollInterval), nil
 	}
-	return result, nil
+	return ctrl.Result{}, nil
 }

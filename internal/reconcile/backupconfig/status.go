@@ -65,7 +65,7 @@ func tryAgain(trigger backupv1alpha1.BackupTrigger) string {
 
 // event records an event about the BackupConfig, related to its MyApp.
 func (r *Reconciler) event(s *scope, eventType string, reason eventReason, action, note string, args ...any) {
-	pass.Eventf(r.Recorder, s.bc, s.app, eventType, reason, action, note, args...)
+	r.eventFor(s.bc, s.app, eventType, reason, action, note, args...)
 }
 
 // eventFor records an event about the BackupConfig, related to a given MyApp.

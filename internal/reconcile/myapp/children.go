@@ -156,7 +156,6 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (ctrl.Resu
 		return r.handleChildError(ctx, s, err)
 	}
 	setReplicaStatus(app, s.deployment)
-	s.readiness.deployment = s.deployment
 
 	svc := &corev1.Service{ObjectMeta: *meta.DeepCopy()}
 	if err := r.reconcileChild(ctx, s, svc, "Service", func() { mutateService(app, svc) }); err != nil {

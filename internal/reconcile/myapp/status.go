@@ -73,10 +73,8 @@ type readiness struct {
 	// child is the failed child write Ready reports; nil when none failed.
 	child *conditionState
 	// childrenWritten is set once every child is as the spec wants, so
-	// Ready follows the Deployment and DNSReady.
+	// Ready follows the Deployment (scope.deployment) and DNSReady.
 	childrenWritten bool
-	// deployment is the Deployment as the pass left it.
-	deployment *appsv1.Deployment
 	// deleting is set while the MyApp's cleanup runs.
 	deleting bool
 }
@@ -109,7 +107,7 @@ func setConditions(s *scope) {
 	case rd.child != nil:
 		setReadyConditionFalse(app, rd.child.reason, rd.child.message)
 	case rd.childrenWritten:
-		setReadyCondition(app, rd.deployment)
+		setReadyCondition(app, s.deployment)
 	}
 }
 
