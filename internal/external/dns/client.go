@@ -92,13 +92,15 @@ type Client interface {
 	// external.ErrConflict and stays in place.
 	Delete(ctx context.Context, name, owner string) error
 	// List returns the records held by owner, or every record when owner is
-	// empty, sorted by name.
+	// empty, sorted by name. It follows the service's pages to the end, so
+	// the list is whole however many records there are; a record written
+	// during the listing is in it or not according to its name.
 	List(ctx context.Context, owner string) ([]Record, error)
 	// ListByOwnerPrefix returns the records whose owner starts with prefix,
 	// sorted by name: every record a family of owners (one operator's
 	// "myapp-operator/...") holds, whoever of them it is. An empty prefix is
 	// external.ErrInvalid, so a caller cannot mistake every record in the
-	// service for its own.
+	// service for its own. It follows the pages as List does.
 	ListByOwnerPrefix(ctx context.Context, prefix string) ([]Record, error)
 	// Transfer changes the owner of the record called name from "from" to
 	// "to" in one step and returns the record. A record owned by anyone but
