@@ -556,7 +556,7 @@ func TestRecordListPages(t *testing.T) {
 		return p
 	}
 	names := func(p page) []string {
-		var out []string
+		out := make([]string, 0, len(p.Records))
 		for _, r := range p.Records {
 			out = append(out, r.Name)
 		}

@@ -289,7 +289,8 @@ func merge(into, from map[string]string) map[string]string {
 // and returns its output, stderr included when it fails.
 func renderChart(t *testing.T, sets ...string) ([]byte, error) {
 	t.Helper()
-	args := []string{"template", releaseName, chartDir, "--namespace", "myapp-system"}
+	args := make([]string, 0, 5+2*len(sets))
+	args = append(args, "template", releaseName, chartDir, "--namespace", "myapp-system")
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
