@@ -92,11 +92,16 @@ chart: manifests ## Regenerate the Helm chart's CRDs, manager ClusterRole and al
 	hack/chart.sh
 
 .PHONY: helm-lint
-helm-lint: chart helm ## Lint the Helm chart with its default values and with every option on.
+helm-lint: chart helm ## Lint the Helm chart with its default values, with every option on, and with each DNS provider.
 	"$(HELM)" lint --strict charts/myapp-operator
 	"$(HELM)" lint --strict charts/myapp-operator --set prometheus.rules.enable=true \
 		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t \
 		--set externalServices.caBundle=pem,manager.logLevel=debug,manager.maxConcurrentReconciles=8,manager.maxRetryAfter=2m
+	"$(HELM)" lint --strict charts/myapp-operator --set dnsProvider=rfc2136 \
+		--set rfc2136.server=ns1.example.com:53,rfc2136.zone=example.com,rfc2136.timeout=5s \
+		--set 'rfc2136.nameservers={ns1.example.com:53,ns2.example.com:53}' \
+		--set rfc2136.tsigKey.secretName=dns-tsig,rfc2136.tsigKey.secretKey=key \
+		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t
 
 .PHONY: verify
 verify: manifests generate chart ## Regenerate everything (the chart too) and fail if the tree is not clean.

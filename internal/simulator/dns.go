@@ -17,9 +17,11 @@ limitations under the License.
 package simulator
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -199,13 +201,73 @@ func (s *Server) transferRecord(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, view)
 }
 
+// Record list pages: a list answers at most DefaultRecordPageSize records
+// unless ?limit= asks for fewer (or up to MaxRecordPageSize).
+const (
+	DefaultRecordPageSize = 1000
+	MaxRecordPageSize     = 1000
+)
+
+// recordPage is the body of GET /dns/v1/records.
+type recordPage struct {
+	Records []Record `json:"records"`
+	// NextPageToken, when set, asks for the next page; the last page has none.
+	NextPageToken string `json:"nextPageToken,omitempty"`
+}
+
 func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
 	query := r.URL.Query()
 	owner, prefix := query.Get("owner"), query.Get("ownerPrefix")
+	limit := DefaultRecordPageSize
+	if v := query.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxRecordPageSize {
+			writeError(w, http.StatusBadRequest, "invalid",
+				fmt.Sprintf("limit must be a number from 1 to %d, not %q", MaxRecordPageSize, v), "")
+			return
+		}
+		limit = n
+	}
+	after, err := decodePageToken(query.Get("pageToken"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "pageToken: "+err.Error(), "")
+		return
+	}
 	s.mu.Lock()
 	records := s.listRecordsLocked(owner, prefix, true)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string][]Record{"records": records})
+
+	// A page holds the records named after the token's name, so records
+	// written or deleted between two pages never shift the others: each
+	// record that exists throughout the listing is answered exactly once.
+	if after != "" {
+		records = records[sort.Search(len(records), func(i int) bool { return records[i].Name > after }):]
+	}
+	page := recordPage{Records: records}
+	if len(records) > limit {
+		page.Records = records[:limit]
+		page.NextPageToken = encodePageToken(page.Records[limit-1].Name)
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// encodePageToken makes the token of the page after the record called name.
+// Clients treat it as opaque; it is the name, base64url-encoded.
+func encodePageToken(name string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(name))
+}
+
+// decodePageToken returns the name a page token continues after, or "" for
+// no token (the first page).
+func decodePageToken(token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	name, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || contract.ValidateName(string(name)) != nil {
+		return "", fmt.Errorf("%q is not a token this service issued", token)
+	}
+	return string(name), nil
 }
 
 // listRecordsLocked returns the records of owner and whose owner starts with

@@ -525,3 +525,73 @@ func TestConcurrentUseIsRaceFree(t *testing.T) {
 	g.Expect(sim.Records()).To(HaveLen(20))
 	g.Expect(len(sim.Backups())).To(BeNumerically("<=", 3), "three keys make at most three backups")
 }
+
+// TestRecordListPages walks a record list page by page while records are
+// written and deleted between the pages: a page continues after the last
+// name of the one before, so every record that exists throughout is answered
+// exactly once, a record created ahead of the walk is answered, and one
+// created behind it or deleted before its page is not.
+func TestRecordListPages(t *testing.T) {
+	g := NewWithT(t)
+	_, url := simtest.Start(t, simulator.Options{Token: token})
+	put := func(name, owner string) {
+		status, body := call(t, http.MethodPut, url+"/dns/v1/records/"+name, upsertBody(owner))
+		g.Expect(status).To(BeElementOf(200, 201), body)
+	}
+	for _, n := range []string{"b", "d", "f", "h", "j"} {
+		put(n+".example.com", "op/"+n)
+	}
+	put("e.example.com", "team-b")
+	type page struct {
+		Records []struct {
+			Name string `json:"name"`
+		} `json:"records"`
+		NextPageToken string `json:"nextPageToken"`
+	}
+	get := func(query string) page {
+		status, body := call(t, http.MethodGet, url+"/dns/v1/records?ownerPrefix=op/"+query, "")
+		g.Expect(status).To(Equal(200), body)
+		var p page
+		g.Expect(json.Unmarshal([]byte(body), &p)).To(Succeed())
+		return p
+	}
+	names := func(p page) []string {
+		out := make([]string, 0, len(p.Records))
+		for _, r := range p.Records {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+
+	first := get("&limit=2")
+	g.Expect(names(first)).To(Equal([]string{"b.example.com", "d.example.com"}))
+	g.Expect(first.NextPageToken).NotTo(BeEmpty())
+	// Between the pages: one record behind the walk and one ahead of it
+	// appear, one ahead of it goes.
+	put("a.example.com", "op/a")
+	put("g.example.com", "op/g")
+	status, body := call(t, http.MethodDelete, url+"/dns/v1/records/f.example.com?owner=op/f", "")
+	g.Expect(status).To(Equal(204), body)
+
+	second := get("&limit=2&pageToken=" + first.NextPageToken)
+	g.Expect(names(second)).To(Equal([]string{"g.example.com", "h.example.com"}), "the filter applies to every page")
+	last := get("&limit=2&pageToken=" + second.NextPageToken)
+	g.Expect(names(last)).To(Equal([]string{"j.example.com"}))
+	g.Expect(last.NextPageToken).To(BeEmpty(), "the last page has no token")
+
+	// A page that ends exactly at the last record is the last page.
+	exact := get("&pageToken=" + first.NextPageToken + "&limit=3")
+	g.Expect(names(exact)).To(Equal([]string{"g.example.com", "h.example.com", "j.example.com"}))
+	g.Expect(exact.NextPageToken).To(BeEmpty())
+
+	// Without a limit a page holds up to the default.
+	status, body = call(t, http.MethodGet, url+"/dns/v1/records", "")
+	g.Expect(status).To(Equal(200), body)
+	g.Expect(body).NotTo(ContainSubstring("nextPageToken"))
+
+	for _, query := range []string{"limit=0", "limit=1001", "limit=two", "pageToken=not*base64", "pageToken=Lg"} {
+		status, body := call(t, http.MethodGet, url+"/dns/v1/records?"+query, "")
+		g.Expect(status).To(Equal(400), query)
+		g.Expect(body).To(ContainSubstring(`"invalid"`), query)
+	}
+}

@@ -17,25 +17,31 @@ limitations under the License.
 package e2e
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	miekgdns "github.com/miekg/dns"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 const (
@@ -277,4 +283,278 @@ func merge(into, from map[string]string) map[string]string {
 		into[k] = v
 	}
 	return into
+}
+
+// renderChart runs helm template on the chart with the given --set values
+// and returns its output, stderr included when it fails.
+func renderChart(t *testing.T, sets ...string) ([]byte, error) {
+	t.Helper()
+	args := make([]string, 0, 5+2*len(sets))
+	args = append(args, "template", releaseName, chartDir, "--namespace", "myapp-system")
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	render := exec.Command(tool(t, "helm"), args...)
+	render.Dir = controlplane.RepoRoot()
+	var stderr bytes.Buffer
+	render.Stderr = &stderr
+	out, err := render.Output()
+	if err != nil {
+		return stderr.Bytes(), err
+	}
+	return out, nil
+}
+
+// rfc2136Values set up dnsProvider: rfc2136 in full.
+var rfc2136Values = []string{
+	"dnsProvider=rfc2136", "rfc2136.server=ns1.example.com:53", "rfc2136.zone=example.com",
+	"rfc2136.nameservers={ns1.example.com:53,ns2.example.com:53}", "rfc2136.timeout=5s",
+	"rfc2136.tsigKey.secretName=dns-tsig", "rfc2136.tsigKey.secretKey=key",
+}
+
+// TestHelmChartRendersEachDNSProvider renders the chart with each DNS
+// provider. With http the manager gets the DNS service's URL and token; with
+// rfc2136 it gets the --rfc2136-* flags and the TSIG key mounted from its
+// Secret, never --dns-url, and the Secret Role names the TSIG key's Secret
+// besides the token's, and nothing else. A provider the chart does not
+// know, or an rfc2136 setup missing a required value, is refused by name.
+func TestHelmChartRendersEachDNSProvider(t *testing.T) {
+	type rendering struct {
+		args      []string
+		env       []string
+		mounts    map[string]string
+		volumes   map[string]corev1.VolumeSource
+		secrets   []string
+		configMap map[string]any
+	}
+	render := func(g *WithT, sets ...string) rendering {
+		out, err := renderChart(t, sets...)
+		g.Expect(err).NotTo(HaveOccurred(), "helm template: %s", out)
+		objs := indexObjects(t, out, releaseName+"-")
+		var dep appsv1.Deployment
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/controller-manager"].Object, &dep)).To(Succeed())
+		var role rbacv1.Role
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Role/token-secret-reader"].Object, &role)).To(Succeed())
+		g.Expect(role.Rules).To(HaveLen(1))
+		g.Expect(role.Rules[0].Resources).To(Equal([]string{"secrets"}))
+		g.Expect(role.Rules[0].Verbs).To(Equal([]string{"get"}))
+		c := dep.Spec.Template.Spec.Containers[0]
+		r := rendering{
+			args: c.Args, mounts: map[string]string{}, volumes: map[string]corev1.VolumeSource{},
+			secrets: role.Rules[0].ResourceNames, configMap: objs["ConfigMap/external-services"].Object["data"].(map[string]any),
+		}
+		for _, e := range c.Env {
+			r.env = append(r.env, e.Name)
+		}
+		for _, m := range c.VolumeMounts {
+			g.Expect(m.ReadOnly).To(BeTrue(), "mount %s", m.Name)
+			r.mounts[m.Name] = m.MountPath
+		}
+		for _, v := range dep.Spec.Template.Spec.Volumes {
+			r.volumes[v.Name] = v.VolumeSource
+		}
+		// The manager's usage lists every flag it has.
+		help, _ := exec.Command(managerBin, "--help").CombinedOutput()
+		for _, arg := range r.args {
+			name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+			g.Expect(string(help)).To(MatchRegexp(`(?m)^\s+-%s(\s|$)`, regexp.QuoteMeta(name)), "the chart passes --%s, which the manager does not have", name)
+		}
+		return r
+	}
+	withPrefix := func(prefix string) types.GomegaMatcher {
+		return ContainElement(HavePrefix(prefix))
+	}
+
+	t.Run("http", func(t *testing.T) {
+		g := NewWithT(t)
+		r := render(g)
+		g.Expect(r.args).To(ContainElements("--dns-url=$(DNS_URL)", "--dns-token-file=/var/run/secrets/myapp.dev/token",
+			"--backup-url=$(BACKUP_URL)", "--backup-token-file=/var/run/secrets/myapp.dev/token"))
+		g.Expect(r.args).NotTo(withPrefix("--rfc2136-"))
+		g.Expect(r.args).NotTo(withPrefix("--dns-provider"), "http is the manager's default")
+		g.Expect(r.env).To(ConsistOf("DNS_URL", "BACKUP_URL"))
+		g.Expect(r.configMap).To(HaveKeyWithValue("dnsURL", "https://dns.example.com"))
+		g.Expect(r.mounts).To(Equal(map[string]string{"token": "/var/run/secrets/myapp.dev"}))
+		g.Expect(r.secrets).To(Equal([]string{"external-services-token"}))
+	})
+
+	t.Run("rfc2136", func(t *testing.T) {
+		g := NewWithT(t)
+		r := render(g, rfc2136Values...)
+		g.Expect(r.args).To(ContainElements("--dns-provider=rfc2136",
+			"--rfc2136-server=ns1.example.com:53", "--rfc2136-zone=example.com",
+			"--rfc2136-nameservers=ns1.example.com:53,ns2.example.com:53", "--rfc2136-timeout=5s",
+			"--rfc2136-tsig-key-file=/etc/myapp.dev/tsig/tsig-key",
+			"--backup-url=$(BACKUP_URL)", "--backup-token-file=/var/run/secrets/myapp.dev/token"))
+		g.Expect(r.args).NotTo(withPrefix("--dns-url"), "the chart never passes --dns-url under rfc2136")
+		g.Expect(r.args).NotTo(withPrefix("--dns-token"))
+		g.Expect(r.env).To(ConsistOf("BACKUP_URL"))
+		g.Expect(r.configMap).NotTo(HaveKey("dnsURL"))
+		g.Expect(r.mounts).To(Equal(map[string]string{"token": "/var/run/secrets/myapp.dev", "tsig-key": "/etc/myapp.dev/tsig"}))
+		g.Expect(r.volumes).To(HaveKey("tsig-key"))
+		g.Expect(r.volumes["tsig-key"].Secret).NotTo(BeNil())
+		g.Expect(r.volumes["tsig-key"].Secret.SecretName).To(Equal("dns-tsig"))
+		g.Expect(r.volumes["tsig-key"].Secret.Items).To(Equal([]corev1.KeyToPath{{Key: "key", Path: "tsig-key"}}))
+		g.Expect(r.secrets).To(Equal([]string{"external-services-token", "dns-tsig"}), "the TSIG key's Secret and no other")
+
+		// Only the primary, no timeout: the manager's defaults.
+		r = render(g, "dnsProvider=rfc2136", "rfc2136.server=ns1.example.com", "rfc2136.zone=example.com", "rfc2136.tsigKey.secretName=dns-tsig")
+		g.Expect(r.args).NotTo(withPrefix("--rfc2136-nameservers"))
+		g.Expect(r.args).NotTo(withPrefix("--rfc2136-timeout"))
+		g.Expect(r.volumes["tsig-key"].Secret.Items).To(Equal([]corev1.KeyToPath{{Key: "tsig-key", Path: "tsig-key"}}))
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		without := func(prefix string) []string {
+			var out []string
+			for _, v := range rfc2136Values {
+				if !strings.HasPrefix(v, prefix) {
+					out = append(out, v)
+				}
+			}
+			return out
+		}
+		for _, tt := range []struct {
+			sets []string
+			want string
+		}{
+			{sets: []string{"dnsProvider=route53"}, want: `dnsProvider must be http or rfc2136, not "route53"`},
+			{sets: without("rfc2136.server="), want: "rfc2136.server is required with dnsProvider: rfc2136"},
+			{sets: without("rfc2136.zone="), want: "rfc2136.zone is required with dnsProvider: rfc2136"},
+			{sets: without("rfc2136.tsigKey.secretName="), want: "rfc2136.tsigKey.secretName is required with dnsProvider: rfc2136"},
+			{sets: []string{"externalServices.dnsURL="}, want: "externalServices.dnsURL is required with dnsProvider: http"},
+		} {
+			g := NewWithT(t)
+			out, err := renderChart(t, tt.sets...)
+			g.Expect(err).To(HaveOccurred(), "%v renders", tt.sets)
+			g.Expect(string(out)).To(ContainSubstring(tt.want))
+		}
+	})
+}
+
+// TestHelmChartInstallsTheRFC2136Provider installs the chart with
+// dnsProvider: rfc2136 against a real BIND, the TSIG key in a Secret. Pods
+// under kwok run no container, so the manager runs as a process with the
+// arguments the installed Deployment gives its container, the mounted
+// Secrets written where the Deployment mounts them (the kubelet's part), and
+// the MyApp's record is then read from BIND.
+func TestHelmChartInstallsTheRFC2136Provider(t *testing.T) {
+	g := NewWithT(t)
+	start := time.Now()
+	bind, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Zone: "example.com"})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = bind.Close() })
+
+	const release = releaseName + "-rfc2136"
+	ns := newNamespace(t)
+	g.Expect(k8sClient.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns-tsig"},
+		StringData: map[string]string{"tsig-key": bind.Key()},
+	})).To(Succeed())
+
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(cp.WriteKubeconfig(kubeconfig)).To(Succeed())
+	helm := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(tool(t, "helm"), append([]string{"--kubeconfig", kubeconfig, "--namespace", ns}, args...)...)
+		cmd.Dir = controlplane.RepoRoot()
+		home := t.TempDir()
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	// The harness installed the CRDs; this release leaves them alone.
+	helm("install", release, chartDir, "--set", "crd.enable=false",
+		"--set", "dnsProvider=rfc2136", "--set", "rfc2136.server="+bind.Addr, "--set", "rfc2136.zone="+bind.Zone,
+		"--set", "rfc2136.tsigKey.secretName=dns-tsig",
+		"--set", "externalServices.backupURL="+simURL,
+		"--set", "externalServices.tokenSecret.create=true", "--set", "externalServices.tokenSecret.token="+simToken)
+	t.Cleanup(func() { helm("uninstall", release, "--wait") })
+
+	dep := &appsv1.Deployment{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: release + "-controller-manager"}, dep)).To(Succeed())
+		g.Expect(dep.Status.AvailableReplicas).To(Equal(int32(2)))
+	}, timeout, interval).Should(Succeed(), "the manager Deployment becomes available")
+	pod := dep.Spec.Template.Spec
+	c := pod.Containers[0]
+	g.Expect(c.Args).To(ContainElement("--dns-provider=rfc2136"))
+	g.Expect(c.Args).NotTo(ContainElement(HavePrefix("--dns-url")))
+
+	// The kubelet's part: each mounted Secret's items as files, and the
+	// environment from the ConfigMap.
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		dir := t.TempDir()
+		mounts[m.MountPath+"/"] = dir + "/"
+		for _, v := range pod.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			secret := &corev1.Secret{}
+			g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: v.Secret.SecretName}, secret)).To(Succeed())
+			for _, item := range v.Secret.Items {
+				g.Expect(secret.Data).To(HaveKey(item.Key), "Secret %s", secret.Name)
+				g.Expect(os.WriteFile(filepath.Join(dir, item.Path), secret.Data[item.Key], 0o600)).To(Succeed())
+			}
+		}
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		ref := e.ValueFrom.ConfigMapKeyRef
+		cm := &corev1.ConfigMap{}
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: ref.Name}, cm)).To(Succeed())
+		env[e.Name] = cm.Data[ref.Key]
+	}
+	args := make([]string, 0, len(c.Args)+8)
+	for _, arg := range c.Args {
+		for from, to := range mounts {
+			arg = strings.ReplaceAll(arg, from, to)
+		}
+		for name, value := range env {
+			arg = strings.ReplaceAll(arg, "$("+name+")", value)
+		}
+		args = append(args, arg)
+	}
+	managerKubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(managerKubeconfig, cp.Kubeconfig(), 0o600)).To(Succeed())
+	// A process outside the cluster names its kubeconfig and its lease's
+	// namespace, and needs no ports; the MyApp's Ingress gets no address
+	// under kwok, so the record points at a default target.
+	args = append(args, "--kubeconfig="+managerKubeconfig, "--leader-election-namespace="+ns,
+		"--health-probe-bind-address=0", "--metrics-bind-address=0",
+		"--dns-default-target=192.0.2.10", "--dns-pending-poll-interval=200ms")
+	fixtures.StartManagerProcess(t, "operator-rfc2136", managerBin, args...)
+
+	app := newMyApp(newNamespace(t), "web")
+	g.Expect(k8sClient.Create(t.Context(), app)).To(Succeed())
+	eventuallyReady(t.Context(), g, app)
+	g.Expect(lookupA(t, bind.Addr, app.Spec.Host)).To(Equal([]string{"192.0.2.10"}), "BIND serves the MyApp's record")
+
+	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app))
+	}, timeout, interval).Should(BeTrue(), "the MyApp's cleanup completes")
+	g.Expect(lookupA(t, bind.Addr, app.Spec.Host)).To(BeEmpty(), "its record is gone from BIND")
+	t.Logf("installed the chart with rfc2136 and served a MyApp from BIND in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// lookupA asks the DNS server at addr for host's A records, as a resolver
+// would, and returns their addresses.
+func lookupA(t *testing.T, addr, host string) []string {
+	t.Helper()
+	q := new(miekgdns.Msg)
+	q.SetQuestion(miekgdns.Fqdn(host), miekgdns.TypeA)
+	answer, err := miekgdns.Exchange(q, addr)
+	if err != nil {
+		t.Fatalf("query %s at %s: %v", host, addr, err)
+	}
+	var out []string
+	for _, rr := range answer.Answer {
+		if a, ok := rr.(*miekgdns.A); ok {
+			out = append(out, a.A.String())
+		}
+	}
+	return out
 }

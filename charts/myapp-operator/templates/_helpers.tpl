@@ -26,3 +26,18 @@ control-plane: controller-manager
 {{- define "myapp-operator.serviceAccountName" -}}
 {{ include "myapp-operator.fullname" . }}-controller-manager
 {{- end -}}
+
+
+{{/* Fails on a dnsProvider the chart does not know. */}}
+{{- define "myapp-operator.dnsProvider" -}}
+{{- $p := .Values.dnsProvider | default "http" -}}
+{{- if not (has $p (list "http" "rfc2136")) -}}
+{{- fail (printf "dnsProvider must be http or rfc2136, not %q" $p) -}}
+{{- end -}}
+{{- $p -}}
+{{- end -}}
+
+{{/* Where the TSIG key file is mounted, with dnsProvider: rfc2136. */}}
+{{- define "myapp-operator.tsigKeyDir" -}}
+/etc/myapp.dev/tsig
+{{- end -}}

@@ -23,9 +23,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -92,13 +92,15 @@ type Client interface {
 	// external.ErrConflict and stays in place.
 	Delete(ctx context.Context, name, owner string) error
 	// List returns the records held by owner, or every record when owner is
-	// empty, sorted by name.
+	// empty, sorted by name. It follows the service's pages to the end, so
+	// the list is whole however many records there are; a record written
+	// during the listing is in it or not according to its name.
 	List(ctx context.Context, owner string) ([]Record, error)
 	// ListByOwnerPrefix returns the records whose owner starts with prefix,
 	// sorted by name: every record a family of owners (one operator's
 	// "myapp-operator/...") holds, whoever of them it is. An empty prefix is
 	// external.ErrInvalid, so a caller cannot mistake every record in the
-	// service for its own.
+	// service for its own. It follows the pages as List does.
 	ListByOwnerPrefix(ctx context.Context, prefix string) ([]Record, error)
 	// Transfer changes the owner of the record called name from "from" to
 	// "to" in one step and returns the record. A record owned by anyone but
@@ -193,43 +195,67 @@ func (c *client) List(ctx context.Context, owner string) ([]Record, error) {
 	if owner != "" {
 		query = url.Values{"owner": {owner}}
 	}
-	var out listBody
-	err := c.api.Do(ctx, httpapi.Call{
-		Operation: "list",
-		Method:    http.MethodGet,
-		Path:      recordsPath(),
-		Query:     query,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	if owner != "" {
+	return c.list(ctx, query, func(r Record) bool {
 		// The query is only a request: a proxy or an older service that drops
 		// it answers with every owner's records, and a caller waiting for its
 		// own to be gone would then wait forever.
-		out.Records = slices.DeleteFunc(out.Records, func(r Record) bool { return r.Owner != owner })
-	}
-	return out.Records, nil
+		return owner == "" || r.Owner == owner
+	})
 }
 
 func (c *client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]Record, error) {
 	if prefix == "" {
 		return nil, c.api.Invalid("list", "owner prefix is required")
 	}
-	var out listBody
-	err := c.api.Do(ctx, httpapi.Call{
-		Operation: "list",
-		Method:    http.MethodGet,
-		Path:      recordsPath(),
-		Query:     url.Values{"ownerPrefix": {prefix}},
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
 	// As in List: a service that ignores the filter must not make every
 	// record look like one of ours to a caller about to delete them.
-	out.Records = slices.DeleteFunc(out.Records, func(r Record) bool { return !strings.HasPrefix(r.Owner, prefix) })
-	return out.Records, nil
+	return c.list(ctx, url.Values{"ownerPrefix": {prefix}}, func(r Record) bool { return strings.HasPrefix(r.Owner, prefix) })
+}
+
+// list follows the pages of a list with query to the end and returns the
+// records keep accepts. Each page continues after the last name of the one
+// before (docs/external-api.md), so the client requires every page to
+// continue the name order: a service or a proxy that ignored the token and
+// answered a page again would otherwise make the walk repeat records or never
+// end. A page without a token is the last one, which is also how a service
+// that does not page answers.
+func (c *client) list(ctx context.Context, query url.Values, keep func(Record) bool) ([]Record, error) {
+	var out []Record
+	var token, after string
+	for {
+		q := maps.Clone(query)
+		if token != "" {
+			if q == nil {
+				q = url.Values{}
+			}
+			q.Set("pageToken", token)
+		}
+		page := listBody{after: after, token: token}
+		err := c.api.Do(ctx, httpapi.Call{
+			Operation: "list",
+			Method:    http.MethodGet,
+			Path:      recordsPath(),
+			Query:     q,
+		}, &page)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Records {
+			if keep(r) {
+				out = append(out, r)
+			}
+		}
+		if page.NextPageToken == "" {
+			if out == nil {
+				out = []Record{}
+			}
+			return out, nil
+		}
+		token = page.NextPageToken
+		if n := len(page.Records); n > 0 {
+			after = page.Records[n-1].Name
+		}
+	}
 }
 
 // transferBody is the request body of a transfer; the name travels in the
@@ -293,19 +319,34 @@ func (r *recordBody) Validate() error {
 	return nil
 }
 
-// listBody is the response of a list call.
+// listBody is one page of a list call.
 type listBody struct {
-	Records []Record `json:"records"`
+	Records       []Record `json:"records"`
+	NextPageToken string   `json:"nextPageToken"`
+	// after is the last name of the pages before; every record of this page
+	// must come after it.
+	after string
+	// token is the token this page was asked for with; a page that hands it
+	// back would be asked for again and again.
+	token string
 }
 
 func (l *listBody) Validate() error {
 	if l.Records == nil {
 		return errors.New(`missing "records"`)
 	}
+	prev := l.after
 	for i := range l.Records {
 		if err := validateRecord(&l.Records[i]); err != nil {
 			return fmt.Errorf("records[%d]: %w", i, err)
 		}
+		if name := l.Records[i].Name; prev != "" && name <= prev {
+			return fmt.Errorf("records[%d]: %q does not come after %q: the list is not in name order or a page was answered twice", i, name, prev)
+		}
+		prev = l.Records[i].Name
+	}
+	if l.NextPageToken != "" && l.NextPageToken == l.token {
+		return errors.New("the next page token is the one this page was asked for")
 	}
 	return nil
 }

@@ -927,3 +927,176 @@ func TestTransferAnswerMustNameTheNewOwner(t *testing.T) {
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(err.Error()).To(ContainSubstring(`owned by "team-a", not "team-b"`))
 }
+
+// startWithRecords serves a simulator that starts with n records, named
+// r00000.example.com and up, owned by owner(i). The records are written as
+// the simulator's state file: 20,000 upserts through HTTP would take longer
+// than the listing under test.
+func startWithRecords(t *testing.T, n int, owner func(i int) string) string {
+	t.Helper()
+	type stored struct {
+		Name      string    `json:"name"`
+		Type      string    `json:"type"`
+		Value     string    `json:"value"`
+		TTL       int32     `json:"ttl"`
+		Owner     string    `json:"owner"`
+		CreatedAt time.Time `json:"createdAt"`
+		UpdatedAt time.Time `json:"updatedAt"`
+		ActiveAt  time.Time `json:"activeAt"`
+	}
+	records := make([]stored, n)
+	for i := range records {
+		records[i] = stored{
+			Name: fmt.Sprintf("r%05d.example.com", i), Type: dns.TypeA, Value: "192.0.2.10", TTL: 300,
+			Owner: owner(i), CreatedAt: epoch, UpdatedAt: epoch, ActiveAt: epoch,
+		}
+	}
+	data, err := json.Marshal(map[string]any{"version": 1, "nextBackupID": 1, "records": records, "backups": []any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(state, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulator.Open(simulator.Options{Token: testToken, StateFile: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	t.Cleanup(sim.Close)
+	return srv.URL
+}
+
+// TestListManyRecords lists 20,000 records of one operator (owners as long
+// as a MyApp's) and 500 of another owner: more than one response may carry
+// (DefaultMaxResponseBytes), so the client must follow the service's pages
+// to the end, and return each record once, in name order.
+func TestListManyRecords(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	const ours, theirs = 20000, 500
+	url := startWithRecords(t, ours+theirs, func(i int) string {
+		if i%41 == 0 && i/41 < theirs {
+			return fmt.Sprintf("team-b/%d", i)
+		}
+		return fmt.Sprintf("myapp-operator/namespace-%05d/application-%05d/0f8fad5b-d9cb-469f-a165-%012d", i, i, i)
+	})
+	c := newClient(t, url)
+
+	isSorted := func(recs []dns.Record) bool {
+		for i := 1; i < len(recs); i++ {
+			if recs[i-1].Name >= recs[i].Name {
+				return false
+			}
+		}
+		return true
+	}
+	all, err := c.List(ctx, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(all).To(HaveLen(ours+theirs), "every record, once")
+	g.Expect(isSorted(all)).To(BeTrue(), "sorted by name, no record twice")
+
+	mine, err := c.ListByOwnerPrefix(ctx, "myapp-operator/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mine).To(HaveLen(ours))
+	g.Expect(isSorted(mine)).To(BeTrue())
+	g.Expect(mine[0].Name).To(Equal("r00001.example.com"))
+	g.Expect(mine[len(mine)-1].Name).To(Equal("r20499.example.com"))
+
+	one, err := c.List(ctx, "myapp-operator/namespace-19999/application-19999/0f8fad5b-d9cb-469f-a165-000000019999")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(one).To(HaveExactElements(HaveField("Name", "r19999.example.com")))
+}
+
+// TestListPages serves list pages by hand: the client follows each token,
+// sends the filter with every page, stops at the page without a token (how a
+// service that does not page answers, in one request), and refuses a page
+// that repeats what it has seen instead of walking it for ever.
+func TestListPages(t *testing.T) {
+	rec := func(name string) string {
+		return `{"name":"` + name + `","type":"A","value":"192.0.2.1","ttl":60,"owner":"op/1","state":"ACTIVE"}`
+	}
+	tests := []struct {
+		name string
+		// pages maps the pageToken asked for to the body answered.
+		pages     map[string]string
+		wantNames []string
+		wantCalls int
+		wantError string
+	}{{
+		name:      "a service that does not page",
+		pages:     map[string]string{"": `{"records":[` + rec("a.example.com") + `,` + rec("b.example.com") + `]}`},
+		wantNames: []string{"a.example.com", "b.example.com"},
+		wantCalls: 1,
+	}, {
+		name: "three pages, one of them empty",
+		pages: map[string]string{
+			"":   `{"records":[` + rec("a.example.com") + `],"nextPageToken":"t1"}`,
+			"t1": `{"records":[],"nextPageToken":"t2"}`,
+			"t2": `{"records":[` + rec("b.example.com") + `,` + rec("c.example.com") + `]}`,
+		},
+		wantNames: []string{"a.example.com", "b.example.com", "c.example.com"},
+		wantCalls: 3,
+	}, {
+		name: "a proxy that drops the token answers the first page again",
+		pages: map[string]string{
+			"": `{"records":[` + rec("a.example.com") + `],"nextPageToken":"t1"}`,
+		},
+		wantError: `"a.example.com" does not come after "a.example.com"`,
+	}, {
+		name: "a page that hands its own token back",
+		pages: map[string]string{
+			"":   `{"records":[` + rec("a.example.com") + `],"nextPageToken":"t1"}`,
+			"t1": `{"records":[],"nextPageToken":"t1"}`,
+		},
+		wantError: "the next page token is the one this page was asked for",
+	}, {
+		name: "a page out of name order",
+		pages: map[string]string{
+			"":   `{"records":[` + rec("b.example.com") + `],"nextPageToken":"t1"}`,
+			"t1": `{"records":[` + rec("a.example.com") + `]}`,
+		},
+		wantError: `"a.example.com" does not come after "b.example.com"`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var mu sync.Mutex
+			calls := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				calls++
+				mu.Unlock()
+				if got := r.URL.Query().Get("ownerPrefix"); got != "op/" {
+					http.Error(w, "ownerPrefix "+got, http.StatusBadRequest)
+					return
+				}
+				body, ok := tt.pages[r.URL.Query().Get("pageToken")]
+				if !ok {
+					// A proxy that drops the token.
+					body = tt.pages[""]
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(body))
+			}))
+			t.Cleanup(srv.Close)
+			c := newClient(t, srv.URL, func(c *external.Config) { c.MaxRetries = -1 })
+
+			recs, err := c.ListByOwnerPrefix(t.Context(), "op/")
+			if tt.wantError != "" {
+				g.Expect(err).To(MatchError(external.ErrTransient))
+				g.Expect(err.Error()).To(ContainSubstring(tt.wantError))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			names := make([]string, 0, len(recs))
+			for _, r := range recs {
+				names = append(names, r.Name)
+			}
+			g.Expect(names).To(Equal(tt.wantNames))
+			g.Expect(calls).To(Equal(tt.wantCalls))
+		})
+	}
+}
