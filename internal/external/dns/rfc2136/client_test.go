@@ -597,3 +597,33 @@ func TestParseKeyNeverShowsTheSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestParseKeyWithNameAndSecretSwappedHidesTheSecret puts the secret where
+// the name goes, in both of nsupdate's forms (audit 2, F8): a secret that
+// passes for a domain name fails later as "not base64", a long one fails
+// as a name; neither error may show the secret, in any case.
+func TestParseKeyWithNameAndSecretSwappedHidesTheSecret(t *testing.T) {
+	short := "Zm9vYmFyYmF6cXV4UVVVWA" // base64 without padding: passes for a domain name
+	long := strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo", 3) // a label longer than 63 characters
+	for _, secret := range []string{short, long} {
+		for _, in := range []string{
+			secret + ":myapp-operator",
+			"hmac-sha256:" + secret + ":myapp-operator",
+			"HMAC-SHA512:" + secret + ":myapp-operator",
+		} {
+			_, err := rfc2136.ParseKey(in)
+			if err == nil {
+				t.Errorf("ParseKey accepted a key with name and secret swapped (%d-character secret)", len(secret))
+				continue
+			}
+			msg := strings.ToLower(err.Error())
+			if strings.Contains(msg, strings.ToLower(secret)) || strings.Contains(msg, strings.ToLower(secret[:16])) {
+				t.Errorf("ParseKey error shows the secret: %v", err)
+			}
+		}
+	}
+	// The algorithm is no secret: an unknown one is quoted.
+	if _, err := rfc2136.ParseKey("md5:k:c2VjcmV0"); err == nil || !strings.Contains(err.Error(), `"md5"`) {
+		t.Errorf("an unknown algorithm is not named: %v", err)
+	}
+}
