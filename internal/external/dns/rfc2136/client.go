@@ -72,7 +72,10 @@ limitations under the License.
 // A record is StateActive once every configured nameserver answers its
 // value, StatePending until then. The zone's serial is not compared: an
 // unrelated update raises the primary's serial, and a secondary behind it
-// still serves every record written before.
+// still serves every record written before. List judges its records by
+// each nameserver's serial first: one at the transferred serial serves them
+// all; one behind it is asked each record's value, for a list of at most
+// 64 records, and a longer list is PENDING while a nameserver lags.
 package rfc2136
 
 import (
@@ -482,17 +485,7 @@ func (c *Client) list(ctx context.Context, op string, keep func(owner string) bo
 		out = append(out, st.record())
 	}
 	slices.SortFunc(out, func(a, b extdns.Record) int { return strings.Compare(a.Name, b.Name) })
-	// Every nameserver at the transferred serial or later serves every
-	// record listed. One that lags may still serve a record written before
-	// it (an unrelated update raised the serial), so then each record is
-	// asked for, as Get does.
-	caughtUp := c.serialsCaughtUp(ctx, serial)
-	for i := range out {
-		out[i].State = extdns.StateActive
-		if !caughtUp {
-			out[i].State = c.propagation(ctx, out[i])
-		}
-	}
+	c.listStates(ctx, serial, out)
 	if out == nil {
 		out = []extdns.Record{}
 	}
@@ -534,39 +527,71 @@ func (c *Client) read(ctx context.Context, op, name string) (state, error) {
 // The zone's serial is not compared: a nameserver one serial behind,
 // because of an unrelated update, still serves a record written before.
 func (c *Client) propagation(ctx context.Context, rec extdns.Record) extdns.RecordState {
-	fqdn := dns.Fqdn(rec.Name)
 	for _, ns := range c.nameservers {
-		r, err := c.query(ctx, "get", ns, fqdn, dns.TypeA, false)
-		if err != nil {
-			return extdns.StatePending
-		}
-		var values []string
-		for _, rr := range r.Answer {
-			if strings.EqualFold(rr.Header().Name, fqdn) {
-				if _, v := rrValue(rr); v != "" {
-					values = append(values, v)
-				}
-			}
-		}
-		slices.Sort(values)
-		if strings.Join(values, ",") != rec.Value {
-			c.log.V(1).Info("DNS record not served by a nameserver yet", "name", rec.Name, "nameserver", ns)
+		if !c.serves(ctx, ns, rec) {
 			return extdns.StatePending
 		}
 	}
 	return extdns.StateActive
 }
 
-// serialsCaughtUp reports whether every nameserver serves the zone at
-// serial or later.
-func (c *Client) serialsCaughtUp(ctx context.Context, serial uint32) bool {
-	for _, ns := range c.nameservers {
-		got, err := c.serial(ctx, ns, false)
-		if err != nil || !serialAtLeast(got, serial) {
-			return false
+// serves reports whether nameserver ns answers rec's value.
+func (c *Client) serves(ctx context.Context, ns string, rec extdns.Record) bool {
+	fqdn := dns.Fqdn(rec.Name)
+	r, err := c.query(ctx, "get", ns, fqdn, dns.TypeA, false)
+	if err != nil {
+		return false
+	}
+	var values []string
+	for _, rr := range r.Answer {
+		if strings.EqualFold(rr.Header().Name, fqdn) {
+			if _, v := rrValue(rr); v != "" {
+				values = append(values, v)
+			}
 		}
 	}
+	slices.Sort(values)
+	if strings.Join(values, ",") != rec.Value {
+		c.log.V(1).Info("DNS record not served by a nameserver yet", "name", rec.Name, "nameserver", ns)
+		return false
+	}
 	return true
+}
+
+// maxListChecks is the most records of a list whose values are asked of a
+// nameserver that lags the transferred serial; a longer list is reported
+// PENDING rather than cost a query per record and nameserver.
+const maxListChecks = 64
+
+// listStates sets the state of records read in a zone transfer at serial.
+// A nameserver at that serial or later serves them all; one behind it may
+// still serve them (an unrelated update raised the serial), so each value
+// is asked of it as Get does, for a list of at most maxListChecks records.
+// A nameserver that does not answer serves nothing.
+func (c *Client) listStates(ctx context.Context, serial uint32, records []extdns.Record) {
+	state := extdns.StateActive
+	var behind []string
+	for _, ns := range c.nameservers {
+		got, err := c.serial(ctx, ns, false)
+		switch {
+		case err != nil:
+			state = extdns.StatePending
+		case !serialAtLeast(got, serial):
+			behind = append(behind, ns)
+		}
+	}
+	if len(behind) > 0 && len(records) > maxListChecks {
+		state = extdns.StatePending
+	}
+	for i := range records {
+		records[i].State = state
+		for _, ns := range behind {
+			if state == extdns.StatePending || !c.serves(ctx, ns, records[i]) {
+				records[i].State = extdns.StatePending
+				break
+			}
+		}
+	}
 }
 
 func (c *Client) serial(ctx context.Context, server string, signed bool) (uint32, error) {
