@@ -703,6 +703,15 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 	if _, err := c.Upsert(ctx, extdns.Record{Name: settled, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: owner}); err != nil {
 		t.Fatal(err)
 	}
+	// More settled records than List asks a lagging nameserver about one by
+	// one: while it lags, a list of them is PENDING, as documented.
+	many := "myapp-operator/" + strings.ToLower(t.Name()) + "/many/"
+	for i := range 65 {
+		if _, err := c.Upsert(ctx, extdns.Record{Name: host(t, fmt.Sprintf("many%d", i)), Type: extdns.TypeA, Value: "192.0.2.3", TTL: 300,
+			Owner: many + fmt.Sprintf("uid-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	secondary, err := controlplane.StartBIND(ctx, controlplane.BINDOptions{Primary: b, Zone: b.Zone, Addr: secondaryAddr})
 	if err != nil {
 		t.Fatal(err)
@@ -738,5 +747,14 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 	list, err := c.List(ctx, owner)
 	if err != nil || len(list) != 1 || list[0].State != extdns.StateActive {
 		t.Fatalf("List(%s) = %+v, %v; want the settled record, ACTIVE", owner, list, err)
+	}
+	list, err = c.ListByOwnerPrefix(ctx, many)
+	if err != nil || len(list) != 65 {
+		t.Fatalf("ListByOwnerPrefix(%s) = %d records, %v; want 65", many, len(list), err)
+	}
+	for _, r := range list {
+		if r.State != extdns.StatePending {
+			t.Fatalf("ListByOwnerPrefix(%s) shows %+v; want all 65 PENDING while the secondary lags", many, r)
+		}
 	}
 }
