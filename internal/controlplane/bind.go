@@ -201,7 +201,10 @@ func writeZone(path, zone string, seed func(io.Writer) error) (err error) {
 	}
 	defer func() { err = errors.Join(err, f.Close()) }()
 	w := bufio.NewWriter(f)
-	fmt.Fprintf(w, "$TTL 300\n@ IN SOA ns.%[1]s. hostmaster.%[1]s. 1 60 60 3600 30\n@ IN NS ns.%[1]s.\nns IN A 127.0.0.1\n", zone)
+	const head = "$TTL 300\n@ IN SOA ns.%[1]s. hostmaster.%[1]s. 1 60 60 3600 30\n@ IN NS ns.%[1]s.\nns IN A 127.0.0.1\n"
+	if _, err := fmt.Fprintf(w, head, zone); err != nil {
+		return err
+	}
 	if seed != nil {
 		if err := seed(w); err != nil {
 			return err
