@@ -717,17 +717,7 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = secondary.Close() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, err := c.Get(ctx, settled)
-		if err == nil && got.State == extdns.StateActive {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the record did not become ACTIVE: %+v, %v", got, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitActive(t, c, settled)
 	for i := range 5 {
 		other := host(t, fmt.Sprintf("other%d", i))
 		if _, err := c.Upsert(ctx, extdns.Record{Name: other, Type: extdns.TypeA, Value: "192.0.2.2", TTL: 300,
@@ -756,5 +746,21 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 		if r.State != extdns.StatePending {
 			t.Fatalf("ListByOwnerPrefix(%s) shows %+v; want all 65 PENDING while the secondary lags", many, r)
 		}
+	}
+}
+
+// waitActive waits until Get says name is ACTIVE.
+func waitActive(t *testing.T, c *rfc2136.Client, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := c.Get(t.Context(), name)
+		if err == nil && got.State == extdns.StateActive {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not become ACTIVE: %+v, %v", name, got, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
