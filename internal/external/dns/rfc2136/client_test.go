@@ -641,6 +641,7 @@ func TestTwoOwnerRecordsAtOneNameHoldItForNoOne(t *testing.T) {
 	for _, other := range []string{"myapp-operator/aaa/first/uid-0", "myapp-operator/zzz/last/uid-9"} {
 		const ours = "myapp-operator/mmm/middle/uid-5"
 		name := host(t, strings.Split(other, "/")[1])
+		t.Cleanup(func() { removeByHand(t, name, rfc2136.OwnerLabel+"."+name) })
 		if _, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeA, Value: "192.0.2.5", TTL: 300, Owner: ours}); err != nil {
 			t.Fatal(err)
 		}
@@ -684,6 +685,16 @@ func TestTwoOwnerRecordsAtOneNameHoldItForNoOne(t *testing.T) {
 	}
 }
 
+// removeByHand removes every record at names, as an administrator would.
+func removeByHand(t *testing.T, names ...string) {
+	m := new(dns.Msg)
+	m.SetUpdate(dns.Fqdn(server.Zone))
+	for _, n := range names {
+		m.RemoveName([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: dns.Fqdn(n), Rrtype: dns.TypeANY, Class: dns.ClassANY}}})
+	}
+	signed(t, m)
+}
+
 // TestUnrelatedUpdatesLeaveASettledRecordActive: a secondary that serves a
 // record stays counted as serving it while unrelated updates raise the
 // primary's serial faster than the secondary follows (audit 2, F6). The
@@ -700,6 +711,13 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 	ctx := t.Context()
 	owner := "myapp-operator/" + strings.ToLower(t.Name()) + "/settled/uid-1"
 	settled := host(t, "settled")
+	var written []string // removed at the end, so that a repeated run writes them again
+	t.Cleanup(func() {
+		for _, n := range written {
+			removeByHand(t, n, rfc2136.OwnerLabel+"."+n)
+		}
+	})
+	written = append(written, settled)
 	if _, err := c.Upsert(ctx, extdns.Record{Name: settled, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: owner}); err != nil {
 		t.Fatal(err)
 	}
@@ -707,6 +725,7 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 	// one: while it lags, a list of them is PENDING, as documented.
 	many := "myapp-operator/" + strings.ToLower(t.Name()) + "/many/"
 	for i := range 65 {
+		written = append(written, host(t, fmt.Sprintf("many%d", i)))
 		if _, err := c.Upsert(ctx, extdns.Record{Name: host(t, fmt.Sprintf("many%d", i)), Type: extdns.TypeA, Value: "192.0.2.3", TTL: 300,
 			Owner: many + fmt.Sprintf("uid-%d", i)}); err != nil {
 			t.Fatal(err)
@@ -720,6 +739,7 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 	waitActive(t, c, settled)
 	for i := range 5 {
 		other := host(t, fmt.Sprintf("other%d", i))
+		written = append(written, other)
 		if _, err := c.Upsert(ctx, extdns.Record{Name: other, Type: extdns.TypeA, Value: "192.0.2.2", TTL: 300,
 			Owner: fmt.Sprintf("myapp-operator/%s/other%d/uid", strings.ToLower(t.Name()), i)}); err != nil {
 			t.Fatal(err)
