@@ -758,13 +758,20 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].State != extdns.StateActive {
 		t.Fatalf("List(%s) = %+v, %v; want the settled record, ACTIVE", owner, list, err)
 	}
-	list, err = c.ListByOwnerPrefix(ctx, many)
-	if err != nil || len(list) != 65 {
-		t.Fatalf("ListByOwnerPrefix(%s) = %d records, %v; want 65", many, len(list), err)
+	wantAllPending(t, c, many, 65)
+}
+
+// wantAllPending checks that the n records whose owners start with prefix
+// are listed, every one PENDING.
+func wantAllPending(t *testing.T, c *rfc2136.Client, prefix string, n int) {
+	t.Helper()
+	list, err := c.ListByOwnerPrefix(t.Context(), prefix)
+	if err != nil || len(list) != n {
+		t.Fatalf("ListByOwnerPrefix(%s) = %d records, %v; want %d", prefix, len(list), err, n)
 	}
 	for _, r := range list {
 		if r.State != extdns.StatePending {
-			t.Fatalf("ListByOwnerPrefix(%s) shows %+v; want all 65 PENDING while the secondary lags", many, r)
+			t.Fatalf("ListByOwnerPrefix(%s) shows %+v; want all %d PENDING while the secondary lags", prefix, r, n)
 		}
 	}
 }
