@@ -17,11 +17,13 @@ limitations under the License.
 package controlplane
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -54,6 +56,10 @@ type BINDOptions struct {
 	// StateRoot is where run directories are created; $TMPDIR/myapp-bind
 	// when empty.
 	StateRoot string
+	// Seed, when set, writes zone-file lines (names relative to the zone)
+	// after the SOA and NS of a primary's zone, so a test or a benchmark
+	// starts with a large zone without sending an update per record.
+	Seed func(w io.Writer) error
 }
 
 // BIND is a named serving one zone that accepts updates and transfers
@@ -129,7 +135,7 @@ func StartBIND(ctx context.Context, opts BINDOptions) (*BIND, error) {
 		_, _ = rand.Read(secret)
 		b.KeySecret = base64.StdEncoding.EncodeToString(secret)
 	}
-	if err := b.writeConfig(opts.Primary); err != nil {
+	if err := b.writeConfig(opts.Primary, opts.Seed); err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	if err := b.Start(ctx); err != nil {
@@ -138,7 +144,7 @@ func StartBIND(ctx context.Context, opts BINDOptions) (*BIND, error) {
 	return b, nil
 }
 
-func (b *BIND) writeConfig(primary *BIND) error {
+func (b *BIND) writeConfig(primary *BIND, seed func(io.Writer) error) error {
 	host, port, err := net.SplitHostPort(b.Addr)
 	if err != nil {
 		return err
@@ -163,8 +169,7 @@ func (b *BIND) writeConfig(primary *BIND) error {
 };
 `, b.Zone, zoneFile, phost, pport, b.KeyName)
 	} else {
-		soa := fmt.Sprintf("$TTL 300\n@ IN SOA ns.%[1]s. hostmaster.%[1]s. 1 60 60 3600 30\n@ IN NS ns.%[1]s.\nns IN A 127.0.0.1\n", b.Zone)
-		if err := os.WriteFile(zoneFile, []byte(soa), 0o644); err != nil {
+		if err := writeZone(zoneFile, b.Zone, seed); err != nil {
 			return err
 		}
 	}
@@ -185,6 +190,27 @@ key %[6]q {
 };
 `, b.Dir, filepath.Join(b.Dir, "named.pid"), filepath.Join(b.Dir, "session.key"), port, host, b.KeyName, b.KeySecret) + zone
 	return os.WriteFile(filepath.Join(b.Dir, "named.conf"), []byte(conf), 0o600)
+}
+
+// writeZone writes a primary's zone file: its SOA and NS, then seed's
+// lines.
+func writeZone(path, zone string, seed func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	w := bufio.NewWriter(f)
+	const head = "$TTL 300\n@ IN SOA ns.%[1]s. hostmaster.%[1]s. 1 60 60 3600 30\n@ IN NS ns.%[1]s.\nns IN A 127.0.0.1\n"
+	if _, err := fmt.Fprintf(w, head, zone); err != nil {
+		return err
+	}
+	if seed != nil {
+		if err := seed(w); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }
 
 // Start starts named again after Stop, on the same address with the zone

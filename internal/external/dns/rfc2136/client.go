@@ -39,12 +39,43 @@ limitations under the License.
 // reads, then writes, no interleaving lets two owners both believe they
 // hold N.
 //
+// A name whose owner TXT RRset holds more than one identity (someone added
+// a TXT by hand next to ours) is held by no owner the client can prove:
+// Get, Upsert, Delete and Transfer all see UnmanagedOwner, so every write is
+// a conflict naming it and nothing is deleted, and List leaves the name out
+// for every owner, so no sweep or confirm list ever counts it as its own.
+// Removing all but one owner TXT by hand gives the name back to that owner.
+//
+// # Signatures
+//
+// Every request to the primary is TSIG-signed, and an answer is believed
+// only if its signature verifies: a success, an NXDOMAIN or a failed
+// prerequisite, unsigned or badly signed, fails KindUnauthorized, since it
+// could be forged by anyone on the path to make a name look free or an
+// update done. Only the answers that end a call in an error may come
+// unsigned (a server that does not know the key or the zone cannot sign):
+// NOTAUTH with BADKEY, BADSIG or BADTIME, REFUSED, SERVFAIL, FORMERR and
+// NOTIMP.
+//
 // # Listing and propagation
 //
-// List and ListByOwnerPrefix read the zone with a TSIG-signed AXFR, so the
-// server must allow transfers for the key. A record is StateActive once
-// every configured nameserver serves the zone at a serial no older than the
-// primary's and answers the record's value, StatePending until then.
+// Get, Upsert, Delete and Transfer query the name and its owner record;
+// they never transfer the zone, so their cost does not grow with it. List
+// and ListByOwnerPrefix read the zone with a TSIG-signed AXFR, so the
+// server must allow transfers for the key. The transfer is streamed: every
+// record that is neither an A, a CNAME nor an owner TXT is dropped as its
+// envelope arrives, and Timeout bounds each envelope's wait rather than the
+// whole transfer, so a large zone that keeps coming is read to its end, a
+// server that stalls fails within Timeout, and the caller's context ends it
+// at any time.
+//
+// A record is StateActive once every configured nameserver answers its
+// value, StatePending until then. The zone's serial is not compared: an
+// unrelated update raises the primary's serial, and a secondary behind it
+// still serves every record written before. List judges its records by
+// each nameserver's serial first: one at the transferred serial serves them
+// all; one behind it is asked each record's value, for a list of at most
+// 64 records, and a longer list is PENDING while a nameserver lags.
 package rfc2136
 
 import (
@@ -177,19 +208,21 @@ type state struct {
 	name string
 	// rrs are the A and CNAME records at the name.
 	rrs []dns.RR
-	// owner is the owner TXT's identity, or "" when there is none.
-	owner string
+	// owners are the identities in the owner TXT RRset: one for a name
+	// this client wrote, none for a free name or a hand-written record.
+	// More than one (someone added a TXT by hand) proves no owner.
+	owners []string
 }
 
 func (s state) exists() bool { return len(s.rrs) > 0 }
 
 // holder is who holds the name: its owner, or UnmanagedOwner for records
-// without one. It is "" for a free name.
+// without one or with owner TXTs that disagree. It is "" for a free name.
 func (s state) holder() string {
 	switch {
-	case s.owner != "":
-		return s.owner
-	case s.exists():
+	case len(s.owners) == 1:
+		return s.owners[0]
+	case len(s.owners) > 1, s.exists():
 		return UnmanagedOwner
 	default:
 		return ""
@@ -417,10 +450,6 @@ func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]extdns
 }
 
 func (c *Client) list(ctx context.Context, op string, keep func(owner string) bool) ([]extdns.Record, error) {
-	rrs, serial, err := c.axfr(ctx, op)
-	if err != nil {
-		return nil, err
-	}
 	states := map[string]*state{}
 	get := func(name string) *state {
 		if states[name] == nil {
@@ -428,7 +457,11 @@ func (c *Client) list(ctx context.Context, op string, keep func(owner string) bo
 		}
 		return states[name]
 	}
-	for _, rr := range rrs {
+	// Only A and CNAME records and owner TXTs are kept as they arrive;
+	// every other record of the zone is dropped at once. All owner TXTs
+	// are kept, not only keep's, so that a name with two of them is seen
+	// as read sees it: held by no one.
+	serial, err := c.axfr(ctx, op, func(rr dns.RR) {
 		name := strings.TrimSuffix(strings.ToLower(rr.Header().Name), ".")
 		switch v := rr.(type) {
 		case *dns.A, *dns.CNAME:
@@ -436,24 +469,23 @@ func (c *Client) list(ctx context.Context, op string, keep func(owner string) bo
 			st.rrs = append(st.rrs, rr)
 		case *dns.TXT:
 			if rest, ok := strings.CutPrefix(name, OwnerLabel+"."); ok {
-				get(rest).owner = strings.Join(v.Txt, "")
+				st := get(rest)
+				st.owners = append(st.owners, strings.Join(v.Txt, ""))
 			}
 		}
-	}
-	state := extdns.StateActive
-	if !c.serialsCaughtUp(ctx, serial) {
-		state = extdns.StatePending
+	})
+	if err != nil {
+		return nil, err
 	}
 	var out []extdns.Record
 	for _, st := range states {
-		if st.owner == "" || !st.exists() || !keep(st.owner) {
+		if len(st.owners) != 1 || !st.exists() || !keep(st.owners[0]) {
 			continue
 		}
-		rec := st.record()
-		rec.State = state
-		out = append(out, rec)
+		out = append(out, st.record())
 	}
 	slices.SortFunc(out, func(a, b extdns.Record) int { return strings.Compare(a.Name, b.Name) })
+	c.listStates(ctx, serial, out)
 	if out == nil {
 		out = []extdns.Record{}
 	}
@@ -481,62 +513,85 @@ func (c *Client) read(ctx context.Context, op, name string) (state, error) {
 	if err != nil {
 		return st, err
 	}
-	var owners []string
 	for _, rr := range r.Answer {
-		if txt, ok := rr.(*dns.TXT); ok {
-			owners = append(owners, strings.Join(txt.Txt, ""))
+		if txt, ok := rr.(*dns.TXT); ok && strings.EqualFold(rr.Header().Name, dns.Fqdn(ownerName(name))) {
+			st.owners = append(st.owners, strings.Join(txt.Txt, ""))
 		}
 	}
-	slices.Sort(owners)
-	st.owner = strings.Join(owners, ",")
+	slices.Sort(st.owners)
 	return st, nil
 }
 
-// propagation says whether every nameserver serves rec yet: at a zone
-// serial no older than the primary's, with rec's value. A nameserver that
-// does not answer is one that has not caught up.
+// propagation says whether every nameserver serves rec yet: answers its
+// value. A nameserver that does not answer is one that has not caught up.
+// The zone's serial is not compared: a nameserver one serial behind,
+// because of an unrelated update, still serves a record written before.
 func (c *Client) propagation(ctx context.Context, rec extdns.Record) extdns.RecordState {
-	serial, err := c.serial(ctx, c.server, true)
-	if err != nil {
-		return extdns.StatePending
-	}
-	fqdn := dns.Fqdn(rec.Name)
 	for _, ns := range c.nameservers {
-		got, err := c.serial(ctx, ns, false)
-		if err != nil || !serialAtLeast(got, serial) {
-			return extdns.StatePending
-		}
-		r, err := c.query(ctx, "get", ns, fqdn, dns.TypeA, false)
-		if err != nil {
-			return extdns.StatePending
-		}
-		var values []string
-		for _, rr := range r.Answer {
-			if strings.EqualFold(rr.Header().Name, fqdn) {
-				if _, v := rrValue(rr); v != "" {
-					values = append(values, v)
-				}
-			}
-		}
-		slices.Sort(values)
-		if strings.Join(values, ",") != rec.Value {
-			c.log.V(1).Info("DNS record not served by a nameserver yet", "name", rec.Name, "nameserver", ns)
+		if !c.serves(ctx, ns, rec) {
 			return extdns.StatePending
 		}
 	}
 	return extdns.StateActive
 }
 
-// serialsCaughtUp reports whether every nameserver serves the zone at
-// serial or later.
-func (c *Client) serialsCaughtUp(ctx context.Context, serial uint32) bool {
-	for _, ns := range c.nameservers {
-		got, err := c.serial(ctx, ns, false)
-		if err != nil || !serialAtLeast(got, serial) {
-			return false
+// serves reports whether nameserver ns answers rec's value.
+func (c *Client) serves(ctx context.Context, ns string, rec extdns.Record) bool {
+	fqdn := dns.Fqdn(rec.Name)
+	r, err := c.query(ctx, "get", ns, fqdn, dns.TypeA, false)
+	if err != nil {
+		return false
+	}
+	var values []string
+	for _, rr := range r.Answer {
+		if strings.EqualFold(rr.Header().Name, fqdn) {
+			if _, v := rrValue(rr); v != "" {
+				values = append(values, v)
+			}
 		}
 	}
+	slices.Sort(values)
+	if strings.Join(values, ",") != rec.Value {
+		c.log.V(1).Info("DNS record not served by a nameserver yet", "name", rec.Name, "nameserver", ns)
+		return false
+	}
 	return true
+}
+
+// maxListChecks is the most records of a list whose values are asked of a
+// nameserver that lags the transferred serial; a longer list is reported
+// PENDING rather than cost a query per record and nameserver.
+const maxListChecks = 64
+
+// listStates sets the state of records read in a zone transfer at serial.
+// A nameserver at that serial or later serves them all; one behind it may
+// still serve them (an unrelated update raised the serial), so each value
+// is asked of it as Get does, for a list of at most maxListChecks records.
+// A nameserver that does not answer serves nothing.
+func (c *Client) listStates(ctx context.Context, serial uint32, records []extdns.Record) {
+	state := extdns.StateActive
+	var behind []string
+	for _, ns := range c.nameservers {
+		got, err := c.serial(ctx, ns, false)
+		switch {
+		case err != nil:
+			state = extdns.StatePending
+		case !serialAtLeast(got, serial):
+			behind = append(behind, ns)
+		}
+	}
+	if len(behind) > 0 && len(records) > maxListChecks {
+		state = extdns.StatePending
+	}
+	for i := range records {
+		records[i].State = state
+		for _, ns := range behind {
+			if state == extdns.StatePending || !c.serves(ctx, ns, records[i]) {
+				records[i].State = extdns.StatePending
+				break
+			}
+		}
+	}
 }
 
 func (c *Client) serial(ctx context.Context, server string, signed bool) (uint32, error) {

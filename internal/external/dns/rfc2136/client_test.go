@@ -597,3 +597,197 @@ func TestParseKeyNeverShowsTheSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestParseKeyWithNameAndSecretSwappedHidesTheSecret puts the secret where
+// the name goes, in both of nsupdate's forms (audit 2, F8): a secret that
+// passes for a domain name fails later as "not base64", a long one fails
+// as a name; neither error may show the secret, in any case.
+func TestParseKeyWithNameAndSecretSwappedHidesTheSecret(t *testing.T) {
+	short := "Zm9vYmFyYmF6cXV4UVVVWA"                                // base64 without padding: passes for a domain name
+	long := strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo", 3) // a label longer than 63 characters
+	for _, secret := range []string{short, long} {
+		for _, in := range []string{
+			secret + ":myapp-operator",
+			"hmac-sha256:" + secret + ":myapp-operator",
+			"HMAC-SHA512:" + secret + ":myapp-operator",
+		} {
+			_, err := rfc2136.ParseKey(in)
+			if err == nil {
+				t.Errorf("ParseKey accepted a key with name and secret swapped (%d-character secret)", len(secret))
+				continue
+			}
+			msg := strings.ToLower(err.Error())
+			if strings.Contains(msg, strings.ToLower(secret)) || strings.Contains(msg, strings.ToLower(secret[:16])) {
+				t.Errorf("ParseKey error shows the secret: %v", err)
+			}
+		}
+	}
+	// The algorithm is no secret: an unknown one is quoted.
+	if _, err := rfc2136.ParseKey("md5:k:c2VjcmV0"); err == nil || !strings.Contains(err.Error(), `"md5"`) {
+		t.Errorf("an unknown algorithm is not named: %v", err)
+	}
+}
+
+// TestTwoOwnerRecordsAtOneNameHoldItForNoOne: someone adds a second owner
+// TXT by hand next to ours (audit 2, S7). No owner can be proven, so the
+// name is held by no one we know: Get names UnmanagedOwner, List leaves it
+// out for every owner (the sweep never sees it), Delete and Upsert by
+// either owner are conflicts naming UnmanagedOwner, and the records stay.
+// Both orders of the two owners are tried, as a transfer may list them in
+// either.
+func TestTwoOwnerRecordsAtOneNameHoldItForNoOne(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	for _, other := range []string{"myapp-operator/aaa/first/uid-0", "myapp-operator/zzz/last/uid-9"} {
+		const ours = "myapp-operator/mmm/middle/uid-5"
+		name := host(t, strings.Split(other, "/")[1])
+		t.Cleanup(func() { removeByHand(t, name, rfc2136.OwnerLabel+"."+name) })
+		if _, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeA, Value: "192.0.2.5", TTL: 300, Owner: ours}); err != nil {
+			t.Fatal(err)
+		}
+		m := new(dns.Msg)
+		m.SetUpdate(dns.Fqdn(server.Zone))
+		m.Insert([]dns.RR{&dns.TXT{Hdr: dns.RR_Header{Name: dns.Fqdn(rfc2136.OwnerLabel + "." + name), Rrtype: dns.TypeTXT,
+			Class: dns.ClassINET, Ttl: 300}, Txt: []string{other}}})
+		signed(t, m)
+
+		got, err := c.Get(ctx, name)
+		if err != nil || got.Owner != rfc2136.UnmanagedOwner || got.Value != "192.0.2.5" {
+			t.Fatalf("Get with owners %s and %s = %+v, %v; want the record, held by %s", ours, other, got, err, rfc2136.UnmanagedOwner)
+		}
+		for _, o := range []string{ours, other, ""} {
+			list, err := c.List(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range list {
+				if r.Name == name {
+					t.Fatalf("List(%q) shows %+v, a name two owners claim", o, r)
+				}
+			}
+		}
+		for _, o := range []string{ours, other} {
+			e := wantKind(t, c.Delete(ctx, name, o), external.KindConflict)
+			if e.Owner != rfc2136.UnmanagedOwner || !strings.Contains(e.Error(), "2 owner records") {
+				t.Fatalf("Delete by %s: %v (owner %q); want a conflict naming %s that says why", o, e, e.Owner, rfc2136.UnmanagedOwner)
+			}
+			_, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeA, Value: "198.51.100.1", TTL: 300, Owner: o})
+			if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
+				t.Fatalf("Upsert by %s: conflict names %q", o, e.Owner)
+			}
+		}
+		if v := resolve(t, server.Addr, name, dns.TypeA); len(v) != 1 || v[0] != "192.0.2.5" {
+			t.Fatalf("the record was touched: %v", v)
+		}
+		if v := resolve(t, server.Addr, rfc2136.OwnerLabel+"."+name, dns.TypeTXT); len(v) != 2 {
+			t.Fatalf("the owner records were touched: %v", v)
+		}
+	}
+}
+
+// removeByHand removes every record at names, as an administrator would.
+func removeByHand(t *testing.T, names ...string) {
+	m := new(dns.Msg)
+	m.SetUpdate(dns.Fqdn(server.Zone))
+	for _, n := range names {
+		m.RemoveName([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: dns.Fqdn(n), Rrtype: dns.TypeANY, Class: dns.ClassANY}}})
+	}
+	signed(t, m)
+}
+
+// TestUnrelatedUpdatesLeaveASettledRecordActive: a secondary that serves a
+// record stays counted as serving it while unrelated updates raise the
+// primary's serial faster than the secondary follows (audit 2, F6). The
+// secondary is never notified, so it keeps the serial of its first
+// transfer; the records written after it are PENDING, the settled one
+// stays ACTIVE, by Get and by List.
+func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
+	b := needBIND(t)
+	secondaryAddr, err := controlplane.FreeAddress()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, func(c *rfc2136.Config) { c.Nameservers = []string{b.Addr, secondaryAddr}; c.Timeout = time.Second })
+	ctx := t.Context()
+	owner := "myapp-operator/" + strings.ToLower(t.Name()) + "/settled/uid-1"
+	settled := host(t, "settled")
+	var written []string // removed at the end, so that a repeated run writes them again
+	t.Cleanup(func() {
+		for _, n := range written {
+			removeByHand(t, n, rfc2136.OwnerLabel+"."+n)
+		}
+	})
+	written = append(written, settled)
+	if _, err := c.Upsert(ctx, extdns.Record{Name: settled, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	// More settled records than List asks a lagging nameserver about one by
+	// one: while it lags, a list of them is PENDING, as documented.
+	many := "myapp-operator/" + strings.ToLower(t.Name()) + "/many/"
+	for i := range 65 {
+		written = append(written, host(t, fmt.Sprintf("many%d", i)))
+		if _, err := c.Upsert(ctx, extdns.Record{Name: host(t, fmt.Sprintf("many%d", i)), Type: extdns.TypeA, Value: "192.0.2.3", TTL: 300,
+			Owner: many + fmt.Sprintf("uid-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secondary, err := controlplane.StartBIND(ctx, controlplane.BINDOptions{Primary: b, Zone: b.Zone, Addr: secondaryAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = secondary.Close() })
+	waitActive(t, c, settled)
+	for i := range 5 {
+		other := host(t, fmt.Sprintf("other%d", i))
+		written = append(written, other)
+		if _, err := c.Upsert(ctx, extdns.Record{Name: other, Type: extdns.TypeA, Value: "192.0.2.2", TTL: 300,
+			Owner: fmt.Sprintf("myapp-operator/%s/other%d/uid", strings.ToLower(t.Name()), i)}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.Get(ctx, settled); err != nil || got.State != extdns.StateActive {
+			t.Fatalf("after %d unrelated updates: Get = %+v, %v; want ACTIVE, the secondary serves it", i+1, got, err)
+		}
+		if v := resolve(t, secondary.Addr, other, dns.TypeA); len(v) != 0 {
+			continue // the secondary refreshed on its own: this record proves nothing
+		}
+		if got, err := c.Get(ctx, other); err != nil || got.State != extdns.StatePending {
+			t.Fatalf("a record the secondary does not serve: Get = %+v, %v; want PENDING", got, err)
+		}
+	}
+	list, err := c.List(ctx, owner)
+	if err != nil || len(list) != 1 || list[0].State != extdns.StateActive {
+		t.Fatalf("List(%s) = %+v, %v; want the settled record, ACTIVE", owner, list, err)
+	}
+	wantAllPending(t, c, many, 65)
+}
+
+// wantAllPending checks that the n records whose owners start with prefix
+// are listed, every one PENDING.
+func wantAllPending(t *testing.T, c *rfc2136.Client, prefix string, n int) {
+	t.Helper()
+	list, err := c.ListByOwnerPrefix(t.Context(), prefix)
+	if err != nil || len(list) != n {
+		t.Fatalf("ListByOwnerPrefix(%s) = %d records, %v; want %d", prefix, len(list), err, n)
+	}
+	for _, r := range list {
+		if r.State != extdns.StatePending {
+			t.Fatalf("ListByOwnerPrefix(%s) shows %+v; want all %d PENDING while the secondary lags", prefix, r, n)
+		}
+	}
+}
+
+// waitActive waits until Get says name is ACTIVE.
+func waitActive(t *testing.T, c *rfc2136.Client, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := c.Get(t.Context(), name)
+		if err == nil && got.State == extdns.StateActive {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not become ACTIVE: %+v, %v", name, got, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -21,7 +21,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -67,8 +69,13 @@ func (c *Client) update(ctx context.Context, op string, m *dns.Msg) error {
 }
 
 // exchange sends m over TCP, so an answer is never truncated, within the
-// timeout. An error is an *external.Error; an answer with any rcode is
-// returned for the caller to judge.
+// timeout. An error is an *external.Error; an answer is returned for the
+// caller to judge by its rcode only when it can be believed: to a signed
+// request, a NOERROR, NXDOMAIN or failed-prerequisite answer is believed
+// only with a signature that verifies, since anyone on the path could
+// forge a name away or an update done. Only the rcodes that end a call in
+// an error (endsInError) may come unsigned: a server that does not know
+// the key, is not authoritative or fails cannot sign.
 func (c *Client) exchange(ctx context.Context, op, server string, m *dns.Msg, signed bool) (*dns.Msg, error) {
 	cl := &dns.Client{Net: "tcp", Timeout: c.timeout}
 	var key Key
@@ -83,50 +90,77 @@ func (c *Client) exchange(ctx context.Context, op, server string, m *dns.Msg, si
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	r, _, err := cl.ExchangeContext(ctx, m, server)
-	if r != nil && r.Rcode != dns.RcodeSuccess {
-		// Error answers are often unsigned (a server that does not know the
-		// key cannot sign), so the rcode speaks, not the failed
-		// verification.
+	if r != nil && signed && endsInError(r.Rcode) {
+		// Often unsigned, or signed with a TSIG error and no MAC, so the
+		// rcode speaks, not the failed verification; it can only end the
+		// call.
 		return r, nil
 	}
 	if err != nil {
 		if isTSIGError(err) {
-			return nil, c.fail(op, external.KindUnauthorized, fmt.Sprintf("the answer of %s failed TSIG verification with %s; "+
-				"the server and the operator hold different secrets for it", server, key), err)
+			return nil, c.fail(op, external.KindUnauthorized, fmt.Sprintf("the %s answer of %s failed TSIG verification with %s; "+
+				"the server and the operator hold different secrets for it, or the answer is forged", rcodeName(r), server, key), err)
 		}
 		return nil, c.fail(op, external.KindTransient, fmt.Sprintf("no answer from %s within %s", server, c.timeout), err)
 	}
 	if signed && r.IsTsig() == nil {
 		// miekg/dns verifies a signature only when the answer carries one.
 		// A server signs its answer to a signed request (RFC 8945), so an
-		// unsigned success may be forged by anyone on the path: not believed.
-		return nil, c.fail(op, external.KindUnauthorized, fmt.Sprintf("the answer of %s to a request signed with %s is not "+
-			"signed; it is not believed", server, key), nil)
+		// unsigned answer may be forged by anyone on the path: not believed.
+		return nil, c.fail(op, external.KindUnauthorized, fmt.Sprintf("the %s answer of %s to a request signed with %s is not "+
+			"signed; it is not believed", rcodeName(r), server, key), nil)
 	}
 	return r, nil
 }
 
-// axfr transfers the zone from the primary and returns its records and
-// serial.
-func (c *Client) axfr(ctx context.Context, op string) ([]dns.RR, uint32, error) {
+// endsInError reports whether rcode is one of the answers that may come
+// unsigned because the call can only fail on it: NOTAUTH (which carries
+// BADKEY, BADSIG and BADTIME), REFUSED, SERVFAIL, FORMERR and NOTIMP.
+func endsInError(rcode int) bool {
+	switch rcode {
+	case dns.RcodeNotAuth, dns.RcodeRefused, dns.RcodeServerFailure, dns.RcodeFormatError, dns.RcodeNotImplemented:
+		return true
+	}
+	return false
+}
+
+func rcodeName(r *dns.Msg) string {
+	if r == nil {
+		return "unreadable"
+	}
+	if s, ok := dns.RcodeToString[r.Rcode]; ok {
+		return s
+	}
+	return "rcode " + strconv.Itoa(r.Rcode)
+}
+
+// axfr transfers the zone from the primary and hands each record to keep
+// as its envelope arrives, so only what keep holds on to stays in memory.
+// It returns the zone's serial. The timeout bounds the connection and each
+// envelope's wait, not the whole transfer: a large zone that keeps coming
+// is read to its end, a server that stops sending fails within a timeout,
+// and ctx ends the transfer whenever the caller gives up.
+func (c *Client) axfr(ctx context.Context, op string, keep func(dns.RR)) (uint32, error) {
 	key, err := c.signingKey(ctx, op)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	dialCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var dialer net.Dialer
-	conn, err := dialer.DialContext(ctx, "tcp", c.server)
+	conn, err := dialer.DialContext(dialCtx, "tcp", c.server)
 	if err != nil {
-		return nil, 0, c.fail(op, external.KindTransient, "cannot reach "+c.server, err)
+		return 0, c.fail(op, external.KindTransient, "cannot reach "+c.server, err)
 	}
-	if deadline, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(deadline)
-	}
+	_ = conn.SetWriteDeadline(time.Now().Add(c.timeout))
+	// Closing the connection is the only way to stop miekg/dns's reader
+	// before its read deadline; it is closed again once the transfer ends.
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
 	t := &dns.Transfer{
 		Conn:        &dns.Conn{Conn: conn},
 		TsigSecret:  map[string]string{key.fqdn(): key.Secret},
-		ReadTimeout: c.timeout,
+		ReadTimeout: c.timeout, // per envelope: the reader sets it before each
 	}
 	m := new(dns.Msg)
 	m.SetAxfr(c.zone)
@@ -134,25 +168,39 @@ func (c *Client) axfr(ctx context.Context, op string) ([]dns.RR, uint32, error) 
 	envelopes, err := t.In(m, c.server)
 	if err != nil {
 		_ = conn.Close()
-		return nil, 0, c.fail(op, external.KindTransient, "cannot start a zone transfer from "+c.server, err)
-	}
-	var rrs []dns.RR
-	var failed error
-	for env := range envelopes {
-		if env.Error != nil && failed == nil {
-			failed = env.Error
+		if ctx.Err() != nil {
+			return 0, c.fail(op, external.KindTransient, "the zone transfer from "+c.server+" was cancelled", ctx.Err())
 		}
-		rrs = append(rrs, env.RR...)
+		return 0, c.fail(op, external.KindTransient, "cannot start a zone transfer from "+c.server, err)
+	}
+	var failed error
+	var serial uint32
+	soa := false
+	for env := range envelopes {
+		// The reader ends the channel after an error; every envelope it
+		// sent before has verified.
+		if env.Error != nil {
+			failed = env.Error
+			continue
+		}
+		for _, rr := range env.RR {
+			if s, ok := rr.(*dns.SOA); ok && !soa {
+				serial, soa = s.Serial, true
+				continue
+			}
+			keep(rr)
+		}
+	}
+	if ctx.Err() != nil {
+		return 0, c.fail(op, external.KindTransient, "the zone transfer from "+c.server+" was cancelled", ctx.Err())
 	}
 	if failed != nil {
-		return nil, 0, c.transferError(ctx, op, failed)
+		return 0, c.transferError(ctx, op, failed)
 	}
-	for _, rr := range rrs {
-		if soa, ok := rr.(*dns.SOA); ok {
-			return rrs, soa.Serial, nil
-		}
+	if !soa {
+		return 0, c.fail(op, external.KindTransient, "the zone transfer from "+c.server+" has no SOA", nil)
 	}
-	return nil, 0, c.fail(op, external.KindTransient, "the zone transfer from "+c.server+" has no SOA", nil)
+	return serial, nil
 }
 
 // transferError explains a failed transfer. miekg/dns reports a refused
@@ -224,7 +272,11 @@ func (c *Client) rcodeError(op string, r *dns.Msg) error {
 func (c *Client) conflict(op string, st state) error {
 	holder := st.holder()
 	msg := fmt.Sprintf("%s is held by %q", st.name, holder)
-	if holder == UnmanagedOwner {
+	switch {
+	case len(st.owners) > 1:
+		msg = fmt.Sprintf("%s has %d owner records at %s (%s), so no one provably holds it; remove all but one by hand",
+			st.name, len(st.owners), ownerName(st.name), strings.Join(st.owners, ", "))
+	case holder == UnmanagedOwner:
 		msg = fmt.Sprintf("%s has records without an owner record at %s, written outside this operator", st.name, ownerName(st.name))
 	}
 	e := c.fail(op, external.KindConflict, msg, nil)

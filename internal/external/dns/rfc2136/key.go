@@ -57,27 +57,36 @@ func (k Key) String() string { return fmt.Sprintf("TSIG key %q (%s)", k.Name, k.
 
 // ParseKey reads a key in nsupdate's -y form, "[algorithm:]name:secret",
 // such as "hmac-sha256:myapp-operator:c2VjcmV0...". The algorithm defaults
-// to DefaultAlgorithm. Errors never contain the secret.
+// to DefaultAlgorithm. Errors never contain the secret: a key whose name and
+// secret are swapped puts the secret where the name goes, so an error names
+// a field by its position and quotes only the algorithm.
 func ParseKey(s string) (Key, error) {
 	parts := strings.Split(strings.TrimSpace(s), ":")
 	var k Key
+	// nameField and secretField are the positions of the name and secret,
+	// for errors.
+	var nameField, secretField string
 	switch len(parts) {
 	case 2:
 		k = Key{Name: parts[0], Algorithm: DefaultAlgorithm, Secret: parts[1]}
+		nameField, secretField = "first", "second"
 	case 3:
 		k = Key{Algorithm: strings.ToLower(parts[0]), Name: parts[1], Secret: parts[2]}
+		nameField, secretField = "second", "third"
 	default:
 		return Key{}, errors.New(`want "[algorithm:]name:secret"`)
-	}
-	k.Name = strings.ToLower(strings.TrimSuffix(k.Name, "."))
-	if _, ok := dns.IsDomainName(k.Name); !ok || k.Name == "" {
-		return Key{}, fmt.Errorf("key name %q is not a domain name", k.Name)
 	}
 	if _, ok := algorithms[k.Algorithm]; !ok {
 		return Key{}, fmt.Errorf("unknown TSIG algorithm %q: use hmac-sha256, hmac-sha512, hmac-sha384, hmac-sha224 or hmac-sha1", k.Algorithm)
 	}
+	k.Name = strings.ToLower(strings.TrimSuffix(k.Name, "."))
+	if _, ok := dns.IsDomainName(k.Name); !ok || k.Name == "" {
+		return Key{}, fmt.Errorf(`the %s field of "[algorithm:]name:secret", the key name, is not a domain name `+
+			`(are name and secret swapped?)`, nameField)
+	}
 	if _, err := base64.StdEncoding.DecodeString(k.Secret); err != nil || k.Secret == "" {
-		return Key{}, fmt.Errorf("the secret of key %q is not base64", k.Name)
+		return Key{}, fmt.Errorf(`the %s field of "[algorithm:]name:secret", the secret, is not base64 `+
+			`(are name and secret swapped?)`, secretField)
 	}
 	return k, nil
 }
