@@ -45,8 +45,22 @@ vet: ## Run go vet against code.
 	go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint.
+lint: golangci-lint cross-vet ## Run golangci-lint, and build and vet for CROSS_GOOS.
 	"$(GOLANGCI_LINT)" run
+
+# CROSS_GOOS are the other systems contributors build on. Linux-only process
+# attributes (the parent-death signal) live behind build tags
+# (internal/controlplane/sysproc_*.go); this keeps it so.
+CROSS_GOOS ?= darwin
+
+.PHONY: cross-vet
+cross-vet: ## Build and vet every package, tests and the alerts module included, for each of CROSS_GOOS.
+	@for goos in $(CROSS_GOOS); do \
+		echo "GOOS=$$goos go build ./... && go vet ./... (and test/alerts)"; \
+		GOOS=$$goos go build ./... || exit 1; \
+		GOOS=$$goos go vet ./... || exit 1; \
+		(cd test/alerts && GOOS=$$goos go vet ./...) || exit 1; \
+	done
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.

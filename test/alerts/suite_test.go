@@ -100,7 +100,7 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 		return nil, err
 	}
 	manager.Stdout, manager.Stderr = logs, logs
-	manager.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	manager.SysProcAttr = controlplane.KilledWithParent()
 	if err := manager.Start(); err != nil {
 		return nil, err
 	}
