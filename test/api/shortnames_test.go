@@ -55,7 +55,7 @@ func TestShortNamesDoNotCollide(t *testing.T) {
 	_, lists, err := dc.ServerGroupsAndResources()
 	g.Expect(err).NotTo(HaveOccurred())
 
-	ours := map[string][]string{}  // kind -> short names
+	ours := map[string][]string{} // kind -> short names
 	others := map[string]string{} // short name -> group/kind that owns it
 	for _, list := range lists {
 		for _, r := range list.APIResources {
