@@ -4,6 +4,11 @@
 ENVTEST_K8S_VERSION ?= 1.37.1
 # Image to build and deploy.
 IMG ?= myapp-operator:latest
+# VERSION and COMMIT are stamped into the manager (its
+# myapp_operator_build_info metric) by `make build` and `make docker-build`.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+MANAGER_LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # Binaries go to GOBIN, or to GOPATH/bin when GOBIN is unset.
 ifeq (,$(shell go env GOBIN))
@@ -128,7 +133,7 @@ verify: manifests generate chart ## Regenerate everything (the chart too) and fa
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager, the simulator and devenv (behind `make run`) into bin/.
-	go build -o bin/manager ./cmd/manager
+	go build -o bin/manager -ldflags "$(MANAGER_LDFLAGS)" ./cmd/manager
 	go build -o bin/simulator ./cmd/simulator
 	go build -o bin/devenv ./cmd/devenv
 
@@ -173,7 +178,7 @@ CONTAINER_TOOL ?= docker
 
 .PHONY: docker-build
 docker-build: ## Build the manager image IMG with CONTAINER_TOOL.
-	$(CONTAINER_TOOL) build -t $(IMG) .
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
 
 .PHONY: build-installer
 build-installer: manifests generate kustomize ## Write dist/install.yaml: the CRDs, RBAC and manager Deployment for IMG in one file.
