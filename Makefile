@@ -158,7 +158,7 @@ run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) ## Run the operator in 
 
 .PHONY: demo
 demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" KUBECTL="$(KUBECTL)" hack/demo.sh
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" KUBECTL="$(if $(KUBECTL_DEP),$(ENVTEST_ASSETS)/kubectl,$(KUBECTL))" hack/demo.sh
 
 # BENCH_N lists the sizes `make bench` measures; BENCH_ARGS are extra flags
 # of test/bench (go run ./test/bench -h lists them).
@@ -188,20 +188,36 @@ build-installer: manifests generate kustomize ## Write dist/install.yaml: the CR
 
 ##@ Deployment
 
+# Tools are installed into LOCALBIN.
+LOCALBIN ?= $(shell pwd)/bin
+
+# kubectl for install, uninstall, deploy and undeploy, of the control plane's
+# version: the control plane's own when it is built, else kubectl alone built
+# from the same pinned source (`make kubectl`, about half a minute), so these
+# targets work against an existing cluster on a fresh machine. KUBECTL=kubectl
+# uses the one on your PATH instead (kubectl supports one minor version of
+# skew with the cluster); nothing is built then.
+KUBECTL ?= $(LOCALBIN)/kubectl-v$(ENVTEST_K8S_VERSION)
+# KUBECTL_DEP is the default KUBECTL, for the targets to build; empty when
+# KUBECTL is given.
+KUBECTL_DEP = $(if $(filter file,$(origin KUBECTL)),$(KUBECTL))
+# (The prerequisite lists below expand KUBECTL_DEP as make reads them, so it
+# is defined first.)
+
 ifndef ignore-not-found
   ignore-not-found = false
 endif
 
 .PHONY: install
-install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig context.
+install: manifests kustomize $(KUBECTL_DEP) ## Install the CRDs into the cluster of the current kubeconfig context.
 	"$(KUSTOMIZE)" build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
-uninstall: manifests kustomize ## Remove the CRDs. Call with ignore-not-found=true to ignore missing ones.
+uninstall: manifests kustomize $(KUBECTL_DEP) ## Remove the CRDs. Call with ignore-not-found=true to ignore missing ones.
 	"$(KUSTOMIZE)" build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy the manager to the cluster of the current kubeconfig context.
+deploy: manifests kustomize $(KUBECTL_DEP) ## Deploy the manager to the cluster of the current kubeconfig context.
 	cd config/manager && "$(KUSTOMIZE)" edit set image controller=$(IMG)
 	"$(KUSTOMIZE)" build config/default | $(KUBECTL) apply --server-side -f -
 
@@ -215,7 +231,7 @@ UNDEPLOY_TIMEOUT ?= 5m
 # BackupConfigs so that final backups are taken; a cleanup that does not
 # finish stops the target with the manager still running.
 .PHONY: undeploy
-undeploy: kustomize ## Delete every MyApp and BackupConfig while the manager runs, then remove the manager and CRDs. Call with ignore-not-found=true to ignore missing resources.
+undeploy: kustomize $(KUBECTL_DEP) ## Delete every MyApp and BackupConfig while the manager runs, then remove the manager and CRDs. Call with ignore-not-found=true to ignore missing resources.
 	@for kind in myapps.apps.myapp.dev backupconfigs.backup.myapp.dev; do \
 		if $(KUBECTL) get crd "$$kind" >/dev/null 2>&1; then \
 			echo "Deleting every $$kind, waiting up to $(UNDEPLOY_TIMEOUT) for the manager to clean up"; \
@@ -252,13 +268,9 @@ bind9: ## Install BIND 9 (named, nsupdate, dig) with apt-get when named is missi
 		echo "named (BIND 9) is missing and cannot be installed here: the RFC 2136 tests will fail; run: sudo apt-get install -y bind9 bind9-dnsutils"; \
 	fi
 
-LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"
 
-# kubectl comes from the control plane build (linked as bin/kubectl), so no
-# system kubectl is needed.
-KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
@@ -272,6 +284,15 @@ SETUP_ENVTEST_VERSION ?= v0.25.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 # helm v3.22.0 builds with Go 1.26 (its go.mod asks for 1.26.0).
 HELM_VERSION ?= v3.22.0
+
+.PHONY: kubectl
+kubectl: $(LOCALBIN)/kubectl-v$(ENVTEST_K8S_VERSION) ## Provide bin/kubectl-vENVTEST_K8S_VERSION: the control plane's, else kubectl built alone.
+$(LOCALBIN)/kubectl-v$(ENVTEST_K8S_VERSION): | $(LOCALBIN)
+ifneq (,$(wildcard $(ENVTEST_ASSETS)/kubectl))
+	ln -sf "$(ENVTEST_ASSETS)/kubectl" "$@"
+else
+	CONTROLPLANE_VERSION=$(ENVTEST_K8S_VERSION) hack/controlplane/build.sh --kubectl "$@"
+endif
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.
