@@ -1,4 +1,7 @@
-# Kubernetes version of the control plane the tests and `make run` use. It is
+# Kubernetes version of the control plane the tests and `make run` use, and of
+# the kubectl the deployment targets run: the one place it is set (build.sh,
+# internal/controlplane and the docs take it from here; `make
+# controlplane-gomod` points hack/controlplane/kubernetes/go.mod at it). It is
 # built from source (hack/controlplane) because setup-envtest cannot download
 # binaries here and kind needs a docker engine.
 ENVTEST_K8S_VERSION ?= 1.37.1
@@ -252,6 +255,11 @@ controlplane: setup-envtest $(LOCALBIN) ## Build etcd, kube-apiserver, kube-cont
 	ENVTEST_STORE="$(ENVTEST_STORE)" CONTROLPLANE_VERSION=$(ENVTEST_K8S_VERSION) hack/controlplane/build.sh
 	@"$(SETUP_ENVTEST)" use $(ENVTEST_K8S_VERSION) --installed-only --bin-dir "$(ENVTEST_STORE)" -p path >/dev/null
 	@ln -sf "$(ENVTEST_ASSETS)/kubectl" "$(LOCALBIN)/kubectl"
+
+# After changing ENVTEST_K8S_VERSION, point the control plane's source at it.
+.PHONY: controlplane-gomod
+controlplane-gomod: ## Point hack/controlplane/kubernetes/go.mod at ENVTEST_K8S_VERSION (needs the module proxy); make controlplane refuses a version go.mod does not pin.
+	hack/controlplane/gen-kubernetes-gomod.sh $(ENVTEST_K8S_VERSION)
 
 ##@ Dependencies
 

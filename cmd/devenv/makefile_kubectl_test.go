@@ -129,3 +129,39 @@ func withoutEnv(env []string, name string) []string {
 	}
 	return out
 }
+
+// TestControlPlaneVersionIsSetOnce checks that the Makefile's
+// ENVTEST_K8S_VERSION is the version everything else uses: the default
+// control-plane directory of the test harness, the source go.mod pins, and
+// that build.sh refuses to stamp another version on that source.
+func TestControlPlaneVersionIsSetOnce(t *testing.T) {
+	t.Setenv("ENVTEST_K8S_VERSION", "")
+	version := makefileVersion(t)
+	if got := controlplane.KubernetesVersion(); got != version {
+		t.Errorf("controlplane.KubernetesVersion() = %q, the Makefile says %q", got, version)
+	}
+	gomod, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "hack", "controlplane", "kubernetes", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes v` + regexp.QuoteMeta(version) + `\b`).Match(gomod) {
+		t.Errorf("hack/controlplane/kubernetes/go.mod does not pin k8s.io/kubernetes v%s (make controlplane-gomod)", version)
+	}
+	if m := regexp.MustCompile(`(?m)^// .*\b(hack/\S+\.sh)\b`).FindSubmatch(gomod); m != nil {
+		if _, err := os.Stat(filepath.Join(controlplane.RepoRoot(), string(m[1]))); err != nil {
+			t.Errorf("hack/controlplane/kubernetes/go.mod points at %s: %v", m[1], err)
+		}
+	}
+
+	for _, tc := range []struct{ env, want string }{
+		{"CONTROLPLANE_VERSION=0.0.1", "run hack/controlplane/gen-kubernetes-gomod.sh 0.0.1"},
+		{"CONTROLPLANE_VERSION=", "CONTROLPLANE_VERSION"},
+	} {
+		build := exec.Command(filepath.Join(controlplane.RepoRoot(), "hack", "controlplane", "build.sh"), "--kubectl", filepath.Join(t.TempDir(), "kubectl"))
+		build.Env = append(os.Environ(), tc.env, "ENVTEST_STORE="+t.TempDir())
+		out, err := build.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("build.sh with %s: %v, want a refusal saying %q:\n%s", tc.env, err, tc.want, out)
+		}
+	}
+}
