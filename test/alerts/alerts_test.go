@@ -420,7 +420,7 @@ type series struct {
 // targetLabels are the labels of a series named name scraped from the
 // manager instance, as Prometheus labels it.
 func targetLabels(name, instance string) labels.Labels {
-	return labels.FromStrings(labels.MetricName, name, "job", job, "instance", instance)
+	return labels.FromStrings(model.MetricNameLabel, name, "job", job, "instance", instance)
 }
 
 // target is the timeline of one scraped manager instance from start, while
@@ -429,8 +429,9 @@ func targetLabels(name, instance string) labels.Labels {
 // throttled outcomes and reconcile errors by one a second); every other
 // series keeps its value.
 func target(instance string, samples []sample, start time.Time, present func(time.Time) bool) []series {
-	out := []series{{labels: targetLabels("up", instance), start: start,
-		value: func(ts time.Time) (float64, bool) { return 1, present(ts) }}}
+	out := make([]series, 0, 1+len(samples))
+	out = append(out, series{labels: targetLabels("up", instance), start: start,
+		value: func(ts time.Time) (float64, bool) { return 1, present(ts) }})
 	for _, s := range samples {
 		b := labels.NewBuilder(s.labels)
 		b.Set("job", job)

@@ -59,8 +59,8 @@ func TestShortNamesDoNotCollide(t *testing.T) {
 	others := map[string]string{} // short name -> group/kind that owns it
 	for _, list := range lists {
 		for _, r := range list.APIResources {
-			switch {
-			case list.GroupVersion == "apps.myapp.dev/v1alpha1" || list.GroupVersion == "backup.myapp.dev/v1alpha1":
+			switch list.GroupVersion {
+			case "apps.myapp.dev/v1alpha1", "backup.myapp.dev/v1alpha1":
 				ours[r.Kind] = append(ours[r.Kind], r.ShortNames...)
 			default:
 				for _, s := range r.ShortNames {
