@@ -1,9 +1,17 @@
-# Kubernetes version of the control plane the tests and `make run` use. It is
+# Kubernetes version of the control plane the tests and `make run` use, and of
+# the kubectl the deployment targets run: the one place it is set (build.sh,
+# internal/controlplane and the docs take it from here; `make
+# controlplane-gomod` points hack/controlplane/kubernetes/go.mod at it). It is
 # built from source (hack/controlplane) because setup-envtest cannot download
 # binaries here and kind needs a docker engine.
 ENVTEST_K8S_VERSION ?= 1.37.1
 # Image to build and deploy.
 IMG ?= myapp-operator:latest
+# VERSION and COMMIT are stamped into the manager (its
+# myapp_operator_build_info metric) by `make build` and `make docker-build`.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+MANAGER_LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # Binaries go to GOBIN, or to GOPATH/bin when GOBIN is unset.
 ifeq (,$(shell go env GOBIN))
@@ -45,8 +53,22 @@ vet: ## Run go vet against code.
 	go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint.
+lint: golangci-lint cross-vet ## Run golangci-lint, and build and vet for CROSS_GOOS.
 	"$(GOLANGCI_LINT)" run
+
+# CROSS_GOOS are the other systems contributors build on. Linux-only process
+# attributes (the parent-death signal) live behind build tags
+# (internal/controlplane/sysproc_*.go); this keeps it so.
+CROSS_GOOS ?= darwin
+
+.PHONY: cross-vet
+cross-vet: ## Build and vet every package, tests and the alerts module included, for each of CROSS_GOOS.
+	@for goos in $(CROSS_GOOS); do \
+		echo "GOOS=$$goos go build ./... && go vet ./... (and test/alerts)"; \
+		GOOS=$$goos go build ./... || exit 1; \
+		GOOS=$$goos go vet ./... || exit 1; \
+		(cd test/alerts && GOOS=$$goos go vet ./...) || exit 1; \
+	done
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
@@ -119,7 +141,7 @@ verify: manifests generate chart ## Regenerate everything (the chart too) and fa
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager, the simulator and devenv (behind `make run`) into bin/.
-	go build -o bin/manager ./cmd/manager
+	go build -o bin/manager -ldflags "$(MANAGER_LDFLAGS)" ./cmd/manager
 	go build -o bin/simulator ./cmd/simulator
 	go build -o bin/devenv ./cmd/devenv
 
@@ -144,7 +166,7 @@ run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) ## Run the operator in 
 
 .PHONY: demo
 demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" KUBECTL="$(KUBECTL)" hack/demo.sh
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" KUBECTL="$(if $(KUBECTL_DEP),$(ENVTEST_ASSETS)/kubectl,$(KUBECTL))" hack/demo.sh
 
 # BENCH_N lists the sizes `make bench` measures; BENCH_ARGS are extra flags
 # of test/bench (go run ./test/bench -h lists them).
@@ -164,7 +186,7 @@ CONTAINER_TOOL ?= docker
 
 .PHONY: docker-build
 docker-build: ## Build the manager image IMG with CONTAINER_TOOL.
-	$(CONTAINER_TOOL) build -t $(IMG) .
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
 
 .PHONY: build-installer
 build-installer: manifests generate kustomize ## Write dist/install.yaml: the CRDs, RBAC and manager Deployment for IMG in one file.
@@ -174,20 +196,36 @@ build-installer: manifests generate kustomize ## Write dist/install.yaml: the CR
 
 ##@ Deployment
 
+# Tools are installed into LOCALBIN.
+LOCALBIN ?= $(shell pwd)/bin
+
+# kubectl for install, uninstall, deploy and undeploy, of the control plane's
+# version: the control plane's own when it is built, else kubectl alone built
+# from the same pinned source (`make kubectl`, about half a minute), so these
+# targets work against an existing cluster on a fresh machine. KUBECTL=kubectl
+# uses the one on your PATH instead (kubectl supports one minor version of
+# skew with the cluster); nothing is built then.
+KUBECTL ?= $(LOCALBIN)/kubectl-v$(ENVTEST_K8S_VERSION)
+# KUBECTL_DEP is the default KUBECTL, for the targets to build; empty when
+# KUBECTL is given.
+KUBECTL_DEP = $(if $(filter file,$(origin KUBECTL)),$(KUBECTL))
+# (The prerequisite lists below expand KUBECTL_DEP as make reads them, so it
+# is defined first.)
+
 ifndef ignore-not-found
   ignore-not-found = false
 endif
 
 .PHONY: install
-install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig context.
+install: manifests kustomize $(KUBECTL_DEP) ## Install the CRDs into the cluster of the current kubeconfig context.
 	"$(KUSTOMIZE)" build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
-uninstall: manifests kustomize ## Remove the CRDs. Call with ignore-not-found=true to ignore missing ones.
+uninstall: manifests kustomize $(KUBECTL_DEP) ## Remove the CRDs. Call with ignore-not-found=true to ignore missing ones.
 	"$(KUSTOMIZE)" build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy the manager to the cluster of the current kubeconfig context.
+deploy: manifests kustomize $(KUBECTL_DEP) ## Deploy the manager to the cluster of the current kubeconfig context.
 	cd config/manager && "$(KUSTOMIZE)" edit set image controller=$(IMG)
 	"$(KUSTOMIZE)" build config/default | $(KUBECTL) apply --server-side -f -
 
@@ -201,7 +239,7 @@ UNDEPLOY_TIMEOUT ?= 5m
 # BackupConfigs so that final backups are taken; a cleanup that does not
 # finish stops the target with the manager still running.
 .PHONY: undeploy
-undeploy: kustomize ## Delete every MyApp and BackupConfig while the manager runs, then remove the manager and CRDs. Call with ignore-not-found=true to ignore missing resources.
+undeploy: kustomize $(KUBECTL_DEP) ## Delete every MyApp and BackupConfig while the manager runs, then remove the manager and CRDs. Call with ignore-not-found=true to ignore missing resources.
 	@for kind in myapps.apps.myapp.dev backupconfigs.backup.myapp.dev; do \
 		if $(KUBECTL) get crd "$$kind" >/dev/null 2>&1; then \
 			echo "Deleting every $$kind, waiting up to $(UNDEPLOY_TIMEOUT) for the manager to clean up"; \
@@ -223,6 +261,11 @@ controlplane: setup-envtest $(LOCALBIN) ## Build etcd, kube-apiserver, kube-cont
 	@"$(SETUP_ENVTEST)" use $(ENVTEST_K8S_VERSION) --installed-only --bin-dir "$(ENVTEST_STORE)" -p path >/dev/null
 	@ln -sf "$(ENVTEST_ASSETS)/kubectl" "$(LOCALBIN)/kubectl"
 
+# After changing ENVTEST_K8S_VERSION, point the control plane's source at it.
+.PHONY: controlplane-gomod
+controlplane-gomod: ## Point hack/controlplane/kubernetes/go.mod at ENVTEST_K8S_VERSION (needs the module proxy); make controlplane refuses a version go.mod does not pin.
+	hack/controlplane/gen-kubernetes-gomod.sh $(ENVTEST_K8S_VERSION)
+
 ##@ Dependencies
 
 # The RFC 2136 DNS tests and `make run DNS_PROVIDER=rfc2136` run BIND 9's
@@ -238,13 +281,9 @@ bind9: ## Install BIND 9 (named, nsupdate, dig) with apt-get when named is missi
 		echo "named (BIND 9) is missing and cannot be installed here: the RFC 2136 tests will fail; run: sudo apt-get install -y bind9 bind9-dnsutils"; \
 	fi
 
-LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"
 
-# kubectl comes from the control plane build (linked as bin/kubectl), so no
-# system kubectl is needed.
-KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
@@ -258,6 +297,15 @@ SETUP_ENVTEST_VERSION ?= v0.25.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 # helm v3.22.0 builds with Go 1.26 (its go.mod asks for 1.26.0).
 HELM_VERSION ?= v3.22.0
+
+.PHONY: kubectl
+kubectl: $(LOCALBIN)/kubectl-v$(ENVTEST_K8S_VERSION) ## Provide bin/kubectl-vENVTEST_K8S_VERSION: the control plane's, else kubectl built alone.
+$(LOCALBIN)/kubectl-v$(ENVTEST_K8S_VERSION): | $(LOCALBIN)
+ifneq (,$(wildcard $(ENVTEST_ASSETS)/kubectl))
+	ln -sf "$(ENVTEST_ASSETS)/kubectl" "$@"
+else
+	CONTROLPLANE_VERSION=$(ENVTEST_K8S_VERSION) hack/controlplane/build.sh --kubectl "$@"
+endif
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.

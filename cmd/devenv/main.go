@@ -345,7 +345,7 @@ func stopBIND(b *controlplane.BIND) {
 func runManager(ctx context.Context, binary string, args []string) error {
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = controlplane.KilledWithParent()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the manager %s (run `make build`?): %w", binary, err)
 	}

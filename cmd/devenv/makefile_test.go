@@ -89,7 +89,7 @@ func TestMakeBuildsTheControlPlaneOnlyForALocalCluster(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := dryRunMake(t, tc.target, tc.kubeconfig, tc.localCluster)
-			for _, want := range []string{"go build -o bin/manager ./cmd/manager", "go build -o bin/devenv ./cmd/devenv"} {
+			for _, want := range []string{"go build -o bin/manager -ldflags", "go build -o bin/devenv ./cmd/devenv"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("make -n %s does not run %q:\n%s", tc.target, want, out)
 				}

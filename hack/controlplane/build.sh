@@ -8,10 +8,31 @@
 # and kind needs a docker engine; building from source needs only the module
 # proxy. The store lives outside the repository so a fresh clone on the same
 # machine reuses it: a second run with everything present takes about a second.
+#
+# With `--kubectl FILE` it builds kubectl alone into FILE (about half a
+# minute): `make install`, `make deploy` and `make undeploy` need nothing
+# more against an existing cluster.
+#
+# CONTROLPLANE_VERSION is the Makefile's ENVTEST_K8S_VERSION, the one place
+# the version is set; kubernetes/go.mod must pin that version's source
+# (hack/controlplane/gen-kubernetes-gomod.sh rewrites it).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-version="${CONTROLPLANE_VERSION:-1.37.1}"
+version="${CONTROLPLANE_VERSION:?set CONTROLPLANE_VERSION, or run make controlplane (the Makefile sets it: ENVTEST_K8S_VERSION)}"
+only_kubectl=""
+if [[ "${1:-}" == "--kubectl" ]]; then
+  only_kubectl="${2:?--kubectl needs the file to write}"
+fi
+
+# The binaries are stamped with version, so the source must be that
+# version's: refuse to stamp v1.36.0 on a v1.37.1 build.
+pinned="$(awk '$1 == "k8s.io/kubernetes" { sub(/^v/, "", $2); print $2 }' "$here/kubernetes/go.mod")"
+if [[ "$pinned" != "$version" ]]; then
+  echo "hack/controlplane/kubernetes/go.mod pins k8s.io/kubernetes v${pinned}, not v${version}:" >&2
+  echo "run hack/controlplane/gen-kubernetes-gomod.sh ${version} (make controlplane-gomod) first" >&2
+  exit 1
+fi
 goos="$(go env GOOS)"
 goarch="$(go env GOARCH)"
 store="${ENVTEST_STORE:-${XDG_DATA_HOME:-$HOME/.local/share}/kubebuilder-envtest}"
@@ -28,24 +49,19 @@ up_to_date() {
   [[ -f "$dest/kwok-stages.yaml" ]]
 }
 
-if up_to_date; then
-  echo "control plane v${version} is up to date in ${dest}"
-  exit 0
-fi
-
-mkdir -p "$dest"
-rm -f "$dest/.stamp"
 export CGO_ENABLED=0 GOFLAGS="-trimpath -mod=mod"
 
-# build MODULE_DIR PACKAGE NAME [LDFLAGS] writes to a temporary file first so
+# build MODULE_DIR PACKAGE FILE [LDFLAGS] writes to a temporary file first so
 # an interrupted build never leaves a truncated binary that looks installed.
 build() {
-  local module="$1" pkg="$2" name="$3" ldflags="${4:-}"
-  echo "building ${name} (${pkg})"
+  local module="$1" pkg="$2" out="$3" ldflags="${4:-}"
+  local tmp
+  tmp="$(dirname "$out")/.$(basename "$out").tmp"
+  echo "building $(basename "$out") (${pkg})"
   local start=$SECONDS
-  (cd "$here/$module" && go build -ldflags "-s -w ${ldflags}" -o "$dest/.${name}.tmp" "$pkg")
-  mv -f "$dest/.${name}.tmp" "$dest/$name"
-  echo "built ${name} in $((SECONDS - start))s"
+  (cd "$here/$module" && go build -ldflags "-s -w ${ldflags}" -o "$tmp" "$pkg")
+  mv -f "$tmp" "$out"
+  echo "built $(basename "$out") in $((SECONDS - start))s"
 }
 
 # Without these the binaries report v0.0.0, which kubectl and client-go's
@@ -55,12 +71,26 @@ kver="-X k8s.io/component-base/version.gitVersion=v${version}"
 kver+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
 kver+=" -X k8s.io/component-base/version.gitTreeState=clean"
 
-build etcd go.etcd.io/etcd/server/v3 etcd
-build kubernetes k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$kver"
-build kubernetes k8s.io/kubernetes/cmd/kube-controller-manager kube-controller-manager "$kver"
-build kubernetes k8s.io/kubernetes/cmd/kube-scheduler kube-scheduler "$kver"
-build kubernetes k8s.io/kubernetes/cmd/kubectl kubectl "$kver"
-build kwok sigs.k8s.io/kwok/cmd/kwok kwok
+if [[ -n "$only_kubectl" ]]; then
+  mkdir -p "$(dirname "$only_kubectl")"
+  build kubernetes k8s.io/kubernetes/cmd/kubectl "$only_kubectl" "$kver"
+  exit 0
+fi
+
+if up_to_date; then
+  echo "control plane v${version} is up to date in ${dest}"
+  exit 0
+fi
+
+mkdir -p "$dest"
+rm -f "$dest/.stamp"
+
+build etcd go.etcd.io/etcd/server/v3 "$dest/etcd"
+build kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$dest/kube-apiserver" "$kver"
+build kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$dest/kube-controller-manager" "$kver"
+build kubernetes k8s.io/kubernetes/cmd/kube-scheduler "$dest/kube-scheduler" "$kver"
+build kubernetes k8s.io/kubernetes/cmd/kubectl "$dest/kubectl" "$kver"
+build kwok sigs.k8s.io/kwok/cmd/kwok "$dest/kwok"
 
 # kwok refuses to start without stages. Its module ships them; these make a
 # node Ready with a heartbeat lease, and pods Running and Ready right away.

@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sync"
 	"time"
@@ -56,8 +57,25 @@ const (
 	TierCluster Tier = "cluster"
 )
 
-// DefaultKubernetesVersion is the version `make controlplane` builds.
-const DefaultKubernetesVersion = "1.37.1"
+// KubernetesVersion is the version `make controlplane` builds:
+// $ENVTEST_K8S_VERSION when set, otherwise the Makefile's ENVTEST_K8S_VERSION,
+// the one place the version is written; "unknown" when neither says.
+func KubernetesVersion() string {
+	if v := os.Getenv("ENVTEST_K8S_VERSION"); v != "" {
+		return v
+	}
+	makefile, err := os.ReadFile(filepath.Join(RepoRoot(), "Makefile"))
+	if err != nil {
+		return "unknown"
+	}
+	if m := makefileVersion.FindSubmatch(makefile); m != nil {
+		return string(m[1])
+	}
+	return "unknown"
+}
+
+// makefileVersion matches the Makefile's ENVTEST_K8S_VERSION line.
+var makefileVersion = regexp.MustCompile(`(?m)^ENVTEST_K8S_VERSION \?= (\S+)$`)
 
 // ServiceClusterIPRange is the API server's service range: a /16 holds
 // 65,534 ClusterIP Services, room for the 5,000 MyApps (one Service each)
@@ -77,7 +95,7 @@ type Options struct {
 
 	// BinaryAssetsDirectory holds the control-plane binaries. Defaults to
 	// $KUBEBUILDER_ASSETS, then setup-envtest's default store for
-	// DefaultKubernetesVersion.
+	// KubernetesVersion.
 	BinaryAssetsDirectory string
 
 	// Nodes is the number of fake nodes kwok manages in the cluster tier.
@@ -334,7 +352,7 @@ func (o Options) binaries() []string {
 }
 
 // DefaultBinaryAssetsDirectory is $KUBEBUILDER_ASSETS when set, otherwise
-// the directory `make controlplane` installs DefaultKubernetesVersion into.
+// the directory `make controlplane` installs KubernetesVersion into.
 func DefaultBinaryAssetsDirectory() string {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir
@@ -348,7 +366,7 @@ func DefaultBinaryAssetsDirectory() string {
 		}
 		store = filepath.Join(data, "kubebuilder-envtest")
 	}
-	return filepath.Join(store, "k8s", DefaultKubernetesVersion+"-"+runtime.GOOS+"-"+runtime.GOARCH)
+	return filepath.Join(store, "k8s", KubernetesVersion()+"-"+runtime.GOOS+"-"+runtime.GOARCH)
 }
 
 // RepoRoot is the root of this repository, found from this source file so it

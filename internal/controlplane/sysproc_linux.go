@@ -30,3 +30,12 @@ import "syscall"
 func sysProcAttr(deathSignal syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
 }
+
+// KilledWithParent returns process attributes that have the kernel SIGKILL
+// the child when the process that started it dies, for a manager or tool a
+// test or `make run` starts and must not leave behind. The child stays in
+// its parent's process group, so a terminal's Ctrl-C reaches it too. The
+// thread caveat of sysProcAttr applies.
+func KilledWithParent() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

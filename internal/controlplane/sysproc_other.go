@@ -26,3 +26,10 @@ import "syscall"
 func sysProcAttr(syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// KilledWithParent returns no attributes: only Linux has a parent-death
+// signal, so elsewhere a child outlives a parent that is killed (one that
+// exits normally still stops its children itself).
+func KilledWithParent() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{}
+}

@@ -54,8 +54,10 @@ import (
 // TestAlertsFireOnTheOperatorsSeries drives a real manager into every
 // situation an alert is about (a MyApp whose DNS cleanup waits, a scheduled
 // BackupConfig, a DNS service that throttles and then fails), scrapes its
-// /metrics, and evaluates the rules with Prometheus's rule engine over a
-// timeline made of exactly the series scraped.
+// /metrics and a standby replica's, and evaluates the rules with
+// Prometheus's rule engine over timelines made of exactly the series
+// scraped: both replicas running while the world fails, the manager gone,
+// the manager crashing, and the leader gone with the standby left.
 func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	g := NewWithT(t)
 	ns := fixtures.CreateNamespace(t, k8sClient, "alerts")
@@ -106,17 +108,38 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 		g.Expect(families).To(HaveKeyWithValue("controller_runtime_reconcile_errors_total",
 			ContainElement(HaveKeyWithValue("controller", "myapp"))))
 	}, timeout, interval).Should(Succeed(), "the manager exports every series the alerts read")
-	samples := scrapeSamples(g)
+	g.Expect(families).To(HaveKeyWithValue("myapp_operator_build_info",
+		ContainElement(SatisfyAll(HaveKey("version"), HaveKey("commit"), HaveKey("goversion")))), "the manager says which build runs")
+	leader := scrapeSamples(g, metricsURL)
+	g.Expect(values(leader, "leader_election_master_status")).To(Equal([]float64{1}), "the manager leads")
+
+	// A second manager on the same lease is a standby: it exports
+	// leader_election_master_status 0 and reconciles nothing.
+	standbyAddr, err := controlplane.FreeAddress()
+	g.Expect(err).NotTo(HaveOccurred())
+	standbyProcess := fixtures.StartManagerProcess(t, "standby", managerBin,
+		slices.Concat(managerArgs, []string{"--metrics-bind-address=" + standbyAddr})...)
+	var standby []sample
+	g.Eventually(func(g Gomega) {
+		standby = scrapeSamples(g, "http://"+standbyAddr+"/metrics")
+		g.Expect(values(standby, "leader_election_master_status")).To(Equal([]float64{0}))
+	}, timeout, interval).Should(Succeed(), "the standby exports that it does not lead")
+	standbyProcess.Stop()
 
 	alerting := loadAlertingRules(t)
-	g.Expect(alerting).To(HaveLen(5))
+	g.Expect(alerting).To(HaveLen(7))
 
-	// Every metric a rule reads is one the manager exports.
+	// Every metric a rule reads is one the manager exports, or up, which
+	// Prometheus writes for each scrape; and every selector names the job
+	// config/prometheus/monitor.yaml scrapes the manager as, so that another
+	// program's controller-runtime series cannot trip a rule.
 	for _, rule := range alerting {
 		parser.Inspect(rule.Query(), func(node parser.Node, _ []parser.Node) error {
 			if vs, ok := node.(*parser.VectorSelector); ok {
 				_, exported := families[vs.Name]
-				g.Expect(exported).To(BeTrue(), "alert %s reads %s, which the manager does not export", rule.Name(), vs.Name)
+				g.Expect(exported || vs.Name == "up").To(BeTrue(), "alert %s reads %s, which the manager does not export", rule.Name(), vs.Name)
+				g.Expect(vs.LabelMatchers).To(ContainElement(SatisfyAll(HaveField("Name", "job"), HaveField("Value", job),
+					HaveField("Type", labels.MatchEqual))), "alert %s selects %s by job=%q", rule.Name(), vs.Name, job)
 			}
 			return nil
 		})
@@ -135,60 +158,57 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 		})
 	}
 
-	// The timeline: every scraped series, from now until well after the
-	// latest deadline a gauge holds. Timestamp gauges keep their value;
-	// the counters the rules rate grow as in a lasting outage (the failing
-	// and throttled outcomes and reconcile errors by one a second, the rest
-	// not at all).
+	// The timelines are made of the scraped series, labelled with the job
+	// and instance as Prometheus labels them, plus each target's up.
+	// Timestamp gauges keep their value; the counters the rules rate grow
+	// as in a lasting outage (the failing and throttled outcomes and
+	// reconcile errors by one a second, the rest not at all).
 	now := time.Now().Truncate(time.Minute)
 	end := now.Add(2 * time.Hour)
-	for _, s := range samples {
+	for _, s := range leader {
 		if strings.HasSuffix(s.name, "_timestamp_seconds") {
 			end = maxTime(end, time.Unix(int64(s.value), 0).Add(2*time.Hour))
 		}
 	}
-	storage := teststorage.New(t)
-	appender := storage.Appender(t.Context())
-	for _, s := range samples {
-		growing := s.name == "controller_runtime_reconcile_errors_total" ||
-			(s.name == "myapp_external_requests_total" && slices.Contains([]string{"transient", "throttled"}, s.labels.Get("outcome")))
-		for ts := now; !ts.After(end); ts = ts.Add(time.Minute) {
-			v := s.value
-			if growing {
-				v += ts.Sub(now).Seconds()
-			}
-			_, err := appender.Append(0, s.labels, ts.UnixMilli(), v)
-			g.Expect(err).NotTo(HaveOccurred())
-		}
-	}
-	g.Expect(appender.Commit()).To(Succeed())
-
-	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
-	query := rules.EngineQueryFunc(engine, storage)
-	fired := map[string][]labels.Labels{}
-	for ts := now.Add(time.Minute); !ts.After(end); ts = ts.Add(time.Minute) {
-		for _, rule := range alerting {
-			_, err := rule.Eval(t.Context(), 0, ts, query, nil, 0)
-			g.Expect(err).NotTo(HaveOccurred(), "evaluating %s", rule.Name())
-			if ts.Equal(now.Add(time.Minute)) {
-				for _, a := range rule.ActiveAlerts() {
-					g.Expect(a.State).NotTo(Equal(rules.StateFiring), "%s fires at once", rule.Name())
-				}
-			}
-			for _, a := range rule.ActiveAlerts() {
-				if a.State == rules.StateFiring && !slices.ContainsFunc(fired[rule.Name()], func(l labels.Labels) bool { return labels.Equal(l, a.Labels) }) {
-					fired[rule.Name()] = append(fired[rule.Name()], a.Labels)
-				}
-			}
-		}
+	always := func(time.Time) bool { return true }
+	until := func(last time.Time) func(time.Time) bool { return func(ts time.Time) bool { return !ts.After(last) } }
+	leaderUntil := func(present func(time.Time) bool) []series {
+		return target("leader", leader, now, present)
 	}
 
+	// The operator runs with a leader and a standby while the world
+	// fails: each alert about the world fires, naming its object, and the
+	// two about the operator do not.
+	fired := evaluate(t, slices.Concat(leaderUntil(always), target("standby", standby, now, always)), now, end)
 	named := func(name string) labels.Labels { return labels.FromStrings("namespace", ns, "name", name) }
 	g.Expect(fired).To(HaveKeyWithValue("MyAppDNSCleanupStuck", ContainElement(includes(named("web")))))
 	g.Expect(fired).To(HaveKeyWithValue("BackupConfigBackupOverdue", ContainElement(includes(named("web-nightly")))))
 	g.Expect(fired).To(HaveKeyWithValue("MyAppExternalServiceFailing", ContainElement(includes(labels.FromStrings("service", "dns")))))
 	g.Expect(fired).To(HaveKeyWithValue("MyAppExternalServiceThrottling", ContainElement(includes(labels.FromStrings("service", "dns")))))
 	g.Expect(fired).To(HaveKeyWithValue("MyAppReconcileErrors", ContainElement(includes(labels.FromStrings("controller", "myapp")))))
+	g.Expect(fired).NotTo(HaveKey("MyAppOperatorDown"))
+	g.Expect(fired).NotTo(HaveKey("MyAppOperatorNoLeader"))
+
+	// The manager's Deployment goes after 15 minutes: its target and all
+	// its series go with it.
+	gone := now.Add(15 * time.Minute)
+	fired = evaluate(t, leaderUntil(until(gone)), now, now.Add(time.Hour))
+	g.Expect(fired).To(HaveKey("MyAppOperatorDown"))
+	g.Expect(fired).NotTo(HaveKey("MyAppOperatorNoLeader"))
+
+	// The manager crashes after 15 minutes and stays down: the target
+	// stays, its scrapes fail (up is 0) and its other series end.
+	crashed := leaderUntil(until(gone))
+	crashed = append(crashed, series{labels: targetLabels("up", "leader"), value: func(time.Time) (float64, bool) { return 0, true }, start: gone.Add(time.Minute)})
+	fired = evaluate(t, crashed, now, now.Add(time.Hour))
+	g.Expect(fired).To(HaveKey("MyAppOperatorDown"))
+
+	// The leader goes after 15 minutes and the standby, still running,
+	// does not take over.
+	fired = evaluate(t, slices.Concat(leaderUntil(until(gone)), target("standby", standby, now, always)), now, now.Add(time.Hour))
+	g.Expect(fired).To(HaveKey("MyAppOperatorNoLeader"))
+	g.Expect(fired).NotTo(HaveKey("MyAppOperatorDown"))
+
 	for _, rule := range alerting {
 		g.Expect(rule.Annotations().Get("runbook_url")).To(ContainSubstring("docs/runbook.md#"+strings.ToLower(rule.Name())), rule.Name())
 	}
@@ -208,6 +228,47 @@ func TestRunbookHasASectionPerAlert(t *testing.T) {
 	for _, rule := range loadAlertingRules(t) {
 		g.Expect(string(runbook)).To(ContainSubstring("\n## "+rule.Name()+"\n"), "docs/runbook.md has a section for %s", rule.Name())
 	}
+}
+
+// TestMonitorScrapesTheRulesJob checks that config/prometheus/monitor.yaml
+// scrapes the metrics Service under the job every rule selects: its
+// jobLabel names a label of the Service whose value is that job.
+func TestMonitorScrapesTheRulesJob(t *testing.T) {
+	g := NewWithT(t)
+	var monitor struct {
+		Spec struct {
+			JobLabel string `json:"jobLabel"`
+			Selector struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"selector"`
+			Endpoints []struct {
+				Port        string `json:"port"`
+				HonorLabels bool   `json:"honorLabels"`
+			} `json:"endpoints"`
+		} `json:"spec"`
+	}
+	var service struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Spec struct {
+			Ports []struct {
+				Name string `json:"name"`
+			} `json:"ports"`
+		} `json:"spec"`
+	}
+	for file, into := range map[string]any{"config/prometheus/monitor.yaml": &monitor, "config/manager/metrics_service.yaml": &service} {
+		data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), file))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(yaml.Unmarshal(data, into)).To(Succeed(), file)
+	}
+	g.Expect(service.Metadata.Labels).To(HaveKeyWithValue(monitor.Spec.JobLabel, job), "the job label is the rules' job")
+	for k, v := range monitor.Spec.Selector.MatchLabels {
+		g.Expect(service.Metadata.Labels).To(HaveKeyWithValue(k, v), "the monitor selects the metrics Service")
+	}
+	g.Expect(monitor.Spec.Endpoints).To(HaveLen(1))
+	g.Expect(service.Spec.Ports).To(ContainElement(HaveField("Name", monitor.Spec.Endpoints[0].Port)))
+	g.Expect(monitor.Spec.Endpoints[0].HonorLabels).To(BeTrue(), "the per-object series keep their namespace label")
 }
 
 // dashboardQueries are the PromQL queries of the Grafana dashboard's panels.
@@ -298,16 +359,16 @@ type sample struct {
 // scrape reads the manager's /metrics into the label sets of each family.
 func scrape(g Gomega) map[string][]map[string]string {
 	families := map[string][]map[string]string{}
-	for _, s := range scrapeSamples(g) {
+	for _, s := range scrapeSamples(g, metricsURL) {
 		families[s.name] = append(families[s.name], s.labels.Map())
 	}
 	return families
 }
 
-// scrapeSamples reads the manager's /metrics as Prometheus stores it: one
+// scrapeSamples reads a manager's /metrics at url as Prometheus stores it: one
 // series per sample, histograms as their _bucket, _sum and _count series.
-func scrapeSamples(g Gomega) []sample {
-	resp, err := http.Get(metricsURL)
+func scrapeSamples(g Gomega, url string) []sample {
+	resp, err := http.Get(url)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = resp.Body.Close() }()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
@@ -331,6 +392,101 @@ func scrapeSamples(g Gomega) []sample {
 			out = append(out, sample{name: string(s.Metric[model.MetricNameLabel]), labels: b.Labels(), value: float64(s.Value)})
 		}
 	}
+}
+
+// values are the values of the samples named name.
+func values(samples []sample, name string) []float64 {
+	var out []float64
+	for _, s := range samples {
+		if s.name == name {
+			out = append(out, s.value)
+		}
+	}
+	return out
+}
+
+// job is the job the rules select: config/prometheus/monitor.yaml scrapes
+// the manager under it.
+const job = "myapp-operator"
+
+// series is one series of a timeline: its labels, and its value at each
+// minute from start on, where present.
+type series struct {
+	labels labels.Labels
+	start  time.Time
+	value  func(ts time.Time) (float64, bool)
+}
+
+// targetLabels are the labels of a series named name scraped from the
+// manager instance, as Prometheus labels it.
+func targetLabels(name, instance string) labels.Labels {
+	return labels.FromStrings(model.MetricNameLabel, name, "job", job, "instance", instance)
+}
+
+// target is the timeline of one scraped manager instance from start, while
+// present holds: its samples with the job and instance labels, and up at 1.
+// The counters the rules rate grow as in a lasting outage (the failing and
+// throttled outcomes and reconcile errors by one a second); every other
+// series keeps its value.
+func target(instance string, samples []sample, start time.Time, present func(time.Time) bool) []series {
+	out := make([]series, 0, 1+len(samples))
+	out = append(out, series{labels: targetLabels("up", instance), start: start,
+		value: func(ts time.Time) (float64, bool) { return 1, present(ts) }})
+	for _, s := range samples {
+		b := labels.NewBuilder(s.labels)
+		b.Set("job", job)
+		b.Set("instance", instance)
+		growing := s.name == "controller_runtime_reconcile_errors_total" ||
+			(s.name == "myapp_external_requests_total" && slices.Contains([]string{"transient", "throttled"}, s.labels.Get("outcome")))
+		value := s.value
+		out = append(out, series{labels: b.Labels(), start: start, value: func(ts time.Time) (float64, bool) {
+			if growing {
+				return value + ts.Sub(start).Seconds(), present(ts)
+			}
+			return value, present(ts)
+		}})
+	}
+	return out
+}
+
+// evaluate stores timeline from start to end at one sample a minute and
+// evaluates freshly loaded rules over it every minute, as Prometheus would.
+// No alert may fire at the first evaluation. It returns the label sets of
+// every alert that fired, by rule.
+func evaluate(t *testing.T, timeline []series, start, end time.Time) map[string][]labels.Labels {
+	t.Helper()
+	g := NewWithT(t)
+	storage := teststorage.New(t)
+	appender := storage.Appender(t.Context())
+	for _, s := range timeline {
+		for ts := maxTime(start, s.start); !ts.After(end); ts = ts.Add(time.Minute) {
+			if v, ok := s.value(ts); ok {
+				_, err := appender.Append(0, s.labels, ts.UnixMilli(), v)
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+		}
+	}
+	g.Expect(appender.Commit()).To(Succeed())
+
+	alerting := loadAlertingRules(t)
+	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	query := rules.EngineQueryFunc(engine, storage)
+	fired := map[string][]labels.Labels{}
+	for ts := start.Add(time.Minute); !ts.After(end); ts = ts.Add(time.Minute) {
+		for _, rule := range alerting {
+			_, err := rule.Eval(t.Context(), 0, ts, query, nil, 0)
+			g.Expect(err).NotTo(HaveOccurred(), "evaluating %s", rule.Name())
+			for _, a := range rule.ActiveAlerts() {
+				if ts.Equal(start.Add(time.Minute)) {
+					g.Expect(a.State).NotTo(Equal(rules.StateFiring), "%s fires at once", rule.Name())
+				}
+				if a.State == rules.StateFiring && !slices.ContainsFunc(fired[rule.Name()], func(l labels.Labels) bool { return labels.Equal(l, a.Labels) }) {
+					fired[rule.Name()] = append(fired[rule.Name()], a.Labels)
+				}
+			}
+		}
+	}
+	return fired
 }
 
 func maxTime(a, b time.Time) time.Time {

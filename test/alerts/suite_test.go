@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +45,11 @@ var (
 	k8sClient  client.Client
 	sim        *simulator.Server
 	metricsURL string
+
+	// managerBin and managerArgs start the manager; a second one started
+	// with them, on its own metrics address, is a standby replica.
+	managerBin  string
+	managerArgs []string
 )
 
 func TestMain(m *testing.M) {
@@ -61,7 +67,7 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	managerBin, err := fixtures.BuildManager(dir)
+	managerBin, err = fixtures.BuildManager(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -84,23 +90,26 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 		return nil, err
 	}
 	metricsURL = "http://" + metricsAddr + "/metrics"
-	manager := exec.Command(managerBin,
-		"--kubeconfig="+kubeconfig,
-		"--dns-url="+srv.URL, "--dns-token-file="+tokenFile,
-		"--backup-url="+srv.URL, "--backup-token-file="+tokenFile,
+	managerArgs = []string{
+		"--kubeconfig=" + kubeconfig,
+		// Leader election on, as deployed: the leader exports
+		// leader_election_master_status 1, a standby 0.
+		"--leader-elect", "--leader-election-namespace=default",
+		"--dns-url=" + srv.URL, "--dns-token-file=" + tokenFile,
+		"--backup-url=" + srv.URL, "--backup-token-file=" + tokenFile,
 		"--dns-default-target=192.0.2.10",
 		"--dns-pending-poll-interval=200ms",
 		"--backup-poll-interval=200ms",
 		"--health-probe-bind-address=0",
-		"--metrics-bind-address="+metricsAddr,
 		"--metrics-secure=false",
-	)
+	}
+	manager := exec.Command(managerBin, slices.Concat(managerArgs, []string{"--metrics-bind-address=" + metricsAddr})...)
 	logs, err := os.Create(filepath.Join(dir, "manager.log"))
 	if err != nil {
 		return nil, err
 	}
 	manager.Stdout, manager.Stderr = logs, logs
-	manager.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	manager.SysProcAttr = controlplane.KilledWithParent()
 	if err := manager.Start(); err != nil {
 		return nil, err
 	}

@@ -222,7 +222,7 @@ type BackupConfigStatus struct {
 // schedule and when the MyApp changes, and keeps a retention.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=bc
+// +kubebuilder:resource:shortName=mabc
 // +kubebuilder:printcolumn:name="App",type=string,JSONPath=`.spec.appRef.name`
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Last Backup",type=string,JSONPath=`.status.lastBackup.phase`
