@@ -84,8 +84,48 @@ type BIND struct {
 // Key is the key in nsupdate's -y form, "hmac-sha256:name:secret".
 func (b *BIND) Key() string { return "hmac-sha256:" + b.KeyName + ":" + b.KeySecret }
 
+// ErrNoNamed is NamedPath's error, and StartBIND's, when BIND is not
+// installed; its text is InstallBINDHint.
+var ErrNoNamed = errors.New(InstallBINDHint)
+
+// BINDInstallable reports whether `make bind9` installs BIND on this
+// machine: the user is root and apt-get is there.
+func BINDInstallable() bool {
+	_, err := exec.LookPath("apt-get")
+	return os.Geteuid() == 0 && err == nil
+}
+
+// TB is the part of testing.TB that RequireBIND uses.
+type TB interface {
+	Helper()
+	Skip(args ...any)
+	Fatal(args ...any)
+}
+
+// RequireBIND ends a test that needs BIND when err, from StartBIND or
+// NamedPath, is not nil. Where named is missing and this machine cannot
+// install it (not root, or no apt-get) the test is skipped with the line
+// that says how to install it; where `make bind9` could have installed it,
+// or named failed for another reason, the test fails, so `make test` as
+// root never skips the RFC 2136 tests silently.
+func RequireBIND(t TB, err error) {
+	t.Helper()
+	requireBIND(t, err, BINDInstallable())
+}
+
+func requireBIND(t TB, err error, installable bool) {
+	t.Helper()
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrNoNamed) && !installable:
+		t.Skip(err)
+	default:
+		t.Fatal(err)
+	}
+}
+
 // NamedPath finds named, also in /usr/sbin, which is not on every user's
-// PATH. The error is InstallBINDHint.
+// PATH. The error is ErrNoNamed.
 func NamedPath() (string, error) {
 	if p, err := exec.LookPath("named"); err == nil {
 		return p, nil
@@ -95,7 +135,7 @@ func NamedPath() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New(InstallBINDHint)
+	return "", ErrNoNamed
 }
 
 // StartBIND writes a configuration, a zone and a key into a new run

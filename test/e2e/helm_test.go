@@ -442,7 +442,7 @@ func TestHelmChartInstallsTheRFC2136Provider(t *testing.T) {
 	g := NewWithT(t)
 	start := time.Now()
 	bind, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Zone: "example.com"})
-	g.Expect(err).NotTo(HaveOccurred())
+	controlplane.RequireBIND(t, err)
 	t.Cleanup(func() { _ = bind.Close() })
 
 	const release = releaseName + "-rfc2136"

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -112,9 +113,7 @@ func TestBadInputOnlyTheDeploymentAPIRefuses(t *testing.T) {
 // characters longer than the record's. Each must end as DNSReady=False,
 // DNSRequestRejected, pointing at spec.host.
 func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
-	if rfc2136Err != nil {
-		t.Fatal(rfc2136Err)
-	}
+	controlplane.RequireBIND(t, rfc2136Err)
 	var route fixtures.MyAppOption
 	for _, b := range dnsBackends() {
 		if b.name == rfc2136Backend {
