@@ -147,8 +147,19 @@ var badValues = []struct {
 // (a misspelt key, a duration that is not one, a provider the manager does
 // not have...) with an error naming it, and accept the default values and
 // the values with every option on. Every value of values.yaml has a bad
-// value here.
+// value here. helm install and upgrade validate the same way; one install
+// shows it.
 func TestHelmChartSchemaRefusesBadValues(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runHelm(t, "install", "schema", chartDir, "--dry-run=client", "--kubeconfig", kubeconfig,
+		"--namespace", "myapp-system", "--set", "crd.enable=false", "--set", "manager.maxConcurentReconciles=4")
+	if err == nil || !strings.Contains(string(out), "'maxConcurentReconciles'") {
+		t.Errorf("helm install does not refuse a misspelt value by name: %v\n%s", err, out)
+	}
+
 	for _, good := range [][]string{nil, {"-f", allOptionsValues}, setArgs(rfc2136Values...)} {
 		out, err := runHelm(t, append([]string{"lint", "--strict", chartDir}, good...)...)
 		if err != nil {
