@@ -116,6 +116,7 @@ chart: manifests ## Regenerate the Helm chart's CRDs, manager ClusterRole and al
 .PHONY: helm-lint
 helm-lint: chart helm ## Lint the Helm chart with its default values, with every option on, and with each DNS provider.
 	"$(HELM)" lint --strict charts/myapp-operator
+	"$(HELM)" lint --strict charts/myapp-operator -f charts/myapp-operator/ci/all-options-values.yaml
 	"$(HELM)" lint --strict charts/myapp-operator --set prometheus.rules.enable=true \
 		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t \
 		--set externalServices.caBundle=pem,manager.logLevel=debug,manager.maxConcurrentReconciles=8,manager.maxRetryAfter=2m

@@ -18,10 +18,12 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,9 @@ import (
 	"github.com/onsi/gomega/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,7 +85,7 @@ func TestHelmChartInstallsAndUninstalls(t *testing.T) {
 
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(cp.WriteKubeconfig(kubeconfig)).To(Succeed())
-	helm := func(args ...string) {
+	helm := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(helmBin, append([]string{"--kubeconfig", kubeconfig, "--namespace", ns}, args...)...)
 		cmd.Dir = controlplane.RepoRoot()
@@ -92,12 +96,29 @@ func TestHelmChartInstallsAndUninstalls(t *testing.T) {
 		if err != nil {
 			t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		return string(out)
 	}
 
-	helm("install", releaseName, chartDir,
+	// The platform options, which admission and the scheduler must accept
+	// under the restricted standard: a priority class, a toleration, a
+	// topology spread, an extra variable and an extra volume and mount.
+	priority := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-operators"}, Value: 1000}
+	g.Expect(k8sClient.Create(t.Context(), priority)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), priority) })
+	notes := helm("install", releaseName, chartDir,
 		"--set", "externalServices.dnsURL="+simURL, "--set", "externalServices.backupURL="+simURL,
 		"--set", "externalServices.tokenSecret.create=true", "--set", "externalServices.tokenSecret.token="+simToken,
-		"--set", "manager.logLevel=debug")
+		"--set", "manager.logLevel=debug",
+		"--set", "image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"--set", "manager.priorityClassName="+priority.Name,
+		"--set", "manager.tolerations[0].key=dedicated,manager.tolerations[0].operator=Exists,manager.tolerations[0].effect=NoSchedule",
+		"--set", "manager.topologySpreadConstraints[0].maxSkew=1,manager.topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname",
+		"--set", "manager.topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway",
+		"--set", "manager.env[0].name=HTTPS_PROXY,manager.env[0].value=http://proxy.internal:3128",
+		"--set", "manager.extraVolumes[0].name=scratch,manager.extraVolumeMounts[0].name=scratch,manager.extraVolumeMounts[0].mountPath=/scratch",
+		"--set-json", `manager.extraVolumes[0].emptyDir={}`)
+	g.Expect(notes).To(ContainSubstring("NOTES:"))
+	g.Expect(notes).To(ContainSubstring("rollout status deployment/" + releaseName + "-controller-manager"))
 
 	dep := &appsv1.Deployment{}
 	key := client.ObjectKey{Namespace: ns, Name: releaseName + "-controller-manager"}
@@ -108,6 +129,46 @@ func TestHelmChartInstallsAndUninstalls(t *testing.T) {
 	c := dep.Spec.Template.Spec.Containers[0]
 	g.Expect(c.Args).To(ContainElements("--leader-elect", "--zap-log-level=debug"))
 	g.Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+	g.Expect(c.Image).To(HaveSuffix("@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"))
+	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "HTTPS_PROXY", Value: "http://proxy.internal:3128"}))
+	g.Expect(c.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "scratch", MountPath: "/scratch"}))
+	pods := &corev1.PodList{}
+	g.Expect(k8sClient.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels(dep.Spec.Selector.MatchLabels))).To(Succeed())
+	g.Expect(pods.Items).NotTo(BeEmpty())
+	for _, p := range pods.Items {
+		g.Expect(p.Spec.PriorityClassName).To(Equal(priority.Name))
+		g.Expect(p.Spec.Priority).To(HaveValue(Equal(int32(1000))), "admission resolved the priority class")
+		g.Expect(p.Spec.TopologySpreadConstraints).To(HaveLen(1))
+	}
+	// Two replicas get a PodDisruptionBudget keeping one of them.
+	pdb := &policyv1.PodDisruptionBudget{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), key, pdb)).To(Succeed())
+		g.Expect(pdb.Status.ExpectedPods).To(Equal(int32(2)), "the PDB selects both replicas")
+	}, timeout, interval).Should(Succeed())
+
+	// The aggregated roles: the cluster's own view and edit roles now grant
+	// the two kinds, so a namespace's viewers read them and its editors
+	// write them, with no role of their own.
+	ruleFor := func(role, group, resource string) func(g Gomega) []string {
+		return func(g Gomega) []string {
+			cr := &rbacv1.ClusterRole{}
+			g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Name: role}, cr)).To(Succeed())
+			var verbs []string
+			for _, r := range cr.Rules {
+				if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) {
+					verbs = append(verbs, r.Verbs...)
+				}
+			}
+			return verbs
+		}
+	}
+	for _, kind := range [][2]string{{"apps.myapp.dev", "myapps"}, {"backup.myapp.dev", "backupconfigs"}} {
+		g.Eventually(ruleFor("view", kind[0], kind[1]), timeout, interval).Should(ContainElements("get", "list", "watch"))
+		g.Expect(ruleFor("view", kind[0], kind[1])(g)).NotTo(ContainElement("create"), "view stays read-only")
+		g.Eventually(ruleFor("edit", kind[0], kind[1]), timeout, interval).Should(ContainElements("get", "create", "update", "patch", "delete"))
+		g.Eventually(ruleFor("admin", kind[0], kind[1]), timeout, interval).Should(ContainElements("create", "delete"))
+	}
 
 	// Pods under kwok run no container, so the operator runs as a process,
 	// with the permissions the chart's ClusterRole grants.
@@ -418,7 +479,8 @@ func TestHelmChartRendersEachDNSProvider(t *testing.T) {
 			sets []string
 			want string
 		}{
-			{sets: []string{"dnsProvider=route53"}, want: `dnsProvider must be http or rfc2136, not "route53"`},
+			// values.schema.json refuses it before the template does.
+			{sets: []string{"dnsProvider=route53"}, want: `at '/dnsProvider': value must be one of 'http', 'rfc2136'`},
 			{sets: without("rfc2136.server="), want: "rfc2136.server is required with dnsProvider: rfc2136"},
 			{sets: without("rfc2136.zone="), want: "rfc2136.zone is required with dnsProvider: rfc2136"},
 			{sets: without("rfc2136.tsigKey.secretName="), want: "rfc2136.tsigKey.secretName is required with dnsProvider: rfc2136"},

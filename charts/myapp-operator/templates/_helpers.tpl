@@ -41,3 +41,27 @@ control-plane: controller-manager
 {{- define "myapp-operator.tsigKeyDir" -}}
 /etc/myapp.dev/tsig
 {{- end -}}
+
+{{/* The manager's image: by digest when one is set, else by tag (the
+chart's appVersion by default). */}}
+{{- define "myapp-operator.image" -}}
+{{- with .Values.image -}}
+{{- if .digest -}}
+{{- printf "%s@%s" .repository .digest -}}
+{{- else -}}
+{{- printf "%s:%s" .repository (.tag | default $.Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the chart installs a PodDisruptionBudget: as
+podDisruptionBudget.enable says, or, when it is null, with more than one
+replica. */}}
+{{- define "myapp-operator.pdbEnabled" -}}
+{{- $enable := .Values.podDisruptionBudget.enable -}}
+{{- if kindIs "bool" $enable -}}
+{{- if $enable }}true{{ end -}}
+{{- else if gt (int .Values.replicaCount) 1 -}}
+true
+{{- end -}}
+{{- end -}}
