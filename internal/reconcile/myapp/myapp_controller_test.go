@@ -385,7 +385,9 @@ func TestSameNameRecreateKeepsTheNewRecord(t *testing.T) {
 	// record alone.
 	stale := old.DeepCopy()
 	stale.DeletionTimestamp = ptr.To(metav1.Now())
-	g.Expect(reconciler.deleteRecordsExcept(t.Context(), stale, "")).To(Succeed())
+	_, _, done, _, err := reconciler.releaseRecords(t.Context(), &scope{app: stale})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
 	g.Expect(recordsNamed(recreated.Spec.Host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(recreated)), HaveField("State", simulator.StateActive))))
 }
@@ -398,7 +400,10 @@ func TestCrashBeforeStatusWriteLeaksNoRecord(t *testing.T) {
 	first := app.Spec.Host
 
 	// A reconcile registered a second host and crashed before its status
-	// write recorded it; then the user moved the host a third time.
+	// write recorded it; then the user moved the host a third time. The
+	// crash took the manager's memory of the MyApp with it.
+	settle(t, g, ns)
+	reconciler.dnsChecks.forget(client.ObjectKeyFromObject(app))
 	lost := "lost." + ns + ".example.com"
 	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: lost, Type: "A", Value: defaultTarget, TTL: 300, Owner: recordOwner(app)})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -499,6 +499,10 @@ func TestHostConflictPhase(t *testing.T) {
 		// requeue checks the result; nil means the next drift check.
 		requeue func(g *WithT, result ctrl.Result)
 		check   func(t *testing.T, g *WithT, c phaseRun)
+		// apiView, when set, is the live holder as the API server has it,
+		// distinct from what the cache shows: the APIReader is then a
+		// client of its own.
+		apiView func(live *appsv1alpha1.MyApp) *appsv1alpha1.MyApp
 	}
 
 	// previousHost is the host a MyApp moving to spec.host still holds.
@@ -579,19 +583,43 @@ func TestHostConflictPhase(t *testing.T) {
 			g.Expect(c.counted.deletesBy(recordOwner(c.app))).To(BeZero())
 		},
 	}, {
-		name: "a live MyApp moving to the previous host gets it released",
+		name: "a live MyApp moving to the previous host gets it handed over",
 		prepare: func(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) (string, *appsv1alpha1.MyApp) {
 			holdPrevious(t, g, app)
 			holder := liveHolder(app, previousHost(app))
 			return recordOwner(holder), holder
 		},
-		wantMessage: []string{"which is moving to %PREVIOUS%", "was released so the two can swap"},
+		wantMessage: []string{"%PREVIOUS% was handed over to MyApp %NS%/holder, which wants it"},
 		wantRoutes:  noRoutes,
-		wantEvents:  []string{"Normal DNSRecordDeleted ", "Normal DNSRecordReleased "},
+		wantEvents:  []string{"Normal DNSRecordHandedOver ", "Warning HostConflict "},
 		requeue:     pendingPollRange,
 		check: func(t *testing.T, g *WithT, c phaseRun) {
-			g.Expect(recordsNamed(previousHost(c.app))).To(BeEmpty(), "the previous record is released")
+			g.Expect(recordsNamed(previousHost(c.app))).To(ConsistOf(HaveField("Owner", ContainSubstring("/holder/"))),
+				"the previous record is handed to the MyApp that wants it, never deleted for it to take")
+			g.Expect(c.counted.deletesBy(recordOwner(c.app))).To(BeZero())
 			g.Expect(c.app.Status.DNS).To(BeNil())
+		},
+	}, {
+		// The cache shows the holder moving to the previous host; the API
+		// server says it is not (the edit was reverted): nothing is handed
+		// over on the cache's word.
+		name: "a holder the cache shows moving but the API server does not keeps the previous host",
+		prepare: func(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) (string, *appsv1alpha1.MyApp) {
+			holdPrevious(t, g, app)
+			holder := liveHolder(app, previousHost(app))
+			return recordOwner(holder), holder
+		},
+		apiView: func(live *appsv1alpha1.MyApp) *appsv1alpha1.MyApp {
+			reverted := live.DeepCopy()
+			reverted.Spec.Host = "somewhere-else.example.com"
+			return reverted
+		},
+		wantMessage: []string{"by MyApp %NS%/holder (uid ", "%PREVIOUS% stays registered and routed meanwhile"},
+		wantRoutes:  previousRouted,
+		wantEvents:  []string{"Warning HostConflict Host "},
+		check: func(t *testing.T, g *WithT, c phaseRun) {
+			g.Expect(recordsNamed(previousHost(c.app))).To(ConsistOf(HaveField("Owner", recordOwner(c.app))),
+				"the previous record stays this MyApp's")
 		},
 	}, {
 		name: "a status claiming spec.host the service gives to another owner",
@@ -618,13 +646,24 @@ func TestHostConflictPhase(t *testing.T) {
 			if live != nil {
 				// A client of its own shows the live holder, which no
 				// manager may reconcile while the phase runs.
-				c = fake.NewClientBuilder().WithScheme(fixtures.Scheme()).WithObjects(live).Build()
+				c = fake.NewClientBuilder().WithScheme(fixtures.Scheme()).WithObjects(live).
+					WithIndex(&appsv1alpha1.MyApp{}, hostIndex, func(o client.Object) []string {
+						return []string{o.(*appsv1alpha1.MyApp).Spec.Host}
+					}).Build()
 			}
+			// The holder's record at spec.host, as the phase reads it.
+			sharedDNS().removeAtEnd(t, app.Spec.Host)
+			sharedDNS().seed(t, g, app.Spec.Host, "198.51.100.7", holder)
 			counted := newCountingDNS(dnsClient)
 			r, rec := newPhaseReconciler(c, counted, defaultTarget)
+			if tc.apiView != nil {
+				r.APIReader = fake.NewClientBuilder().WithScheme(fixtures.Scheme()).WithObjects(tc.apiView(live)).Build()
+			}
+			// The last read was for another host: this pass reads.
+			r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{uid: app.UID, host: "elsewhere.example.com"})
 			s := &scope{app: app}
 
-			result, err := r.hostConflict(t.Context(), s, holder)
+			result, err := r.reconcileDNSRecord(t.Context(), s)
 			setConditions(s)
 
 			g.Expect(err).NotTo(HaveOccurred())
