@@ -302,6 +302,12 @@ func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) 
 		s.readiness.child = &conditionState{reason: appsv1alpha1.ChildConflictReason, message: childConflictMessage(conflict)}
 		return ctrl.Result{}, pass.Wait(wait.Jitter(r.PendingPollInterval, pass.JitterFactor), err)
 	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// The namespace is being deleted, and the MyApp with it: a refused
+		// create is no trouble to report, and no warning is sent.
+		log.FromContext(ctx).V(1).Info("Namespace is being deleted; not writing children", "namespace", app.Namespace)
+		return ctrl.Result{}, pass.Wait(wait.Jitter(r.PendingPollInterval, pass.JitterFactor), err)
+	}
 	var stale *staleChildError
 	if errors.As(err, &stale) {
 		log.FromContext(ctx).V(1).Info("Child cache is behind the API server; trying again", "kind", stale.kind, "name", stale.name)

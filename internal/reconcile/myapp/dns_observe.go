@@ -107,7 +107,52 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope, reads bool) (obse
 	if err := r.observeHolder(ctx, s, &o); err != nil {
 		return o, err
 	}
-	return o, r.observeReceivers(ctx, s, &o)
+	if err := r.observeReceivers(ctx, s, &o); err != nil {
+		return o, err
+	}
+	return o, r.observeCycle(ctx, s, &o)
+}
+
+// maxCycle bounds the chain of moves observeCycle follows.
+const maxCycle = 8
+
+// observeCycle sets GiveFirst: in a conflict, while this MyApp holds
+// another host that a live MyApp wants, it follows the chain from
+// spec.host's holder (the cache names each MyApp and its spec.host; the
+// service each next holder, one Get per step, at most maxCycle steps). The
+// chain closes when a holder wants a host this MyApp holds; this MyApp
+// gives first only if its key is the smallest in the cycle.
+func (r *Reconciler) observeCycle(ctx context.Context, s *scope, o *observation) error {
+	app := s.app
+	rec := o.Records[o.Host]
+	if rec.Name == "" || ownedBy(app, rec.Owner) || len(o.Receivers) == 0 {
+		return nil
+	}
+	me := client.ObjectKeyFromObject(app).String()
+	smallest := true
+	owner := rec.Owner
+	for range maxCycle {
+		holder := r.holderMyApp(ctx, owner)
+		if holder == nil || !holder.DeletionTimestamp.IsZero() || holder.UID == app.UID {
+			return nil
+		}
+		if client.ObjectKeyFromObject(holder).String() < me {
+			smallest = false
+		}
+		if _, wanted := o.Receivers[holder.Spec.Host]; wanted && slices.Contains(o.Held, holder.Spec.Host) {
+			o.GiveFirst = smallest
+			return nil
+		}
+		next, err := r.DNS.Get(ctx, holder.Spec.Host)
+		if errors.Is(err, external.ErrNotFound) || (err == nil && next.Owner == owner) {
+			return nil // free, or held by the MyApp that wants it: no cycle
+		}
+		if err != nil {
+			return err
+		}
+		owner = next.Owner
+	}
+	return nil
 }
 
 // readRecord reads the record called name into o.

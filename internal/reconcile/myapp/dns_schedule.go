@@ -19,6 +19,7 @@ package myapp
 import (
 	"context"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,9 +98,10 @@ type dnsSeen struct {
 // holderSnapshot is what about the MyApp holding a contested host decides
 // whether it may release the host.
 type holderSnapshot struct {
-	key      types.NamespacedName
-	uid      types.UID
-	host     string
+	key  types.NamespacedName
+	uid  types.UID
+	host string
+	// dnsName is the hosts its status shows held, joined.
 	dnsName  string
 	deleting bool
 }
@@ -139,7 +141,7 @@ func snapshotOf(holder *appsv1alpha1.MyApp) *holderSnapshot {
 		deleting: !holder.DeletionTimestamp.IsZero(),
 	}
 	if holder.Status.DNS != nil {
-		s.dnsName = holder.Status.DNS.Name
+		s.dnsName = strings.Join(append([]string{holder.Status.DNS.Name}, holder.Status.DNS.Previous...), ",")
 	}
 	return s
 }

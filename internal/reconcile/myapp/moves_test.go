@@ -23,8 +23,10 @@ import (
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -51,6 +53,11 @@ type fakeWorld struct {
 	refuseHosts sets.Set[string]
 	// base is the API server itself, without the cache's view.
 	base client.Client
+	// events are the reconciler's events.
+	events *events.FakeRecorder
+	// terminating is set once the namespace is being deleted: every create
+	// is refused, as the API server refuses it.
+	terminating bool
 }
 
 func newFakeWorld(t *testing.T, apps ...*appsv1alpha1.MyApp) *fakeWorld {
@@ -86,14 +93,27 @@ func newFakeWorld(t *testing.T, apps ...*appsv1alpha1.MyApp) *fakeWorld {
 			if err := c.Get(ctx, key, obj, opts...); err != nil {
 				return err
 			}
-			if _, child := obj.(*networkingv1.Ingress); child && obj.GetLabels()[ManagedByLabel] != ManagedByValue {
+			if ing, child := obj.(*networkingv1.Ingress); child && obj.GetLabels()[ManagedByLabel] != ManagedByValue {
+				*ing = networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
 				return apierrors.NewNotFound(schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}, key.Name)
 			}
 			return nil
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if w.terminating {
+				return &apierrors.StatusError{ErrStatus: metav1.Status{
+					Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden,
+					Message: "unable to create new content in namespace " + obj.GetNamespace() + " because it is being terminated",
+					Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{
+						Type: corev1.NamespaceTerminatingCause, Message: "namespace is being terminated", Field: "metadata.namespace",
+					}}},
+				}}
+			}
 			if err := refuse(obj); err != nil {
 				return err
+			}
+			if obj.GetUID() == "" {
+				obj.SetUID(uuid.NewUUID()) // as the API server does
 			}
 			return c.Create(ctx, obj, opts...)
 		},
@@ -115,7 +135,8 @@ func newFakeWorld(t *testing.T, apps ...*appsv1alpha1.MyApp) *fakeWorld {
 	w.base = base
 	// Many passes send many events; a recorder that cannot take one more
 	// would block the pass.
-	w.r.Recorder = events.NewFakeRecorder(100000)
+	w.events = events.NewFakeRecorder(100000)
+	w.r.Recorder = w.events
 	return w
 }
 
@@ -377,4 +398,22 @@ func TestAnIngressMissingFromTheCacheDoesNotRepointTheRecord(t *testing.T) {
 	}
 	g.Expect(w.base.Get(t.Context(), client.ObjectKeyFromObject(app), ing)).To(Succeed())
 	g.Expect(ing.Labels).To(HaveKeyWithValue(ManagedByLabel, ManagedByValue), "the Ingress is repaired")
+}
+
+// TestATerminatingNamespaceSendsNoChildWriteWarnings: a MyApp whose
+// namespace is being deleted meets creates the API server refuses for that
+// reason; that is no trouble to report, so no ChildWriteFailed warning and
+// no ChildWriteFailed condition.
+func TestATerminatingNamespaceSendsNoChildWriteWarnings(t *testing.T) {
+	g := NewWithT(t)
+	app := worldApp("teardown", "web", "web.teardown.example.com")
+	w := newFakeWorld(t, app)
+	w.terminating = true
+	for range 3 {
+		_ = w.pass(app)
+	}
+	g.Expect(recordedEvents(w.events)).NotTo(ContainElement(HavePrefix("Warning ChildWriteFailed")))
+	if ready := conditionOf(w.get(app), appsv1alpha1.ReadyCondition); ready != nil {
+		g.Expect(ready.Reason).NotTo(Equal(appsv1alpha1.ChildWriteFailedReason))
+	}
 }

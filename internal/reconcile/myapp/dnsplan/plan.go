@@ -114,6 +114,13 @@ type Observation struct {
 	SelfLive     bool
 	Adopt        bool
 	ReplaceLeaks bool
+	// GiveFirst is set when spec.host's holder starts a chain of live
+	// MyApps, each holding the host the one before wants, that closes on
+	// a host this MyApp holds (a swap or a rotation), and this MyApp's key
+	// is the smallest in it: in a conflict, only it hands a host over
+	// first, so a cycle moves on with one MyApp briefly without a host,
+	// and a MyApp whose new host is held for good never gives its old one.
+	GiveFirst bool
 	// Waited is the spec.host of this MyApp's last read, when not spec.host
 	// any more: a hand-over may have given it that record after it last
 	// read it, and only this read can find it.
@@ -297,8 +304,9 @@ func Make(o Observation) Plan {
 			kept = append(kept, h)
 			routes = append(routes, h)
 			busy = true
-		case !holds && !wanted:
-			// In conflict and nobody wants the old name: it is kept.
+		case !holds && (!wanted || !o.GiveFirst):
+			// In conflict: the old name is kept, unless this MyApp is the
+			// one of a closed cycle of moves that gives first.
 			kept = append(kept, h)
 			routes = append(routes, h)
 		case routed[h]:

@@ -100,6 +100,7 @@ func everyObservation(check func(o Observation)) int {
 											Receivers: map[string]Peer{}, SelfLive: ad.live, Adopt: ad.adopt,
 											ReplaceLeaks: ad.leaks,
 										}
+										o.GiveFirst = deleting == 0 && ad.live == ad.adopt // both values, at no cost in size
 										for name, st := range map[string]recordState{"a": sa, "b": sb, "c": sc} {
 											if !st.unread {
 												o.Records[name] = record(name, st)
@@ -218,9 +219,13 @@ func checkPlan(o Observation, p Plan) error {
 		if c.Why == WhyRelease && !(specRouted && p.Outcome.Kind == KindHeld) {
 			return fmt.Errorf("releases %s before spec.host is routed", c.Name)
 		}
-		// 5. A hand-over only to the live MyApp that wants the host.
+		// 5. A hand-over only to the live MyApp that wants the host, and in
+		// a conflict only by the MyApp of a cycle that gives first.
 		if c.Why == WhyHandOver && o.Receivers[c.Name].Owner != c.To {
 			return fmt.Errorf("hands %s to %s, who does not want it", c.Name, c.To)
+		}
+		if c.Why == WhyHandOver && p.Outcome.Kind == KindConflict && !o.GiveFirst {
+			return fmt.Errorf("hands %s over without holding spec.host, though not first of a cycle", c.Name)
 		}
 		if err := svc.apply(c); err != nil {
 			return fmt.Errorf("%s %s: %v", c.Op, c.Name, err)
@@ -267,8 +272,8 @@ func checkPlan(o Observation, p Plan) error {
 			if h == o.Host || !routed[h] || !read || !o.Self.Owns(r.Owner) {
 				continue
 			}
-			if _, wanted := o.Receivers[h]; wanted && p.Outcome.Kind == KindConflict {
-				continue // handed over: the one step a rotation needs
+			if _, wanted := o.Receivers[h]; wanted && p.Outcome.Kind == KindConflict && o.GiveFirst {
+				continue // handed over: the one step a cycle needs, by one MyApp of it
 			}
 			if !slices.Contains(p.Outcome.Routes, h) {
 				return fmt.Errorf("unroutes %s before spec.host is held and routed", h)
@@ -390,12 +395,14 @@ func TestPlanSequences(t *testing.T) {
 // no status, until that MyApp is deleted (then the sweep removes it).
 var strandedHandOvers int
 
-// unknownHolding reports whether rec is held by a live MyApp whose status
-// does not know it.
-func unknownHolding(apps []*seqApp, rec Record) bool {
-	for _, b := range apps {
-		if !b.gone && b.self.Owns(rec.Owner) && !slices.Contains(b.held, rec.Name) {
-			return true
+// strandedAny reports whether a live MyApp holds a record its status does
+// not know (which can block a chain of moves through it).
+func strandedAny(apps []*seqApp, svc service) bool {
+	for _, rec := range svc {
+		for _, b := range apps {
+			if !b.gone && b.self.Owns(rec.Owner) && !slices.Contains(b.held, rec.Name) {
+				return true
+			}
 		}
 	}
 	return false
@@ -450,6 +457,7 @@ func runSequence(t *testing.T, seed uint64) {
 				}
 			}
 		}
+		o.GiveFirst = giveFirst(apps, svc, a)
 		p := Make(o)
 		if err := checkPlan(o, p); err != nil {
 			t.Fatalf("seed %d: %s: %v", seed, a.name, err)
@@ -572,15 +580,13 @@ func runSequence(t *testing.T, seed uint64) {
 				contested = true
 			}
 		}
-		for _, b := range apps {
-			if b.gone && svc[a.host].Owner == b.self.Orphaned {
-				contested = true // kept for a MyApp deleted with Orphan
-			}
+		if blocked(apps, svc, a) {
+			contested = true // behind a record kept for a MyApp deleted with Orphan
 		}
 		if contested {
 			continue
 		}
-		if rec := svc[a.host]; !a.self.Owns(rec.Owner) && unknownHolding(apps, rec) {
+		if rec := svc[a.host]; !a.self.Owns(rec.Owner) && strandedAny(apps, svc) {
 			strandedHandOvers++ // the residual the package comment names
 			continue
 		}
@@ -594,4 +600,59 @@ func runSequence(t *testing.T, seed uint64) {
 			t.Fatalf("seed %d: %s routes %v after settling, not %s", seed, a.name, a.routed, a.host)
 		}
 	}
+}
+
+// giveFirst is Observation.GiveFirst in the model: the chain of holders
+// from a's spec.host closes on a host a holds, and a's name is the
+// smallest in it.
+func giveFirst(apps []*seqApp, svc service, a *seqApp) bool {
+	owner := svc[a.host].Owner
+	smallest := true
+	for range len(apps) {
+		var holder *seqApp
+		for _, b := range apps {
+			if b != a && !b.gone && !b.deleted && b.self.Owns(owner) {
+				holder = b
+			}
+		}
+		if holder == nil {
+			return false
+		}
+		if holder.name < a.name {
+			smallest = false
+		}
+		if slices.Contains(a.held, holder.host) {
+			return smallest
+		}
+		owner = svc[holder.host].Owner
+	}
+	return false
+}
+
+// blocked reports whether a's spec.host is held, directly or through a
+// chain of live MyApps each holding the host the one before wants, by a
+// record kept for a MyApp deleted with Orphan or by a MyApp that wants the
+// host it holds: a's move then cannot end, and a keeps its old host.
+func blocked(apps []*seqApp, svc service, a *seqApp) bool {
+	host := a.host
+	for range len(apps) + 1 {
+		owner := svc[host].Owner
+		var next *seqApp
+		for _, b := range apps {
+			if b.self.Owns(owner) {
+				if b.gone {
+					return true
+				}
+				next = b
+			}
+		}
+		if next == nil || next == a {
+			return false
+		}
+		if next.host == host {
+			return true // held by a MyApp that wants it: a's move cannot end
+		}
+		host = next.host
+	}
+	return false
 }
