@@ -129,14 +129,15 @@ func (r *Reconciler) releaseRecords(ctx context.Context, s *scope) (
 // longer knows, which only a list of the owner's records can find: a pass
 // that wrote a record and then lost its status write and its memory (a
 // crash, or a failed status write), followed by a change of spec.host. The
-// list is made only then: this manager has no memory of the MyApp (it
-// started since, or the status write failed), the spec changed since
-// creation, and the status does not show spec.host held. Every other pass
+// list is made only then: this manager has not read the MyApp's record
+// since it started or since a status write failed (a status trusted after a
+// restart is no read), the spec changed since creation, and the status does
+// not show spec.host held. Every other pass
 // reads the names it knows. A failed list is not an error: the record is
 // left to the next such pass, or to the orphan sweep once the MyApp is gone.
 func (r *Reconciler) findLostRecords(ctx context.Context, o *observation) {
 	app := o.app
-	if _, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID); known || app.Generation == 1 ||
+	if last, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID); (known && last.readFrom != "") || app.Generation == 1 ||
 		heldHost(app) == app.Spec.Host || (o.Deleting && o.Orphan && o.Marked) {
 		return
 	}

@@ -324,3 +324,107 @@ func settle(t *testing.T, g *WithT, ns string) {
 		return writes.count(ns) - before
 	}, timeout, 0).Should(BeZero())
 }
+
+// TestHostRotationsConvergeOnTheCluster: 2, 3 and 4 Ready MyApps rotate
+// their hosts in one go (in one namespace, and across namespaces), with the
+// manager's watches deciding the order of the passes. All end Ready on
+// their new hosts; while they move, no host is ever routed by two
+// Ingresses (sampled every 20ms, seen in two samples in a row). That an Ingress routes only held hosts at
+// every step is checked without sampling, over the fake world's rounds, in
+// TestHostRotationsConverge.
+func TestHostRotationsConvergeOnTheCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		n      int
+		spread bool
+	}{
+		{"a swap of two", 2, false},
+		{"a rotation of three", 3, false},
+		{"a rotation of four across namespaces", 4, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := newNamespace(t)
+			apps := make([]*appsv1alpha1.MyApp, tc.n)
+			hosts := make([]string, tc.n)
+			for i := range tc.n {
+				appNS := ns
+				if tc.spread && i > 0 {
+					appNS = newNamespace(t)
+				}
+				apps[i] = newMyApp(appNS, fmt.Sprintf("app%d", i))
+				hosts[i] = apps[i].Spec.Host
+				createReadyMyApp(t, g, apps[i])
+			}
+
+			// Watch the Ingresses and the records while they move.
+			stop := make(chan struct{})
+			violations := make(chan string, 100)
+			watched := make(chan struct{})
+			go func() {
+				defer close(watched)
+				// The Ingresses are read one after the other, not at one
+				// instant: a double route counts when two samples in a row
+				// show it, so a hand-over between two reads is not one.
+				seenBefore := map[string]bool{}
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+					routedBy := map[string]string{}
+					seen := map[string]bool{}
+					for _, app := range apps {
+						ing := &networkingv1.Ingress{}
+						if err := k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), ing); err != nil {
+							continue
+						}
+						for _, rule := range ing.Spec.Rules {
+							if rule.HTTP == nil {
+								continue
+							}
+							if other, ok := routedBy[rule.Host]; ok {
+								v := fmt.Sprintf("%s routed by %s and %s", rule.Host, other, app.Name)
+								if seenBefore[v] {
+									select {
+									case violations <- v:
+									default:
+									}
+								}
+								seen[v] = true
+							}
+							routedBy[rule.Host] = app.Name
+						}
+					}
+					seenBefore = seen
+				}
+			}()
+
+			for i := range tc.n {
+				app := &appsv1alpha1.MyApp{}
+				g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(apps[i]), app)).To(Succeed())
+				app.Spec.Host = hosts[(i+1)%tc.n]
+				g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+			}
+			for i := range tc.n {
+				eventuallyReady(t, g, apps[i])
+				g.Expect(apps[i].Status.DNS).To(HaveField("Name", hosts[(i+1)%tc.n]))
+			}
+			for i := range tc.n {
+				want := hosts[(i+1)%tc.n]
+				g.Eventually(func(g Gomega) {
+					g.Expect(recordsNamed(want)).To(ConsistOf(HaveField("Owner", recordOwner(apps[i]))))
+					_, routed := ingressRuleHosts(t, g, apps[i])
+					g.Expect(routed).To(ConsistOf(want))
+				}, timeout, interval).Should(Succeed())
+			}
+			close(stop)
+			<-watched
+			close(violations)
+			for v := range violations {
+				t.Errorf("while moving: %s", v)
+			}
+		})
+	}
+}

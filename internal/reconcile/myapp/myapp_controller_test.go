@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -102,9 +103,9 @@ func TestNewMyAppMakesOnlyTheWritesItNeeds(t *testing.T) {
 }
 
 // TestEarlierHostRecordIsFoundOnceOneCanExist: once the spec has changed
-// (generation 2), a MyApp whose status shows no record, as after a crash
-// before a status write, lists the DNS service for records under earlier
-// hosts and deletes them.
+// (generation 2), a MyApp whose status shows no record and whom the manager
+// has no memory of, as after a crash before a status write, lists the DNS
+// service for records under earlier hosts and deletes them.
 func TestEarlierHostRecordIsFoundOnceOneCanExist(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -125,6 +126,8 @@ func TestEarlierHostRecordIsFoundOnceOneCanExist(t *testing.T) {
 	lost := "lost." + ns + ".example.com"
 	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: lost, Type: "A", Value: defaultTarget, TTL: 300, Owner: recordOwner(app)})
 	g.Expect(err).NotTo(HaveOccurred())
+	// A lost status write makes the manager forget what it read too.
+	reconciler.dnsChecks.forget(client.ObjectKeyFromObject(app))
 	orig := app.DeepCopy()
 	app.Status.DNS = nil
 	g.Expect(k8sClient.Status().Patch(t.Context(), app, client.MergeFrom(orig))).To(Succeed())
@@ -522,9 +525,16 @@ func TestOrphanReleasesAMyAppStuckOnAnOutage(t *testing.T) {
 	eventuallyDNSReason(t, g, app, appsv1alpha1.DNSServiceUnavailableReason)
 
 	// The documented way out: set deletionPolicy Orphan on the stuck MyApp.
+	// Its record was written under Delete, so it is not marked; the
+	// deletion waits for the service to mark it, at most OrphanMarkWait
+	// from its start, then goes.
 	g.Expect(k8sClient.Patch(t.Context(), app, client.RawPatch(types.MergePatchType,
 		[]byte(`{"spec":{"deletionPolicy":"Orphan"}}`)))).To(Succeed())
-	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, timeout, "the MyApp goes without the DNS service")
+	g.Consistently(func() error { return k8sClient.Get(t.Context(), key, &appsv1alpha1.MyApp{}) }, 2*time.Second, interval).
+		Should(Succeed(), "the deletion waits to mark the record")
+	suiteClock.step(dnsplan.OrphanMarkWait)
+	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, DefaultMaxRetryDelay+15*time.Second,
+		"the MyApp goes without the DNS service once the wait is over")
 	g.Expect(recordsNamed(app.Spec.Host)).To(HaveLen(1), "the record was left alone")
 	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).
 		Should(ContainElement(eventDNSRecordOrphaned))

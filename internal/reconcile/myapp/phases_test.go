@@ -519,7 +519,9 @@ func TestHostConflictPhase(t *testing.T) {
 	// liveHolder is a MyApp holding spec.host that the reconciler's client
 	// shows, and that wants the host named.
 	liveHolder := func(app *appsv1alpha1.MyApp, wants string) *appsv1alpha1.MyApp {
-		holder := newMyApp(app.Namespace, "holder", fixtures.WithHost(wants))
+		// Named after this MyApp ("web"): in a cycle of moves the smallest
+		// name gives first, and these cases are about this MyApp giving.
+		holder := newMyApp(app.Namespace, "xholder", fixtures.WithHost(wants))
 		holder.UID = uuid.NewUUID()
 		holder.Generation = 1
 		holder.Status.DNS = &appsv1alpha1.DNSRecordStatus{Name: app.Spec.Host, Owner: recordOwner(holder),
@@ -575,7 +577,7 @@ func TestHostConflictPhase(t *testing.T) {
 			holder := liveHolder(app, app.Spec.Host)
 			return recordOwner(holder), holder
 		},
-		wantMessage: []string{"by MyApp %NS%/holder (uid ", "%PREVIOUS% stays registered and routed meanwhile"},
+		wantMessage: []string{"by MyApp %NS%/xholder (uid ", "%PREVIOUS% stays registered and routed meanwhile"},
 		wantRoutes:  previousRouted,
 		wantEvents:  []string{"Warning HostConflict Host "},
 		check: func(t *testing.T, g *WithT, c phaseRun) {
@@ -589,12 +591,12 @@ func TestHostConflictPhase(t *testing.T) {
 			holder := liveHolder(app, previousHost(app))
 			return recordOwner(holder), holder
 		},
-		wantMessage: []string{"%PREVIOUS% was handed over to MyApp %NS%/holder, which wants it"},
+		wantMessage: []string{"%PREVIOUS% was handed over to MyApp %NS%/xholder, which wants it"},
 		wantRoutes:  noRoutes,
 		wantEvents:  []string{"Normal DNSRecordHandedOver ", "Warning HostConflict "},
 		requeue:     pendingPollRange,
 		check: func(t *testing.T, g *WithT, c phaseRun) {
-			g.Expect(recordsNamed(previousHost(c.app))).To(ConsistOf(HaveField("Owner", ContainSubstring("/holder/"))),
+			g.Expect(recordsNamed(previousHost(c.app))).To(ConsistOf(HaveField("Owner", ContainSubstring("/xholder/"))),
 				"the previous record is handed to the MyApp that wants it, never deleted for it to take")
 			g.Expect(c.counted.deletesBy(recordOwner(c.app))).To(BeZero())
 			g.Expect(c.app.Status.DNS).To(BeNil())
@@ -614,7 +616,7 @@ func TestHostConflictPhase(t *testing.T) {
 			reverted.Spec.Host = "somewhere-else.example.com"
 			return reverted
 		},
-		wantMessage: []string{"by MyApp %NS%/holder (uid ", "%PREVIOUS% stays registered and routed meanwhile"},
+		wantMessage: []string{"by MyApp %NS%/xholder (uid ", "%PREVIOUS% stays registered and routed meanwhile"},
 		wantRoutes:  previousRouted,
 		wantEvents:  []string{"Warning HostConflict Host "},
 		check: func(t *testing.T, g *WithT, c phaseRun) {
@@ -642,15 +644,17 @@ func TestHostConflictPhase(t *testing.T) {
 			g := NewWithT(t)
 			app := phaseApp(t, "web")
 			holder, live := tc.prepare(t, g, app)
-			c := k8sClient
+			// A client of its own, indexed as the manager's cache is, shows
+			// the live holder, which no manager may reconcile while the
+			// phase runs.
+			builder := fake.NewClientBuilder().WithScheme(fixtures.Scheme()).
+				WithIndex(&appsv1alpha1.MyApp{}, hostIndex, func(o client.Object) []string {
+					return []string{o.(*appsv1alpha1.MyApp).Spec.Host}
+				})
 			if live != nil {
-				// A client of its own shows the live holder, which no
-				// manager may reconcile while the phase runs.
-				c = fake.NewClientBuilder().WithScheme(fixtures.Scheme()).WithObjects(live).
-					WithIndex(&appsv1alpha1.MyApp{}, hostIndex, func(o client.Object) []string {
-						return []string{o.(*appsv1alpha1.MyApp).Spec.Host}
-					}).Build()
+				builder = builder.WithObjects(live)
 			}
+			c := builder.Build()
 			// The holder's record at spec.host, as the phase reads it.
 			sharedDNS().removeAtEnd(t, app.Spec.Host)
 			sharedDNS().seed(t, g, app.Spec.Host, "198.51.100.7", holder)

@@ -85,12 +85,15 @@ func heldHosts(app *appsv1alpha1.MyApp) []string {
 
 // routedHostsBeforeDNS is what the Ingress routes before this pass has asked
 // the DNS service anything: of what it routes now, the hosts the status
-// shows held. It never adds a host: only the DNS phase's routes do
+// shows held, and spec.host. It never adds a host: only the DNS phase's routes do
 // (reconcileIngressRoutes), so a route write that is refused for good (an
 // admission policy) cannot keep the DNS phase from running, and a host
 // released or being handed over is never routed again from a stale status.
 func routedHostsBeforeDNS(app *appsv1alpha1.MyApp, ing *networkingv1.Ingress) sets.Set[string] {
-	held := sets.New(heldHosts(app)...)
+	// spec.host counts as held when the Ingress routes it: only a DNS phase
+	// that found it held routed it, and the status in the cache may not
+	// show that pass's write yet.
+	held := sets.New(heldHosts(app)...).Insert(app.Spec.Host)
 	hosts := sets.New[string]()
 	for _, rule := range ing.Spec.Rules {
 		if rule.HTTP != nil && held.Has(rule.Host) {
