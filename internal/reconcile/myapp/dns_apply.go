@@ -283,13 +283,20 @@ func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string
 	s.dnsState(false, reason, msg)
 
 	if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
-		return ctrl.Result{}, pass.Wait(retryAfter, err)
+		// Never sooner than asked, and spread over a little more: every
+		// MyApp the gate held would otherwise call again at the instant
+		// it opens, and a service still throttling would close it again.
+		return ctrl.Result{}, pass.Wait(wait.Jitter(retryAfter, retryAfterJitter), err)
 	}
 	if reason == appsv1alpha1.DNSRequestRejectedReason && !deleting {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	return ctrl.Result{}, err
 }
+
+// retryAfterJitter spreads the MyApps that wait out one Retry-After over a
+// tenth of it after the time the service asked for.
+const retryAfterJitter = 0.1
 
 // deleteRejectedAdvice is the advice when a delete is refused as invalid. The
 // request cannot be wrong unless something between the operator and the
