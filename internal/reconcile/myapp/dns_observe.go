@@ -24,7 +24,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,6 +56,35 @@ type observation struct {
 // want a host it holds. reads is false for a pass that need not read the
 // service (not due and not moving): the plan then lets the status stand.
 func (r *Reconciler) observeDNS(ctx context.Context, s *scope, reads bool) (observation, error) {
+	o := r.newObservation(s, reads)
+	if !reads || (o.Deleting && o.Orphan && o.Marked) || (!o.Deleting && o.Target == (dnsplan.Target{})) {
+		return o, nil
+	}
+	for _, name := range o.Names() {
+		if err := r.readRecord(ctx, &o, name); err != nil {
+			if !o.Deleting {
+				return o, err
+			}
+			if o.readErr == nil {
+				o.readErr = err
+			}
+		}
+	}
+	if o.Deleting {
+		return o, nil
+	}
+	if err := r.observeHolder(ctx, s, &o); err != nil {
+		return o, err
+	}
+	if err := r.observeReceivers(ctx, s, &o); err != nil {
+		return o, err
+	}
+	return o, r.observeCycle(ctx, s, &o)
+}
+
+// newObservation is what the pass knows before it reads anything: the
+// spec, the status, the Ingress, the policy and the schedule's memory.
+func (r *Reconciler) newObservation(s *scope, reads bool) observation {
 	app := s.app
 	o := observation{Observation: dnsplan.Observation{
 		Now:       r.Clock.Now(),
@@ -85,32 +113,7 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope, reads bool) (obse
 	if last, ok := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID); ok && last.host != app.Spec.Host {
 		o.Waited = last.host
 	}
-	if !reads || (o.Deleting && o.Orphan && o.Marked) {
-		return o, nil
-	}
-	if !o.Deleting && o.Target == (dnsplan.Target{}) {
-		return o, nil
-	}
-	for _, name := range o.Names() {
-		if err := r.readRecord(ctx, &o, name); err != nil {
-			if !o.Deleting {
-				return o, err
-			}
-			if o.readErr == nil {
-				o.readErr = err
-			}
-		}
-	}
-	if o.Deleting {
-		return o, nil
-	}
-	if err := r.observeHolder(ctx, s, &o); err != nil {
-		return o, err
-	}
-	if err := r.observeReceivers(ctx, s, &o); err != nil {
-		return o, err
-	}
-	return o, r.observeCycle(ctx, s, &o)
+	return o
 }
 
 // maxCycle bounds the chain of moves observeCycle follows.
@@ -197,7 +200,7 @@ func (r *Reconciler) observeHolder(ctx context.Context, s *scope, o *observation
 		return nil
 	}
 	o.Former = &dnsplan.Former{Orphaned: former.orphaned}
-	if !o.Adopt && !(o.ReplaceLeaks && !former.orphaned) {
+	if !o.Adopt && (!o.ReplaceLeaks || former.orphaned) {
 		return nil
 	}
 	live := &appsv1alpha1.MyApp{}
@@ -259,7 +262,7 @@ func (r *Reconciler) holderMyApp(ctx context.Context, holder string) *appsv1alph
 		return nil
 	}
 	app := &appsv1alpha1.MyApp{}
-	if err := r.Client.Get(ctx, types.NamespacedName(ref.key), app); err != nil || app.UID != ref.uid {
+	if err := r.Client.Get(ctx, ref.key, app); err != nil || app.UID != ref.uid {
 		return nil
 	}
 	return app

@@ -241,18 +241,38 @@ func Make(o Observation) Plan {
 	if o.Target == (Target{}) {
 		return Plan{Outcome: Outcome{Kind: KindWaitingForAddress}}
 	}
-	rec, read := o.Records[o.Host]
-	if !o.Due || !read {
+	if _, read := o.Records[o.Host]; !o.Due || !read {
 		// Nothing read, nothing decided: the status and the routes stand.
 		return Plan{Outcome: Outcome{Kind: KindStands}}
 	}
+	calls, holder := planSpecHost(o)
+	holds := holder == ""
+	moves := planOthers(o, holds)
+
+	out := Outcome{Routes: moves.routes, Previous: moves.kept, Moving: moves.busy, Read: o.Host}
+	if holds {
+		out.Kind, out.Holds = KindHeld, o.Host
+	} else {
+		out.Kind, out.Holder = KindConflict, holder
+		if len(moves.kept) > 0 {
+			out.Holds, out.Previous = moves.kept[0], moves.kept[1:]
+		}
+	}
+	if out.Routes == nil {
+		out.Routes = []string{}
+	}
+	slices.Sort(out.Routes)
+	return Plan{Calls: append(calls, moves.calls...), Outcome: out}
+}
+
+// planSpecHost is what makes spec.host this MyApp's: the calls, or the
+// owner holding it when it cannot be had ("" when it is held after them).
+func planSpecHost(o Observation) (calls []Call, holder string) {
 	want := o.Want()
-	var calls []Call
-	holds := true
-	holder := ""
+	rec := o.Records[o.Host]
 	switch {
 	case rec.Name == "":
-		calls = append(calls, Call{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate})
+		return []Call{{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate}}, ""
 	case o.Self.Owns(rec.Owner):
 		if rec.Owner != want.Owner {
 			why := WhyMark
@@ -261,28 +281,44 @@ func Make(o Observation) Plan {
 			}
 			calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: why})
 		}
-		if !sameValue(rec, want) {
-			calls = append(calls, Call{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyUpdate})
-		}
 	case o.Former != nil && o.SelfLive && o.Adopt:
 		calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: WhyAdopt})
-		if !sameValue(rec, want) {
-			calls = append(calls, Call{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyUpdate})
-		}
 	case o.Former != nil && o.SelfLive && o.ReplaceLeaks && !o.Former.Orphaned:
-		calls = append(calls,
-			Call{Op: OpDelete, Name: o.Host, Owner: rec.Owner, Why: WhyReplaceLeak},
-			Call{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate})
+		return []Call{
+			{Op: OpDelete, Name: o.Host, Owner: rec.Owner, Why: WhyReplaceLeak},
+			{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate},
+		}, ""
 	default:
-		holds, holder = false, rec.Owner
+		return nil, rec.Owner
 	}
+	if !sameValue(rec, want) {
+		calls = append(calls, Call{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyUpdate})
+	}
+	return calls, ""
+}
 
+// moves is what becomes of the hosts held other than spec.host.
+type moves struct {
+	calls        []Call
+	routes, kept []string
+	// busy is set while a step of a move is under way.
+	busy bool
+}
+
+// planOthers decides each host held other than spec.host, given whether
+// spec.host is held once the calls succeeded.
+func planOthers(o Observation, holds bool) moves {
 	routed := setOf(o.Routed)
 	specRouted := holds && routed[o.Host]
-	var routes, kept []string
-	busy := false
+	var m moves
 	if holds {
-		routes = append(routes, o.Host)
+		m.routes = append(m.routes, o.Host)
+	}
+	keep := func(h string, route bool) {
+		m.kept = append(m.kept, h)
+		if route {
+			m.routes = append(m.routes, h)
+		}
 	}
 	for _, h := range o.others() {
 		r, read := o.Records[h]
@@ -290,10 +326,7 @@ func Make(o Observation) Plan {
 			// Not ours any more: nothing to keep, route or release. A held
 			// host not read is kept as it is.
 			if !read && slices.Contains(o.Held, h) {
-				kept = append(kept, h)
-				if routed[h] {
-					routes = append(routes, h)
-				}
+				keep(h, routed[h])
 			}
 			continue
 		}
@@ -301,40 +334,24 @@ func Make(o Observation) Plan {
 		switch {
 		case holds && !specRouted:
 			// The old host stays held and routed until spec.host is routed.
-			kept = append(kept, h)
-			routes = append(routes, h)
-			busy = true
+			keep(h, true)
+			m.busy = true
 		case !holds && (!wanted || !o.GiveFirst):
 			// In conflict: the old name is kept, unless this MyApp is the
 			// one of a closed cycle of moves that gives first.
-			kept = append(kept, h)
-			routes = append(routes, h)
+			keep(h, true)
 		case routed[h]:
 			// Unrouted now; released once the Ingress no longer routes it.
-			kept = append(kept, h)
-			busy = true
+			keep(h, false)
+			m.busy = true
 		case wanted:
-			calls = append(calls, Call{Op: OpTransfer, Name: h, From: r.Owner, To: peer.Owner, Why: WhyHandOver, Peer: peer})
-			busy = true
+			m.calls = append(m.calls, Call{Op: OpTransfer, Name: h, From: r.Owner, To: peer.Owner, Why: WhyHandOver, Peer: peer})
+			m.busy = true
 		default:
-			calls = append(calls, Call{Op: OpDelete, Name: h, Owner: r.Owner, Why: WhyRelease})
+			m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: r.Owner, Why: WhyRelease})
 		}
 	}
-
-	out := Outcome{Routes: routes, Previous: kept, Moving: busy, Read: o.Host}
-	if holds {
-		out.Kind, out.Holds = KindHeld, o.Host
-	} else {
-		out.Kind, out.Holder = KindConflict, holder
-		if len(kept) > 0 {
-			out.Holds, out.Previous = kept[0], kept[1:]
-		}
-	}
-	if out.Routes == nil {
-		out.Routes = []string{}
-	}
-	slices.Sort(out.Routes)
-	return Plan{Calls: calls, Outcome: out}
+	return m
 }
 
 // planDelete deals with the records of a MyApp being deleted: under Orphan

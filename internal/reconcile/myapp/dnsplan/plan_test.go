@@ -59,7 +59,8 @@ func (s recordState) String() string {
 // the other names.
 var (
 	specStates = func() []recordState {
-		out := []recordState{{unread: true}, {}}
+		out := make([]recordState, 0, 14)
+		out = append(out, recordState{unread: true}, recordState{})
 		for _, owner := range []string{me, meOrphaned, foreign, former, formerOrph, peerOwner} {
 			for _, v := range []string{wantedIP, staleIP} {
 				out = append(out, recordState{owner: owner, value: v})
@@ -184,8 +185,6 @@ func (s service) apply(c Call) error {
 
 // checkPlan asserts the per-plan properties; it returns the first broken.
 func checkPlan(o Observation, p Plan) error {
-	routed := setOf(o.Routed)
-	specRouted := routed[o.Host]
 	svc := service{}
 	for name, r := range o.Records {
 		if r.Name != "" {
@@ -193,57 +192,15 @@ func checkPlan(o Observation, p Plan) error {
 		}
 	}
 	for _, c := range p.Calls {
-		cur, read := o.Records[c.Name]
-		// 1. Nothing is called on a name that was not read.
-		if !read {
-			return fmt.Errorf("%s %s on a name not read", c.Op, c.Name)
-		}
-		// 2. Another owner's record is touched only to adopt or replace a leak.
-		if cur.Name != "" && !o.Self.Owns(cur.Owner) && svc[c.Name].Owner == cur.Owner {
-			adopt := c.Why == WhyAdopt && o.Former != nil && o.SelfLive && o.Adopt && c.Name == o.Host
-			leak := c.Why == WhyReplaceLeak && o.Former != nil && !o.Former.Orphaned && o.SelfLive &&
-				o.ReplaceLeaks && c.Name == o.Host
-			if !adopt && !leak {
-				return fmt.Errorf("%s %s (%s) touches %s's record", c.Op, c.Name, c.Why, cur.Owner)
-			}
-		}
-		// 3. A host is released only once the Ingress does not route it,
-		// and never while deleting under Orphan.
-		if !o.Deleting && c.Name != o.Host && (c.Op == OpDelete || c.Why == WhyHandOver) && routed[c.Name] {
-			return fmt.Errorf("%s %s while the Ingress routes it", c.Op, c.Name)
-		}
-		if c.Op == OpDelete && o.Orphan && o.Deleting {
-			return fmt.Errorf("deletes %s of a MyApp deleted with Orphan", c.Name)
-		}
-		// 4. A release by delete only once spec.host is held and routed.
-		if c.Why == WhyRelease && !(specRouted && p.Outcome.Kind == KindHeld) {
-			return fmt.Errorf("releases %s before spec.host is routed", c.Name)
-		}
-		// 5. A hand-over only to the live MyApp that wants the host, and in
-		// a conflict only by the MyApp of a cycle that gives first.
-		if c.Why == WhyHandOver && o.Receivers[c.Name].Owner != c.To {
-			return fmt.Errorf("hands %s to %s, who does not want it", c.Name, c.To)
-		}
-		if c.Why == WhyHandOver && p.Outcome.Kind == KindConflict && !o.GiveFirst {
-			return fmt.Errorf("hands %s over without holding spec.host, though not first of a cycle", c.Name)
+		if err := checkCall(o, p, svc, c); err != nil {
+			return err
 		}
 		if err := svc.apply(c); err != nil {
 			return fmt.Errorf("%s %s: %v", c.Op, c.Name, err)
 		}
 	}
 	if o.Deleting {
-		if p.Outcome.Kind == KindReleased && o.Orphan && !p.Outcome.Unmarked {
-			// 6. Under Orphan, every record of this MyApp is marked.
-			for name, r := range svc {
-				if r.Owner == o.Self.Owner && (name == o.Host || slices.Contains(o.Held, name)) {
-					return fmt.Errorf("lets the MyApp go with %s unmarked", name)
-				}
-			}
-		}
-		if p.Outcome.Unmarked && o.Now.Before(o.DeletingSince.Add(OrphanMarkWait)) {
-			return fmt.Errorf("gives up marking before the wait is over")
-		}
-		return nil
+		return checkDeletion(o, p, svc)
 	}
 	if p.Outcome.Routes == nil {
 		// Nothing decided: the Ingress stays as it is.
@@ -252,6 +209,90 @@ func checkPlan(o Observation, p Plan) error {
 		}
 		return nil
 	}
+	if err := checkRoutes(o, p, svc); err != nil {
+		return err
+	}
+	// 9. Under Orphan, spec.host's record is written marked.
+	if o.Orphan && p.Outcome.Kind == KindHeld && svc[o.Host].Owner != o.Self.Orphaned {
+		return fmt.Errorf("holds spec.host unmarked under Orphan")
+	}
+	if !o.Orphan && p.Outcome.Kind == KindHeld && svc[o.Host].Owner != o.Self.Owner {
+		return fmt.Errorf("holds spec.host marked orphaned under Delete")
+	}
+	return nil
+}
+
+// checkCall checks one call against the service as the calls before it
+// left it (properties 1 to 5).
+func checkCall(o Observation, p Plan, svc service, c Call) error {
+	cur, read := o.Records[c.Name]
+	// 1. Nothing is called on a name that was not read.
+	if !read {
+		return fmt.Errorf("%s %s on a name not read", c.Op, c.Name)
+	}
+	// 2. Another owner's record is touched only to adopt or replace a leak.
+	if cur.Name != "" && !o.Self.Owns(cur.Owner) && svc[c.Name].Owner == cur.Owner && !mayTakeOver(o, c) {
+		return fmt.Errorf("%s %s (%s) touches %s's record", c.Op, c.Name, c.Why, cur.Owner)
+	}
+	return checkRelease(o, p, c)
+}
+
+// mayTakeOver reports whether c may touch another owner's record: to adopt,
+// or replace the leak of, an earlier MyApp of this name at spec.host, once
+// the API server showed this MyApp live.
+func mayTakeOver(o Observation, c Call) bool {
+	if o.Former == nil || !o.SelfLive || c.Name != o.Host {
+		return false
+	}
+	return c.Why == WhyAdopt && o.Adopt || c.Why == WhyReplaceLeak && !o.Former.Orphaned && o.ReplaceLeaks
+}
+
+// checkRelease checks the calls that give a host up (properties 3 to 5).
+func checkRelease(o Observation, p Plan, c Call) error {
+	routed := setOf(o.Routed)
+	// 3. A host is released only once the Ingress does not route it, and
+	// never while deleting under Orphan.
+	if !o.Deleting && c.Name != o.Host && (c.Op == OpDelete || c.Why == WhyHandOver) && routed[c.Name] {
+		return fmt.Errorf("%s %s while the Ingress routes it", c.Op, c.Name)
+	}
+	if c.Op == OpDelete && o.Orphan && o.Deleting {
+		return fmt.Errorf("deletes %s of a MyApp deleted with Orphan", c.Name)
+	}
+	// 4. A release by delete only once spec.host is held and routed.
+	if c.Why == WhyRelease && (!routed[o.Host] || p.Outcome.Kind != KindHeld) {
+		return fmt.Errorf("releases %s before spec.host is routed", c.Name)
+	}
+	// 5. A hand-over only to the live MyApp that wants the host, and in a
+	// conflict only by the MyApp of a cycle that gives first.
+	if c.Why == WhyHandOver && o.Receivers[c.Name].Owner != c.To {
+		return fmt.Errorf("hands %s to %s, who does not want it", c.Name, c.To)
+	}
+	if c.Why == WhyHandOver && p.Outcome.Kind == KindConflict && !o.GiveFirst {
+		return fmt.Errorf("hands %s over without holding spec.host, though not first of a cycle", c.Name)
+	}
+	return nil
+}
+
+// checkDeletion checks a deletion's outcome (property 6).
+func checkDeletion(o Observation, p Plan, svc service) error {
+	if p.Outcome.Kind == KindReleased && o.Orphan && !p.Outcome.Unmarked {
+		// 6. Under Orphan, every record of this MyApp is marked.
+		for name, r := range svc {
+			if r.Owner == o.Self.Owner && (name == o.Host || slices.Contains(o.Held, name)) {
+				return fmt.Errorf("lets the MyApp go with %s unmarked", name)
+			}
+		}
+	}
+	if p.Outcome.Unmarked && o.Now.Before(o.DeletingSince.Add(OrphanMarkWait)) {
+		return fmt.Errorf("gives up marking before the wait is over")
+	}
+	return nil
+}
+
+// checkRoutes checks the routes of a live MyApp's outcome (properties 7
+// and 8).
+func checkRoutes(o Observation, p Plan, svc service) error {
+	routed := setOf(o.Routed)
 	// 7. The Ingress routes only hosts held once the calls succeeded.
 	for _, h := range p.Outcome.Routes {
 		if _, read := o.Records[h]; !read {
@@ -266,26 +307,20 @@ func checkPlan(o Observation, p Plan) error {
 	}
 	// 8. The move order: a held old host the Ingress routes stays routed
 	// until spec.host is held and routed.
-	if !(p.Outcome.Kind == KindHeld && specRouted) {
-		for _, h := range o.Held {
-			r, read := o.Records[h]
-			if h == o.Host || !routed[h] || !read || !o.Self.Owns(r.Owner) {
-				continue
-			}
-			if _, wanted := o.Receivers[h]; wanted && p.Outcome.Kind == KindConflict && o.GiveFirst {
-				continue // handed over: the one step a cycle needs, by one MyApp of it
-			}
-			if !slices.Contains(p.Outcome.Routes, h) {
-				return fmt.Errorf("unroutes %s before spec.host is held and routed", h)
-			}
+	if p.Outcome.Kind == KindHeld && routed[o.Host] {
+		return nil
+	}
+	for _, h := range o.Held {
+		r, read := o.Records[h]
+		if h == o.Host || !routed[h] || !read || !o.Self.Owns(r.Owner) {
+			continue
 		}
-	}
-	// 9. Under Orphan, spec.host's record is written marked.
-	if o.Orphan && p.Outcome.Kind == KindHeld && svc[o.Host].Owner != o.Self.Orphaned {
-		return fmt.Errorf("holds spec.host unmarked under Orphan")
-	}
-	if !o.Orphan && p.Outcome.Kind == KindHeld && svc[o.Host].Owner != o.Self.Owner {
-		return fmt.Errorf("holds spec.host marked orphaned under Delete")
+		if _, wanted := o.Receivers[h]; wanted && p.Outcome.Kind == KindConflict && o.GiveFirst {
+			continue // handed over: the one step a cycle needs, by one MyApp of it
+		}
+		if !slices.Contains(p.Outcome.Routes, h) {
+			return fmt.Errorf("unroutes %s before spec.host is held and routed", h)
+		}
 	}
 	return nil
 }
@@ -420,185 +455,212 @@ type seqApp struct {
 	waited  string
 }
 
+// sequence is one seeded run: the MyApps, the model service, and the
+// records that must survive.
+type sequence struct {
+	t     *testing.T
+	seed  uint64
+	rng   *rand.Rand
+	hosts []string
+	svc   service
+	apps  []*seqApp
+	kept  map[string]string // records that must survive: name -> orphaned owner
+	now   time.Time
+}
+
 func runSequence(t *testing.T, seed uint64) {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	hosts := []string{"h1", "h2", "h3", "h4"}
-	svc := service{}
-	apps := make([]*seqApp, 4)
-	for i := range apps {
-		apps[i] = &seqApp{name: fmt.Sprintf("app%d", i), host: hosts[i],
-			self: Self{Owner: fmt.Sprintf("myapp-operator/ns/app%d/u", i), Orphaned: fmt.Sprintf("myapp-operator-orphaned/ns/app%d/u", i)}}
-	}
-	kept := map[string]string{} // records that must survive: name -> orphaned owner
-	now := time.Unix(1_800_000_000, 0)
-	step := func(a *seqApp, faults bool) {
-		if a.gone {
-			return
-		}
-		o := Observation{Now: now, Self: a.self, Host: a.host, Orphan: a.orphan, Deleting: a.deleted,
-			DeletingSince: now, Target: Target{Type: "A", Value: wantedIP}, TTL: 300, Due: true,
-			Held: a.held, Routed: a.routed, Records: map[string]Record{}, Receivers: map[string]Peer{}, Waited: a.waited}
-		for _, name := range o.Names() {
-			if faults && rng.IntN(8) == 0 {
-				continue // the read failed
-			}
-			o.Records[name] = svc[name]
-		}
-		if _, ok := o.Records[a.host]; !ok && !a.deleted {
-			return // the read of spec.host failed: the pass ends
-		}
-		for _, h := range o.Held {
-			for _, b := range apps {
-				if b != a && !b.gone && !b.deleted && b.host == h {
-					o.Receivers[h] = Peer{Key: b.name, Owner: b.self.Owner}
-					if b.orphan {
-						o.Receivers[h] = Peer{Key: b.name, Owner: b.self.Orphaned}
-					}
-				}
-			}
-		}
-		o.GiveFirst = giveFirst(apps, svc, a)
-		p := Make(o)
-		if err := checkPlan(o, p); err != nil {
-			t.Fatalf("seed %d: %s: %v", seed, a.name, err)
-		}
-		if !a.deleted {
-			a.waited = p.Outcome.Read
-		}
-		for i, c := range p.Calls {
-			failed := faults && rng.IntN(8) == 0
-			if !failed && svc.apply(c) != nil {
-				failed = true // a race: the next pass observes again
-			}
-			if failed {
-				// The pass ends; its status records what the calls did,
-				// and the routes stay.
-				if !a.deleted {
-					holds, previous := p.HeldAfter(o, i)
-					a.held = nil
-					if holds != "" {
-						a.held = append(a.held, holds)
-					}
-					a.held = append(a.held, previous...)
-				}
-				return
-			}
-		}
-		if a.deleted {
-			if p.Outcome.Kind == KindReleased {
-				a.gone = true
-			}
-			return
-		}
-		a.held = nil
-		if p.Outcome.Holds != "" {
-			a.held = append(a.held, p.Outcome.Holds)
-		}
-		a.held = append(a.held, p.Outcome.Previous...)
-		if !(faults && rng.IntN(8) == 0) { // the route write may be refused
-			a.routed = p.Outcome.Routes
-		}
-	}
-	check := func(when string) {
-		routedBy := map[string]string{}
-		for _, a := range apps {
-			if a.gone || a.deleted {
-				continue // a deleted MyApp's Ingress goes with it
-			}
-			for _, h := range a.routed {
-				if b, ok := routedBy[h]; ok {
-					t.Fatalf("seed %d %s: %s routed by %s and %s", seed, when, h, a.name, b)
-				}
-				routedBy[h] = a.name
-				if !a.self.Owns(svc[h].Owner) {
-					t.Fatalf("seed %d %s: %s routes %s, held by %q", seed, when, a.name, h, svc[h].Owner)
-				}
-			}
-		}
-		for name, owner := range kept {
-			if svc[name].Owner != owner {
-				t.Fatalf("seed %d %s: the record %s kept under Orphan is %+v", seed, when, name, svc[name])
-			}
-		}
+	q := &sequence{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 7)), hosts: []string{"h1", "h2", "h3", "h4"},
+		svc: service{}, kept: map[string]string{}, now: time.Unix(1_800_000_000, 0)}
+	for i := range 4 {
+		q.apps = append(q.apps, &seqApp{name: fmt.Sprintf("app%d", i), host: q.hosts[i],
+			self: Self{Owner: fmt.Sprintf("myapp-operator/ns/app%d/u", i), Orphaned: fmt.Sprintf("myapp-operator-orphaned/ns/app%d/u", i)}})
 	}
 	for i := range 60 {
-		a := apps[rng.IntN(len(apps))]
-		switch r := rng.IntN(20); {
-		case r == 0 && !a.deleted:
-			a.host = hosts[rng.IntN(len(hosts))]
-		case r == 1 && !a.deleted: // a rotation of every MyApp
-			first := apps[0].host
-			for j := range len(apps) - 1 {
-				apps[j].host = apps[j+1].host
+		a := q.apps[q.rng.IntN(len(q.apps))]
+		q.edit(a, i)
+		q.step(a, true)
+		q.check(fmt.Sprintf("step %d", i))
+	}
+	// The faults stop, and the orphan sweep runs: it deletes the records
+	// of MyApps that are gone, unless marked orphaned.
+	for name, rec := range q.svc {
+		for _, a := range q.apps {
+			if a.gone && rec.Owner == a.self.Owner {
+				delete(q.svc, name)
 			}
-			apps[len(apps)-1].host = first
-			// Each edit brings a pass of the MyApp edited, as its watch
-			// does; edits of one MyApp that come faster than its passes
-			// are the residual strandedHandOvers counts.
-			for _, b := range apps {
-				step(b, true)
-			}
-		case r == 2 && !a.deleted:
-			a.orphan = !a.orphan
-		case r == 3 && i > 30 && !a.deleted:
-			a.deleted = true
-			if a.orphan {
-				for name, rec := range svc {
-					if rec.Owner == a.self.Orphaned {
-						kept[name] = rec.Owner
-					}
+		}
+	}
+	for range 12 * len(q.apps) {
+		for _, a := range q.apps {
+			q.step(a, false)
+			q.check("settling")
+		}
+	}
+	for _, a := range q.apps {
+		q.converged(a)
+	}
+}
+
+// edit makes one random change of a: a new host, a rotation of every
+// MyApp, a policy change, or (in the second half) a deletion.
+func (q *sequence) edit(a *seqApp, i int) {
+	if a.deleted {
+		return
+	}
+	switch r := q.rng.IntN(20); {
+	case r == 0:
+		a.host = q.hosts[q.rng.IntN(len(q.hosts))]
+	case r == 1:
+		first := q.apps[0].host
+		for j := range len(q.apps) - 1 {
+			q.apps[j].host = q.apps[j+1].host
+		}
+		q.apps[len(q.apps)-1].host = first
+		// Each edit brings a pass of the MyApp edited, as its watch does.
+		for _, b := range q.apps {
+			q.step(b, true)
+		}
+	case r == 2:
+		a.orphan = !a.orphan
+	case r == 3 && i > 30:
+		a.deleted = true
+		if a.orphan {
+			for name, rec := range q.svc {
+				if rec.Owner == a.self.Orphaned {
+					q.kept[name] = rec.Owner
 				}
 			}
 		}
-		step(a, true)
-		check(fmt.Sprintf("step %d", i))
 	}
-	// The faults stop, and the orphan sweep runs: it deletes the records
-	// of MyApps that are gone, unless marked orphaned (a record handed to
-	// a MyApp whose spec changed before it read it is known to no status).
-	for name, rec := range svc {
-		for _, a := range apps {
-			if a.gone && rec.Owner == a.self.Owner {
-				delete(svc, name)
+}
+
+// observe is what a's pass reads; ok is false when the read of spec.host
+// failed, which ends a live MyApp's pass.
+func (q *sequence) observe(a *seqApp, faults bool) (Observation, bool) {
+	o := Observation{Now: q.now, Self: a.self, Host: a.host, Orphan: a.orphan, Deleting: a.deleted,
+		DeletingSince: q.now, Target: Target{Type: "A", Value: wantedIP}, TTL: 300, Due: true,
+		Held: a.held, Routed: a.routed, Records: map[string]Record{}, Receivers: map[string]Peer{}, Waited: a.waited}
+	for _, name := range o.Names() {
+		if faults && q.rng.IntN(8) == 0 {
+			continue // the read failed
+		}
+		o.Records[name] = q.svc[name]
+	}
+	if _, ok := o.Records[a.host]; !ok && !a.deleted {
+		return o, false
+	}
+	for _, h := range o.Held {
+		for _, b := range q.apps {
+			if b != a && !b.gone && !b.deleted && b.host == h {
+				o.Receivers[h] = Peer{Key: b.name, Owner: b.self.Owner}
+				if b.orphan {
+					o.Receivers[h] = Peer{Key: b.name, Owner: b.self.Orphaned}
+				}
 			}
 		}
 	}
-	// Every live MyApp whose spec.host no other live MyApp wants converges.
-	for range 12 * len(apps) {
-		for _, a := range apps {
-			step(a, false)
-			check("settling")
+	o.GiveFirst = giveFirst(q.apps, q.svc, a)
+	return o, true
+}
+
+// step runs one pass of a: observe, plan, check the plan, apply it with
+// calls and route writes failing at random when faults is set.
+func (q *sequence) step(a *seqApp, faults bool) {
+	if a.gone {
+		return
+	}
+	o, ok := q.observe(a, faults)
+	if !ok {
+		return
+	}
+	p := Make(o)
+	if err := checkPlan(o, p); err != nil {
+		q.t.Fatalf("seed %d: %s: %v", q.seed, a.name, err)
+	}
+	if !a.deleted {
+		a.waited = p.Outcome.Read
+	}
+	for i, c := range p.Calls {
+		failed := faults && q.rng.IntN(8) == 0
+		if !failed && q.svc.apply(c) != nil {
+			failed = true // a race: the next pass observes again
+		}
+		if failed {
+			// The pass ends; its status records what the calls did, and
+			// the routes stay.
+			if !a.deleted {
+				a.setHeld(p.HeldAfter(o, i))
+			}
+			return
 		}
 	}
-	for _, a := range apps {
+	if a.deleted {
+		a.gone = p.Outcome.Kind == KindReleased
+		return
+	}
+	a.setHeld(p.Outcome.Holds, p.Outcome.Previous)
+	if !faults || q.rng.IntN(8) != 0 { // the route write may be refused
+		a.routed = p.Outcome.Routes
+	}
+}
+
+func (a *seqApp) setHeld(holds string, previous []string) {
+	a.held = nil
+	if holds != "" {
+		a.held = append(a.held, holds)
+	}
+	a.held = append(a.held, previous...)
+}
+
+// check asserts the invariants after a step.
+func (q *sequence) check(when string) {
+	routedBy := map[string]string{}
+	for _, a := range q.apps {
 		if a.gone || a.deleted {
-			continue
+			continue // a deleted MyApp's Ingress goes with it
 		}
-		contested := false
-		for _, b := range apps {
-			if b != a && !b.gone && b.host == a.host {
-				contested = true
+		for _, h := range a.routed {
+			if b, ok := routedBy[h]; ok {
+				q.t.Fatalf("seed %d %s: %s routed by %s and %s", q.seed, when, h, a.name, b)
+			}
+			routedBy[h] = a.name
+			if !a.self.Owns(q.svc[h].Owner) {
+				q.t.Fatalf("seed %d %s: %s routes %s, held by %q", q.seed, when, a.name, h, q.svc[h].Owner)
 			}
 		}
-		if blocked(apps, svc, a) {
-			contested = true // behind a record kept for a MyApp deleted with Orphan
+	}
+	for name, owner := range q.kept {
+		if q.svc[name].Owner != owner {
+			q.t.Fatalf("seed %d %s: the record %s kept under Orphan is %+v", q.seed, when, name, q.svc[name])
 		}
-		if contested {
-			continue
+	}
+}
+
+// converged asserts that a live MyApp whose move can end (no other live
+// MyApp wants its host, and no record kept for good stands in the way)
+// holds and routes spec.host, and only it.
+func (q *sequence) converged(a *seqApp) {
+	if a.gone || a.deleted || blocked(q.apps, q.svc, a) {
+		return
+	}
+	for _, b := range q.apps {
+		if b != a && !b.gone && b.host == a.host {
+			return // contested
 		}
-		if rec := svc[a.host]; !a.self.Owns(rec.Owner) && strandedAny(apps, svc) {
-			strandedHandOvers++ // the residual the package comment names
-			continue
+	}
+	rec := q.svc[a.host]
+	if !a.self.Owns(rec.Owner) && strandedAny(q.apps, q.svc) {
+		strandedHandOvers++ // the residual the package comment names
+		return
+	}
+	if !a.self.Owns(rec.Owner) {
+		for _, b := range q.apps {
+			q.t.Logf("%s: host %s held %v routed %v orphan %t deleted %t gone %t", b.name, b.host, b.held, b.routed, b.orphan, b.deleted, b.gone)
 		}
-		if rec := svc[a.host]; !a.self.Owns(rec.Owner) {
-			for _, b := range apps {
-				t.Logf("%s: host %s held %v routed %v orphan %t deleted %t gone %t", b.name, b.host, b.held, b.routed, b.orphan, b.deleted, b.gone)
-			}
-			t.Fatalf("seed %d: %s does not hold %s after settling (%+v); held %v routed %v", seed, a.name, a.host, rec, a.held, a.routed)
-		}
-		if !slices.Equal(a.routed, []string{a.host}) {
-			t.Fatalf("seed %d: %s routes %v after settling, not %s", seed, a.name, a.routed, a.host)
-		}
+		q.t.Fatalf("seed %d: %s does not hold %s after settling (%+v); held %v routed %v", q.seed, a.name, a.host, rec, a.held, a.routed)
+	}
+	if !slices.Equal(a.routed, []string{a.host}) {
+		q.t.Fatalf("seed %d: %s routes %v after settling, not %s", q.seed, a.name, a.routed, a.host)
 	}
 }
 
