@@ -165,6 +165,15 @@ type DNSRecordStatus struct {
 	// Unknown.
 	// +optional
 	LastObservedState DNSRecordState `json:"lastObservedState,omitempty"`
+
+	// Previous are other hosts this MyApp still holds during a move: each
+	// stays registered and routed until spec.host is registered and routed,
+	// and is then unrouted and released (deleted, or handed to the MyApp
+	// that wants it).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=8
+	Previous []string `json:"previous,omitempty"`
 }
 
 // MyAppStatus is the observed state of a MyApp.

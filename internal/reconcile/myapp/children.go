@@ -163,7 +163,16 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (ctrl.Resu
 	}
 
 	s.ingress = &networkingv1.Ingress{ObjectMeta: *meta.DeepCopy()}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.ingress), s.ingress); apierrors.IsNotFound(err) {
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.ingress), s.ingress)
+	if apierrors.IsNotFound(err) {
+		// The cache holds only labelled children: an Ingress whose label
+		// was stripped is missing from it, not from the cluster. Read
+		// from the API server before taking it for new, or the DNS phase
+		// would see no load-balancer address and repoint the live record
+		// at the default target.
+		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.ingress), s.ingress)
+	}
+	if apierrors.IsNotFound(err) {
 		// A new Ingress has no load-balancer address for the record to
 		// point at, so the DNS phase does not need it: it is created after
 		// that phase, routing what it found held, rather than created
@@ -181,18 +190,26 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (ctrl.Resu
 // new MyApp did not have yet, routing what that phase found held, or brings
 // an existing Ingress's rules to it. Once it ran, every child is written and
 // Ready follows the Deployment and DNSReady.
+//
+// A route write the API server refuses goes through handleChildError like
+// any other child write (Ready=False ChildWriteFailed in this pass, a
+// warning when the trouble starts, terminal when invalid); the hosts the
+// Ingress routes then stay as they were, and the DNS phase keeps the old
+// host held until the Ingress routes spec.host (dnsplan).
 func (r *Reconciler) reconcileIngressRoutes(ctx context.Context, s *scope) (ctrl.Result, error) {
-	var routeErr error
 	if s.ingressDeferred {
 		if err := r.reconcileIngress(ctx, s); err != nil {
 			return r.handleChildError(ctx, s, err)
 		}
-	} else {
-		routeErr = r.syncIngressRoutes(ctx, s)
+	} else if err := r.syncIngressRoutes(ctx, s); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return r.handleChildError(ctx, s, &staleChildError{kind: "Ingress", name: s.ingress.Name, err: err})
+		}
+		return r.handleChildError(ctx, s, &childWriteError{kind: "Ingress", name: s.ingress.Name, verb: "route the held hosts in", err: err})
 	}
 	r.childTroubles.forget(client.ObjectKeyFromObject(s.app))
 	s.readiness.childrenWritten = true
-	return ctrl.Result{}, routeErr
+	return ctrl.Result{}, nil
 }
 
 // reconcileIngress creates or updates the Ingress. Once the DNS phase has
@@ -283,6 +300,12 @@ func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) 
 			r.event(app, nil, corev1.EventTypeWarning, eventChildConflict, "Reconcile"+conflict.kind, "%s", err)
 		}
 		s.readiness.child = &conditionState{reason: appsv1alpha1.ChildConflictReason, message: childConflictMessage(conflict)}
+		return ctrl.Result{}, pass.Wait(wait.Jitter(r.PendingPollInterval, pass.JitterFactor), err)
+	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// The namespace is being deleted, and the MyApp with it: a refused
+		// create is no trouble to report, and no warning is sent.
+		log.FromContext(ctx).V(1).Info("Namespace is being deleted; not writing children", "namespace", app.Namespace)
 		return ctrl.Result{}, pass.Wait(wait.Jitter(r.PendingPollInterval, pass.JitterFactor), err)
 	}
 	var stale *staleChildError

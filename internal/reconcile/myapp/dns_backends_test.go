@@ -331,7 +331,9 @@ func lifecycleRecreate(t *testing.T, b dnsBackend) {
 	// A late cleanup of the old incarnation leaves the new record alone.
 	stale := old.DeepCopy()
 	stale.DeletionTimestamp = ptr.To(metav1.Now())
-	g.Expect(b.reconciler().deleteRecordsExcept(t.Context(), stale, "")).To(Succeed())
+	_, _, done, _, err := b.reconciler().releaseRecords(t.Context(), &scope{app: stale})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
 	g.Expect(b.recordOf(t, recreated.Spec.Host)).To(And(
 		HaveField("Owner", recordOwner(recreated)), HaveField("State", extdns.StateActive)))
 	g.Expect(b.served(t, recreated.Spec.Host)).To(Equal([]string{defaultTarget}))

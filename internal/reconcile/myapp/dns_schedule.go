@@ -19,9 +19,11 @@ package myapp
 import (
 	"context"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -96,11 +98,17 @@ type dnsSeen struct {
 // holderSnapshot is what about the MyApp holding a contested host decides
 // whether it may release the host.
 type holderSnapshot struct {
-	key      types.NamespacedName
-	uid      types.UID
-	host     string
+	key  types.NamespacedName
+	uid  types.UID
+	host string
+	// dnsName is the hosts its status shows held, joined.
 	dnsName  string
 	deleting bool
+}
+
+// equal reports whether two reads left the same status.
+func (s dnsSeen) equal(other dnsSeen) bool {
+	return s.reason == other.reason && equality.Semantic.DeepEqual(s.record, other.record)
 }
 
 func seenOf(app *appsv1alpha1.MyApp) dnsSeen {
@@ -133,7 +141,7 @@ func snapshotOf(holder *appsv1alpha1.MyApp) *holderSnapshot {
 		deleting: !holder.DeletionTimestamp.IsZero(),
 	}
 	if holder.Status.DNS != nil {
-		s.dnsName = holder.Status.DNS.Name
+		s.dnsName = strings.Join(append([]string{holder.Status.DNS.Name}, holder.Status.DNS.Previous...), ",")
 	}
 	return s
 }
@@ -162,11 +170,7 @@ func (d *dnsSchedule) heldAtLastRead(app *appsv1alpha1.MyApp) sets.Set[string] {
 	if last, ok := d.get(client.ObjectKeyFromObject(app), app.UID); ok && app.ResourceVersion == last.readFrom {
 		st = &last.seen.record
 	}
-	routes := sets.New[string]()
-	if held := heldIn(st, app); held != "" {
-		routes.Insert(held)
-	}
-	return routes
+	return sets.New(heldHostsIn(st, app)...)
 }
 
 // forget drops what was remembered of key: its next pass reads the record
@@ -203,7 +207,7 @@ func nextDriftCheck(uid types.UID, interval time.Duration, now time.Time) time.T
 func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, recordType, value string) (due bool, untilDue time.Duration) {
 	now := r.Clock.Now()
 	st := app.Status.DNS
-	asWanted := st != nil && st.Name == app.Spec.Host && st.Owner == recordOwner(app) &&
+	asWanted := st != nil && st.Name == app.Spec.Host && st.Owner == wantedOwner(app) && len(st.Previous) == 0 &&
 		st.Type == recordType && st.Value == value
 	seen := seenOf(app)
 	conflict := seen.reason == appsv1alpha1.HostConflictReason
@@ -217,9 +221,9 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 		return true, 0
 	case conflict && last.adopt != wantsAdoption(app):
 		return true, 0 // the annotation asking to adopt the record came or went (adopt.go)
-	case last.seen != seen && app.ResourceVersion != last.readFrom:
+	case !last.seen.equal(seen) && app.ResourceVersion != last.readFrom:
 		return true, 0 // the status is not what the last read left
-	case !conflict && !asWanted && last.seen == seen:
+	case !conflict && !asWanted && last.seen.equal(seen):
 		return true, 0 // the target changed
 	case last.holder != nil && r.holderChanged(ctx, *last.holder):
 		return true, 0

@@ -22,13 +22,15 @@ limitations under the License.
 //
 // The files are cut by job, and calls go down this list, never up:
 // myapp_controller.go (setup, Reconcile, the phase list); the phases,
-// children.go, dns.go and delete.go; adopt.go and host_conflict.go, what the
-// DNS phase does when another owner holds the host; records.go, the record
-// deletes and the DNS error policy; dns_schedule.go, when the record is
+// children.go, dns.go and delete.go; dns_apply.go, which makes a DNS plan's
+// calls and shows its outcome (and the DNS error policy); dns_observe.go,
+// which reads what a plan depends on; dns_schedule.go, when the record is
 // read; routing.go, which hosts the Ingress routes; status.go, the
 // conditions derived from the scope; scope.go, owner.go (the owner
-// identities) and defaults.go. sweep.go is the orphaned-record sweep, a
-// runnable of its own. How a pass runs its phases and reads what they
-// return is shared with the BackupConfig controller, in
+// identities) and defaults.go. What the DNS phase and the deletion decide
+// is in the dnsplan package, pure: it reads nothing and calls nothing, so
+// its tests check every observation of a bounded space. sweep.go is the
+// orphaned-record sweep, a runnable of its own. How a pass runs its phases
+// and reads what they return is shared with the BackupConfig controller, in
 // internal/reconcile/pass.
 package myapp

@@ -144,6 +144,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.MyApp).Spec.Host} }); err != nil {
 		return fmt.Errorf("indexing MyApps by host: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.MyApp{}, heldIndex, heldIndexValues); err != nil {
+		return fmt.Errorf("indexing MyApps by held host: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1alpha1.MyApp{}).
 		// A MyApp waiting for a host another MyApp holds comes back when

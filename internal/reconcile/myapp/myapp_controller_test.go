@@ -34,6 +34,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -102,9 +103,9 @@ func TestNewMyAppMakesOnlyTheWritesItNeeds(t *testing.T) {
 }
 
 // TestEarlierHostRecordIsFoundOnceOneCanExist: once the spec has changed
-// (generation 2), a MyApp whose status shows no record, as after a crash
-// before a status write, lists the DNS service for records under earlier
-// hosts and deletes them.
+// (generation 2), a MyApp whose status shows no record and whom the manager
+// has no memory of, as after a crash before a status write, lists the DNS
+// service for records under earlier hosts and deletes them.
 func TestEarlierHostRecordIsFoundOnceOneCanExist(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -125,6 +126,8 @@ func TestEarlierHostRecordIsFoundOnceOneCanExist(t *testing.T) {
 	lost := "lost." + ns + ".example.com"
 	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: lost, Type: "A", Value: defaultTarget, TTL: 300, Owner: recordOwner(app)})
 	g.Expect(err).NotTo(HaveOccurred())
+	// A lost status write makes the manager forget what it read too.
+	reconciler.dnsChecks.forget(client.ObjectKeyFromObject(app))
 	orig := app.DeepCopy()
 	app.Status.DNS = nil
 	g.Expect(k8sClient.Status().Patch(t.Context(), app, client.MergeFrom(orig))).To(Succeed())
@@ -385,38 +388,42 @@ func TestSameNameRecreateKeepsTheNewRecord(t *testing.T) {
 	// record alone.
 	stale := old.DeepCopy()
 	stale.DeletionTimestamp = ptr.To(metav1.Now())
-	g.Expect(reconciler.deleteRecordsExcept(t.Context(), stale, "")).To(Succeed())
+	_, _, done, _, err := reconciler.releaseRecords(t.Context(), &scope{app: stale})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
 	g.Expect(recordsNamed(recreated.Spec.Host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(recreated)), HaveField("State", simulator.StateActive))))
 }
 
+// TestCrashBeforeStatusWriteLeaksNoRecord: a pass registered a second host
+// and crashed before its status write recorded it; then the user moved the
+// host a third time. The restarted manager has no memory of the MyApp, so
+// its first pass lists the owner's records and finds the lost one, which
+// the move then releases. The passes are driven one by one (a fake world),
+// so the crash's lost memory is exact, not raced by a running manager.
 func TestCrashBeforeStatusWriteLeaksNoRecord(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
-	app := newMyApp(ns, "web")
-	createReadyMyApp(t, g, app)
-	first := app.Spec.Host
+	first := "web.crash.example.com"
+	app := worldApp("crash", "web", first)
+	w := newFakeWorld(t, app)
+	w.settle(3, app)
 
-	// A reconcile registered a second host and crashed before its status
-	// write recorded it; then the user moved the host a third time.
-	lost := "lost." + ns + ".example.com"
-	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: lost, Type: "A", Value: defaultTarget, TTL: 300, Owner: recordOwner(app)})
+	lost := "lost.crash.example.com"
+	_, err := w.dns.client.Upsert(t.Context(), dns.Record{Name: lost, Type: "A", Value: defaultTarget, TTL: 300, Owner: recordOwner(app)})
 	g.Expect(err).NotTo(HaveOccurred())
-	third := "third." + ns + ".example.com"
-	app.Spec.Host = third
-	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
+	third := "third.crash.example.com"
+	w.r.dnsChecks.forget(client.ObjectKeyFromObject(app)) // the crash
+	w.setHost(app, third)
+	w.settle(5, app)
 
-	eventuallyReady(t, g, app)
-	g.Expect(app.Status.DNS).To(HaveField("Name", third))
-	g.Eventually(func() []string {
-		var names []string
-		for _, r := range sim.Records() {
-			if r.Owner == recordOwner(app) {
-				names = append(names, r.Name)
-			}
+	g.Expect(w.get(app).Status.DNS).To(HaveField("Name", third))
+	var names []string
+	for name, owner := range w.owners() {
+		if owner == recordOwner(app) {
+			names = append(names, name)
 		}
-		return names
-	}, timeout, interval).Should(ConsistOf(third), "only the current host's record is left; %s and %s are gone", first, lost)
+	}
+	g.Expect(names).To(ConsistOf(third), "only the current host's record is left; %s and %s are gone", first, lost)
 }
 
 func TestDNSDriftIsRepairedOnTheDriftCheck(t *testing.T) {
@@ -517,9 +524,14 @@ func TestOrphanReleasesAMyAppStuckOnAnOutage(t *testing.T) {
 	eventuallyDNSReason(t, g, app, appsv1alpha1.DNSServiceUnavailableReason)
 
 	// The documented way out: set deletionPolicy Orphan on the stuck MyApp.
+	// Its record was written under Delete, so it is not marked; the
+	// deletion waits for the service to mark it, at most OrphanMarkWait
+	// from its start, then goes.
 	g.Expect(k8sClient.Patch(t.Context(), app, client.RawPatch(types.MergePatchType,
 		[]byte(`{"spec":{"deletionPolicy":"Orphan"}}`)))).To(Succeed())
-	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, timeout, "the MyApp goes without the DNS service")
+	suiteClock.step(dnsplan.OrphanMarkWait)
+	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, DefaultMaxRetryDelay+15*time.Second,
+		"the MyApp goes without the DNS service once the wait is over")
 	g.Expect(recordsNamed(app.Spec.Host)).To(HaveLen(1), "the record was left alone")
 	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).
 		Should(ContainElement(eventDNSRecordOrphaned))

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
 // ownerPrefix starts every owner identity this operator writes.
@@ -107,4 +108,25 @@ func formerSelf(app *appsv1alpha1.MyApp, holder string) (recordOwnerRef, bool) {
 		return recordOwnerRef{}, false
 	}
 	return ref, true
+}
+
+// selfOf is app's owner identities, as the DNS planner compares them.
+func selfOf(app *appsv1alpha1.MyApp) dnsplan.Self {
+	return dnsplan.Self{Owner: recordOwner(app), Orphaned: orphanedRecordOwner(app)}
+}
+
+// ownedBy reports whether owner is one of app's identities: the one place
+// (dnsplan.Self.Owns) that tells this MyApp's records from another owner's.
+func ownedBy(app *appsv1alpha1.MyApp, owner string) bool {
+	return selfOf(app).Owns(owner)
+}
+
+// wantedOwner is the owner app's records carry: under deletionPolicy Orphan
+// they are written already marked orphaned, so the intent outlives any
+// failure during the deletion and the orphan sweep never takes them.
+func wantedOwner(app *appsv1alpha1.MyApp) string {
+	if app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan {
+		return orphanedRecordOwner(app)
+	}
+	return recordOwner(app)
 }

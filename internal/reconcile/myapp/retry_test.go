@@ -47,17 +47,18 @@ func TestDeletionResumesSoonAfterManyFailedPasses(t *testing.T) {
 	// Every event starts a pass at once, whatever the backoff; each pass
 	// fails and doubles the backoff. 20 failures put the next retry past
 	// the cap: 5ms doubled 19 times is 43 minutes. Each failed pass makes
-	// one delete call, which fails (a warning goes out only when the
-	// trouble starts, so the calls count the passes).
+	// one read call, which fails (a warning goes out only when the
+	// trouble starts, so the calls count the passes). A deletion reads the
+	// names it knows before it deletes, so the failed reads count them.
 	const failures = 20
-	owner := recordOwner(app)
-	start := dnsReads.deletesBy(owner)
-	for i := 0; dnsReads.deletesBy(owner)-start < failures; i++ {
-		before := dnsReads.deletesBy(owner)
+	host := app.Spec.Host
+	start := dnsReads.getsOf(host)
+	for i := 0; dnsReads.getsOf(host)-start < failures; i++ {
+		before := dnsReads.getsOf(host)
 		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.myapp.dev/poke":"%d"}}}`, i)
 		g.Expect(k8sClient.Patch(t.Context(), &appsv1alpha1.MyApp{ObjectMeta: app.ObjectMeta},
 			client.RawPatch("application/merge-patch+json", patch))).To(Succeed())
-		g.Eventually(func() int { return dnsReads.deletesBy(owner) }, timeout, interval).
+		g.Eventually(func() int { return dnsReads.getsOf(host) }, timeout, interval).
 			Should(BeNumerically(">", before), "a pass fails")
 	}
 	// A pass that reads the MyApp before the cache shows the previous

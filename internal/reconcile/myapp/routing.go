@@ -50,32 +50,73 @@ const unroutedHost = "unrouted.myapp-operator.invalid"
 // host when its holder changes.
 const hostIndex = "spec.host"
 
+// heldIndex indexes MyApps by the hosts their status shows held, to find
+// the MyApp that may hand a host over when another starts to want it.
+const heldIndex = "status.dns.held"
+
 // heldHost is the host whose record this MyApp holds according to its
-// status, or "".
+// status (status.dns.name), or "".
 func heldHost(app *appsv1alpha1.MyApp) string {
 	return heldIn(app.Status.DNS, app)
 }
 
 // heldIn is the host whose record st says app holds, or "".
 func heldIn(st *appsv1alpha1.DNSRecordStatus, app *appsv1alpha1.MyApp) string {
-	if st != nil && st.Owner == recordOwner(app) {
+	if st != nil && ownedBy(app, st.Owner) {
 		return st.Name
 	}
 	return ""
 }
 
-// routedHostsBeforeDNS is what the Ingress routes before this pass has asked
-// the DNS service anything: the host the status shows held and spec.host if
-// the Ingress already routes it (an earlier pass found it held, and a failed
-// call since must not take it away). The DNS phase corrects it.
-func routedHostsBeforeDNS(app *appsv1alpha1.MyApp, ing *networkingv1.Ingress) sets.Set[string] {
-	hosts := sets.New[string]()
-	if held := heldHost(app); held != "" {
-		hosts.Insert(held)
+// heldHostsIn are every host st says app holds: status.dns.name and, during
+// a move, the previous hosts.
+func heldHostsIn(st *appsv1alpha1.DNSRecordStatus, app *appsv1alpha1.MyApp) []string {
+	held := heldIn(st, app)
+	if held == "" {
+		return nil
 	}
+	return append([]string{held}, st.Previous...)
+}
+
+// heldHosts are every host app's status shows it holding.
+func heldHosts(app *appsv1alpha1.MyApp) []string {
+	return heldHostsIn(app.Status.DNS, app)
+}
+
+// routedHostsBeforeDNS is what the Ingress routes before this pass has asked
+// the DNS service anything: of what it routes now, the hosts the status
+// shows held, and spec.host. It never adds a host: only the DNS phase's routes do
+// (reconcileIngressRoutes), so a route write that is refused for good (an
+// admission policy) cannot keep the DNS phase from running, and a host
+// released or being handed over is never routed again from a stale status.
+func routedHostsBeforeDNS(app *appsv1alpha1.MyApp, ing *networkingv1.Ingress) sets.Set[string] {
+	// spec.host counts as held when the Ingress routes it: only a DNS phase
+	// that found it held routed it, and the status in the cache may not
+	// show that pass's write yet.
+	held := sets.New(heldHosts(app)...).Insert(app.Spec.Host)
+	hosts := sets.New[string]()
 	for _, rule := range ing.Spec.Rules {
-		if rule.Host == app.Spec.Host && rule.HTTP != nil {
+		if rule.HTTP != nil && held.Has(rule.Host) {
 			hosts.Insert(rule.Host)
+		}
+	}
+	return hosts
+}
+
+// heldIndexValues are the values of heldIndex for a MyApp.
+func heldIndexValues(obj client.Object) []string {
+	return heldHosts(obj.(*appsv1alpha1.MyApp))
+}
+
+// routedHosts are the hosts ing routes now.
+func routedHosts(ing *networkingv1.Ingress) []string {
+	if ing == nil || ing.UID == "" {
+		return nil
+	}
+	var hosts []string
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP != nil {
+			hosts = append(hosts, rule.Host)
 		}
 	}
 	return hosts
@@ -131,19 +172,23 @@ func (r *Reconciler) hostWaiters() handler.EventHandler {
 				log.FromContext(ctx).Error(err, "Listing the MyApps waiting for a host", "host", host)
 				continue
 			}
-			for i := range waiting.Items {
-				if waiting.Items[i].UID != self.GetUID() {
-					q.Add(ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&waiting.Items[i])})
+			// The MyApps holding it too: one may hand it over (a swap or a
+			// rotation) now that a MyApp wants it.
+			var holding appsv1alpha1.MyAppList
+			if err := r.Client.List(ctx, &holding, client.MatchingFields{heldIndex: host}); err != nil {
+				log.FromContext(ctx).Error(err, "Listing the MyApps holding a host", "host", host)
+			}
+			for _, items := range [][]appsv1alpha1.MyApp{waiting.Items, holding.Items} {
+				for i := range items {
+					if items[i].UID != self.GetUID() {
+						q.Add(ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&items[i])})
+					}
 				}
 			}
 		}
 	}
 	hostsOf := func(app *appsv1alpha1.MyApp) sets.Set[string] {
-		hosts := sets.New(app.Spec.Host)
-		if held := heldHost(app); held != "" {
-			hosts.Insert(held)
-		}
-		return hosts
+		return sets.New(app.Spec.Host).Insert(heldHosts(app)...)
 	}
 	return handler.Funcs{
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
@@ -152,7 +197,7 @@ func (r *Reconciler) hostWaiters() handler.EventHandler {
 			if !okOld || !okNew {
 				return
 			}
-			if old.Spec.Host == app.Spec.Host && heldHost(old) == heldHost(app) &&
+			if old.Spec.Host == app.Spec.Host && sets.New(heldHosts(old)...).Equal(sets.New(heldHosts(app)...)) &&
 				old.DeletionTimestamp.IsZero() == app.DeletionTimestamp.IsZero() {
 				return // nothing a waiter cares about
 			}

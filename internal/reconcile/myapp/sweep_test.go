@@ -25,6 +25,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -190,4 +191,17 @@ func TestParseRecordOwner(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(describeOwner("myapp-operator-orphaned/shop/web/1234")).
 		To(Equal("MyApp shop/web (uid 1234), deleted with deletionPolicy Orphan"))
+}
+
+// TestSweepReadsTheAPIServerByDefault: a sweeper set up without a Reader
+// judges records by the manager's APIReader, never its cache, whose view
+// of a just-created MyApp may lag the record that MyApp wrote.
+func TestSweepReadsTheAPIServerByDefault(t *testing.T) {
+	g := NewWithT(t)
+	mgr, err := ctrl.NewManager(cp.Config, fixtures.ManagerOptions(ctrl.Options{Scheme: fixtures.Scheme()}))
+	g.Expect(err).NotTo(HaveOccurred())
+	s := &OrphanSweeper{DNS: dnsClient, Interval: time.Hour}
+	g.Expect(s.SetupWithManager(mgr)).To(Succeed())
+	g.Expect(s.Reader).To(BeIdenticalTo(mgr.GetAPIReader()), "the live reader")
+	g.Expect(s.Reader).NotTo(BeIdenticalTo(mgr.GetClient()), "not the cache-backed client")
 }

@@ -1,0 +1,720 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package dnsplan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The owners of the bounded world the properties range over.
+const (
+	me         = "myapp-operator/ns/web/uid-1"
+	meOrphaned = "myapp-operator-orphaned/ns/web/uid-1"
+	foreign    = "external-dns/team"
+	former     = "myapp-operator/ns/web/uid-0"
+	formerOrph = "myapp-operator-orphaned/ns/web/uid-0"
+	peerOwner  = "myapp-operator/ns/peer/uid-9"
+	wantedIP   = "192.0.2.10"
+	staleIP    = "192.0.2.99"
+)
+
+var self = Self{Owner: me, Orphaned: meOrphaned}
+
+// recordState is one state of one name in the service, as a read sees it.
+type recordState struct {
+	unread bool
+	owner  string // "" none
+	value  string
+}
+
+func (s recordState) String() string {
+	switch {
+	case s.unread:
+		return "unread"
+	case s.owner == "":
+		return "none"
+	}
+	return s.owner + "=" + s.value
+}
+
+// specStates are the states of spec.host's record; heldStates those of
+// the other names.
+var (
+	specStates = func() []recordState {
+		out := make([]recordState, 0, 14)
+		out = append(out, recordState{unread: true}, recordState{})
+		for _, owner := range []string{me, meOrphaned, foreign, former, formerOrph, peerOwner} {
+			for _, v := range []string{wantedIP, staleIP} {
+				out = append(out, recordState{owner: owner, value: v})
+			}
+		}
+		return out
+	}()
+	heldStates = []recordState{{unread: true}, {}, {owner: me, value: wantedIP}, {owner: meOrphaned, value: wantedIP},
+		{owner: foreign, value: staleIP}, {owner: peerOwner, value: staleIP}}
+)
+
+// everyObservation calls check for every observation of the bounded space:
+// spec.host "a" and two other hosts "b", "c"; each name's record state;
+// the held hosts; the routed hosts; a receiver for b and c or not; the
+// policy; the deletion state (live, deleting just now, deleting past the
+// Orphan wait); the adoption annotation, leak replacement and whether the
+// API server showed this MyApp live. It returns how many it checked.
+func everyObservation(check func(o Observation)) int {
+	now := time.Unix(1_800_000_000, 0)
+	helds := [][]string{nil, {"a"}, {"b"}, {"a", "b"}, {"b", "c"}}
+	routeds := [][]string{nil, {"a"}, {"b"}, {"c"}, {"a", "b"}, {"a", "c"}, {"b", "c"}, {"a", "b", "c"}}
+	type adoption struct{ live, adopt, leaks bool }
+	adoptions := []adoption{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}, {true, true, true}}
+	n := 0
+	for _, sa := range specStates {
+		for _, sb := range heldStates {
+			for _, sc := range heldStates {
+				for _, held := range helds {
+					for _, routed := range routeds {
+						for recv := range 4 {
+							for _, orphan := range []bool{false, true} {
+								for deleting := range 3 {
+									for _, ad := range adoptions {
+										o := Observation{
+											Now: now, Self: self, Host: "a", Orphan: orphan,
+											Target: Target{Type: "A", Value: wantedIP}, TTL: 300, Due: true,
+											Held: held, Routed: routed, Records: map[string]Record{},
+											Receivers: map[string]Peer{}, SelfLive: ad.live, Adopt: ad.adopt,
+											ReplaceLeaks: ad.leaks,
+										}
+										o.GiveFirst = deleting == 0 && ad.live == ad.adopt // both values, at no cost in size
+										for name, st := range map[string]recordState{"a": sa, "b": sb, "c": sc} {
+											if !st.unread {
+												o.Records[name] = record(name, st)
+											}
+										}
+										switch sa.owner {
+										case former:
+											o.Former = &Former{}
+										case formerOrph:
+											o.Former = &Former{Orphaned: true}
+										}
+										if recv&1 != 0 {
+											o.Receivers["b"] = Peer{Key: "ns/peer", Owner: peerOwner}
+										}
+										if recv&2 != 0 {
+											o.Receivers["c"] = Peer{Key: "ns/peer", Owner: peerOwner}
+										}
+										switch deleting {
+										case 1:
+											o.Deleting, o.DeletingSince = true, now.Add(-time.Minute)
+										case 2:
+											o.Deleting, o.DeletingSince = true, now.Add(-OrphanMarkWait)
+										}
+										check(o)
+										n++
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+func record(name string, st recordState) Record {
+	if st.owner == "" {
+		return Record{}
+	}
+	return Record{Name: name, Type: "A", Value: st.value, TTL: 300, Owner: st.owner, Active: true}
+}
+
+// service is a model of the DNS service: owner-checked like the real one.
+type service map[string]Record
+
+var errConflict = fmt.Errorf("conflict")
+
+func (s service) apply(c Call) error {
+	cur, ok := s[c.Name]
+	switch c.Op {
+	case OpUpsert:
+		if ok && cur.Owner != c.Record.Owner {
+			return errConflict
+		}
+		s[c.Name] = c.Record
+	case OpTransfer:
+		if !ok {
+			return fmt.Errorf("not found")
+		}
+		if cur.Owner == c.To {
+			return nil
+		}
+		if cur.Owner != c.From {
+			return errConflict
+		}
+		cur.Owner = c.To
+		s[c.Name] = cur
+	case OpDelete:
+		if !ok {
+			return nil
+		}
+		if cur.Owner != c.Owner {
+			return errConflict
+		}
+		delete(s, c.Name)
+	}
+	return nil
+}
+
+// checkPlan asserts the per-plan properties; it returns the first broken.
+func checkPlan(o Observation, p Plan) error {
+	svc := service{}
+	for name, r := range o.Records {
+		if r.Name != "" {
+			svc[name] = r
+		}
+	}
+	for _, c := range p.Calls {
+		if err := checkCall(o, p, svc, c); err != nil {
+			return err
+		}
+		if err := svc.apply(c); err != nil {
+			return fmt.Errorf("%s %s: %v", c.Op, c.Name, err)
+		}
+	}
+	if o.Deleting {
+		return checkDeletion(o, p, svc)
+	}
+	if p.Outcome.Routes == nil {
+		// Nothing decided: the Ingress stays as it is.
+		if len(p.Calls) != 0 {
+			return fmt.Errorf("calls without routes")
+		}
+		return nil
+	}
+	if err := checkRoutes(o, p, svc); err != nil {
+		return err
+	}
+	// 9. Under Orphan, spec.host's record is written marked.
+	if o.Orphan && p.Outcome.Kind == KindHeld && svc[o.Host].Owner != o.Self.Orphaned {
+		return fmt.Errorf("holds spec.host unmarked under Orphan")
+	}
+	if !o.Orphan && p.Outcome.Kind == KindHeld && svc[o.Host].Owner != o.Self.Owner {
+		return fmt.Errorf("holds spec.host marked orphaned under Delete")
+	}
+	return nil
+}
+
+// checkCall checks one call against the service as the calls before it
+// left it (properties 1 to 5).
+func checkCall(o Observation, p Plan, svc service, c Call) error {
+	cur, read := o.Records[c.Name]
+	// 1. Nothing is called on a name that was not read.
+	if !read {
+		return fmt.Errorf("%s %s on a name not read", c.Op, c.Name)
+	}
+	// 2. Another owner's record is touched only to adopt or replace a leak.
+	if cur.Name != "" && !o.Self.Owns(cur.Owner) && svc[c.Name].Owner == cur.Owner && !mayTakeOver(o, c) {
+		return fmt.Errorf("%s %s (%s) touches %s's record", c.Op, c.Name, c.Why, cur.Owner)
+	}
+	return checkRelease(o, p, c)
+}
+
+// mayTakeOver reports whether c may touch another owner's record: to adopt,
+// or replace the leak of, an earlier MyApp of this name at spec.host, once
+// the API server showed this MyApp live.
+func mayTakeOver(o Observation, c Call) bool {
+	if o.Former == nil || !o.SelfLive || c.Name != o.Host {
+		return false
+	}
+	return c.Why == WhyAdopt && o.Adopt || c.Why == WhyReplaceLeak && !o.Former.Orphaned && o.ReplaceLeaks
+}
+
+// checkRelease checks the calls that give a host up (properties 3 to 5).
+func checkRelease(o Observation, p Plan, c Call) error {
+	routed := setOf(o.Routed)
+	// 3. A host is released only once the Ingress does not route it, and
+	// never while deleting under Orphan.
+	if !o.Deleting && c.Name != o.Host && (c.Op == OpDelete || c.Why == WhyHandOver) && routed[c.Name] {
+		return fmt.Errorf("%s %s while the Ingress routes it", c.Op, c.Name)
+	}
+	if c.Op == OpDelete && o.Orphan && o.Deleting {
+		return fmt.Errorf("deletes %s of a MyApp deleted with Orphan", c.Name)
+	}
+	// 4. A release by delete only once spec.host is held and routed.
+	if c.Why == WhyRelease && (!routed[o.Host] || p.Outcome.Kind != KindHeld) {
+		return fmt.Errorf("releases %s before spec.host is routed", c.Name)
+	}
+	// 5. A hand-over only to the live MyApp that wants the host, and in a
+	// conflict only by the MyApp of a cycle that gives first.
+	if c.Why == WhyHandOver && o.Receivers[c.Name].Owner != c.To {
+		return fmt.Errorf("hands %s to %s, who does not want it", c.Name, c.To)
+	}
+	if c.Why == WhyHandOver && p.Outcome.Kind == KindConflict && !o.GiveFirst {
+		return fmt.Errorf("hands %s over without holding spec.host, though not first of a cycle", c.Name)
+	}
+	return nil
+}
+
+// checkDeletion checks a deletion's outcome (property 6).
+func checkDeletion(o Observation, p Plan, svc service) error {
+	if p.Outcome.Kind == KindReleased && o.Orphan && !p.Outcome.Unmarked {
+		// 6. Under Orphan, every record of this MyApp is marked.
+		for name, r := range svc {
+			if r.Owner == o.Self.Owner && (name == o.Host || slices.Contains(o.Held, name)) {
+				return fmt.Errorf("lets the MyApp go with %s unmarked", name)
+			}
+		}
+	}
+	if p.Outcome.Unmarked && o.Now.Before(o.DeletingSince.Add(OrphanMarkWait)) {
+		return fmt.Errorf("gives up marking before the wait is over")
+	}
+	return nil
+}
+
+// checkRoutes checks the routes of a live MyApp's outcome (properties 7
+// and 8).
+func checkRoutes(o Observation, p Plan, svc service) error {
+	routed := setOf(o.Routed)
+	// 7. The Ingress routes only hosts held once the calls succeeded.
+	for _, h := range p.Outcome.Routes {
+		if _, read := o.Records[h]; !read {
+			if !routed[h] || !slices.Contains(o.Held, h) {
+				return fmt.Errorf("routes %s, not read and not routed", h)
+			}
+			continue
+		}
+		if !o.Self.Owns(svc[h].Owner) {
+			return fmt.Errorf("routes %s, held by %q", h, svc[h].Owner)
+		}
+	}
+	// 8. The move order: a held old host the Ingress routes stays routed
+	// until spec.host is held and routed.
+	if p.Outcome.Kind == KindHeld && routed[o.Host] {
+		return nil
+	}
+	for _, h := range o.Held {
+		r, read := o.Records[h]
+		if h == o.Host || !routed[h] || !read || !o.Self.Owns(r.Owner) {
+			continue
+		}
+		if _, wanted := o.Receivers[h]; wanted && p.Outcome.Kind == KindConflict && o.GiveFirst {
+			continue // handed over: the one step a cycle needs, by one MyApp of it
+		}
+		if !slices.Contains(p.Outcome.Routes, h) {
+			return fmt.Errorf("unroutes %s before spec.host is held and routed", h)
+		}
+	}
+	return nil
+}
+
+// converge applies p and observes again, up to steps times, in a world where
+// every call and route write succeeds; it returns the number of steps to a
+// plan with no calls whose routes the Ingress already has, or an error.
+func converge(o Observation, steps int) (int, error) {
+	svc := service{}
+	for name, r := range o.Records {
+		if r.Name != "" {
+			svc[name] = r
+		}
+	}
+	for step := range steps {
+		p := Make(o)
+		if len(p.Calls) == 0 && slices.Equal(p.Outcome.Routes, sorted(o.Routed)) {
+			// Once empty, it stays empty.
+			if again := Make(o); len(again.Calls) != 0 {
+				return step, fmt.Errorf("an empty plan is followed by %v", again.Calls)
+			}
+			return step, nil
+		}
+		for _, c := range p.Calls {
+			if err := svc.apply(c); err != nil {
+				return step, fmt.Errorf("%s %s: %v", c.Op, c.Name, err)
+			}
+		}
+		held := []string{}
+		if p.Outcome.Holds != "" {
+			held = append(held, p.Outcome.Holds)
+		}
+		held = append(held, p.Outcome.Previous...)
+		o.Held, o.Routed = held, p.Outcome.Routes
+		o.Records = map[string]Record{}
+		for _, name := range o.Names() {
+			o.Records[name] = svc[name]
+		}
+		o.Former = nil
+		if r := svc[o.Host]; r.Owner == former {
+			o.Former = &Former{}
+		} else if r.Owner == formerOrph {
+			o.Former = &Former{Orphaned: true}
+		}
+	}
+	return steps, fmt.Errorf("no fixpoint within %d steps", steps)
+}
+
+func sorted(s []string) []string {
+	out := append([]string{}, s...)
+	slices.Sort(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// TestPlanKeepsItsPromisesForEveryObservation checks the properties of
+// every plan over the whole bounded space, and that applying a live
+// MyApp's plan and observing again reaches a plan with no calls.
+func TestPlanKeepsItsPromisesForEveryObservation(t *testing.T) {
+	failures := 0
+	n := everyObservation(func(o Observation) {
+		if failures > 10 {
+			return
+		}
+		p := Make(o)
+		if err := checkPlan(o, p); err != nil {
+			failures++
+			t.Errorf("%v\nobservation: held %v routed %v records %v receivers %v orphan %t deleting %t former %v live %t adopt %t leaks %t\nplan: %+v",
+				err, o.Held, o.Routed, o.Records, o.Receivers, o.Orphan, o.Deleting, o.Former, o.SelfLive, o.Adopt,
+				o.ReplaceLeaks, p)
+			return
+		}
+		if o.Deleting {
+			return
+		}
+		if _, err := converge(o, 4); err != nil {
+			// A record another owner holds at spec.host is a conflict, and
+			// a plan that cannot touch it is a fixpoint too; only errors
+			// of the model count.
+			failures++
+			t.Errorf("idempotency: %v\nobservation: held %v routed %v records %v receivers %v orphan %t",
+				err, o.Held, o.Routed, o.Records, o.Receivers, o.Orphan)
+		}
+	})
+	t.Logf("checked %d observations", n)
+}
+
+// TestPlanSequences runs seeded random sequences of MyApps editing,
+// rotating and swapping hosts, changing policies and being deleted, through
+// the planner and the model service, with service calls and route writes
+// failing at random; after every step no host is routed twice, every route
+// is held, and no record of a MyApp deleted under Orphan is gone. Once the
+// faults stop, every live MyApp with a host of its own holds and routes it.
+func TestPlanSequences(t *testing.T) {
+	const seeds = 300
+	for seed := range uint64(seeds) {
+		runSequence(t, seed)
+	}
+	t.Logf("%d seeded sequences; %d hosts stranded by a hand-over to a MyApp whose spec.host changed before it read it",
+		seeds, strandedHandOvers)
+}
+
+// strandedHandOvers counts the known residual: a host handed to a MyApp
+// whose spec.host changed before its next pass is held by it, but known to
+// no status, until that MyApp is deleted (then the sweep removes it).
+var strandedHandOvers int
+
+// strandedAny reports whether a live MyApp holds a record its status does
+// not know (which can block a chain of moves through it).
+func strandedAny(apps []*seqApp, svc service) bool {
+	for _, rec := range svc {
+		for _, b := range apps {
+			if !b.gone && b.self.Owns(rec.Owner) && !slices.Contains(b.held, rec.Name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type seqApp struct {
+	name    string
+	self    Self
+	host    string
+	orphan  bool
+	deleted bool // deletion began
+	gone    bool
+	held    []string
+	routed  []string
+	waited  string
+}
+
+// sequence is one seeded run: the MyApps, the model service, and the
+// records that must survive.
+type sequence struct {
+	t     *testing.T
+	seed  uint64
+	rng   *rand.Rand
+	hosts []string
+	svc   service
+	apps  []*seqApp
+	kept  map[string]string // records that must survive: name -> orphaned owner
+	now   time.Time
+}
+
+func runSequence(t *testing.T, seed uint64) {
+	q := &sequence{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 7)), hosts: []string{"h1", "h2", "h3", "h4"},
+		svc: service{}, kept: map[string]string{}, now: time.Unix(1_800_000_000, 0)}
+	for i := range 4 {
+		q.apps = append(q.apps, &seqApp{name: fmt.Sprintf("app%d", i), host: q.hosts[i],
+			self: Self{Owner: fmt.Sprintf("myapp-operator/ns/app%d/u", i), Orphaned: fmt.Sprintf("myapp-operator-orphaned/ns/app%d/u", i)}})
+	}
+	for i := range 60 {
+		a := q.apps[q.rng.IntN(len(q.apps))]
+		q.edit(a, i)
+		q.step(a, true)
+		q.check(fmt.Sprintf("step %d", i))
+	}
+	// The faults stop, and the orphan sweep runs: it deletes the records
+	// of MyApps that are gone, unless marked orphaned.
+	for name, rec := range q.svc {
+		for _, a := range q.apps {
+			if a.gone && rec.Owner == a.self.Owner {
+				delete(q.svc, name)
+			}
+		}
+	}
+	for range 12 * len(q.apps) {
+		for _, a := range q.apps {
+			q.step(a, false)
+			q.check("settling")
+		}
+	}
+	for _, a := range q.apps {
+		q.converged(a)
+	}
+}
+
+// edit makes one random change of a: a new host, a rotation of every
+// MyApp, a policy change, or (in the second half) a deletion.
+func (q *sequence) edit(a *seqApp, i int) {
+	if a.deleted {
+		return
+	}
+	switch r := q.rng.IntN(20); {
+	case r == 0:
+		a.host = q.hosts[q.rng.IntN(len(q.hosts))]
+	case r == 1:
+		first := q.apps[0].host
+		for j := range len(q.apps) - 1 {
+			q.apps[j].host = q.apps[j+1].host
+		}
+		q.apps[len(q.apps)-1].host = first
+		// Each edit brings a pass of the MyApp edited, as its watch does.
+		for _, b := range q.apps {
+			q.step(b, true)
+		}
+	case r == 2:
+		a.orphan = !a.orphan
+	case r == 3 && i > 30:
+		a.deleted = true
+		if a.orphan {
+			for name, rec := range q.svc {
+				if rec.Owner == a.self.Orphaned {
+					q.kept[name] = rec.Owner
+				}
+			}
+		}
+	}
+}
+
+// observe is what a's pass reads; ok is false when the read of spec.host
+// failed, which ends a live MyApp's pass.
+func (q *sequence) observe(a *seqApp, faults bool) (Observation, bool) {
+	o := Observation{Now: q.now, Self: a.self, Host: a.host, Orphan: a.orphan, Deleting: a.deleted,
+		DeletingSince: q.now, Target: Target{Type: "A", Value: wantedIP}, TTL: 300, Due: true,
+		Held: a.held, Routed: a.routed, Records: map[string]Record{}, Receivers: map[string]Peer{}, Waited: a.waited}
+	for _, name := range o.Names() {
+		if faults && q.rng.IntN(8) == 0 {
+			continue // the read failed
+		}
+		o.Records[name] = q.svc[name]
+	}
+	if _, ok := o.Records[a.host]; !ok && !a.deleted {
+		return o, false
+	}
+	for _, h := range o.Held {
+		for _, b := range q.apps {
+			if b != a && !b.gone && !b.deleted && b.host == h {
+				o.Receivers[h] = Peer{Key: b.name, Owner: b.self.Owner}
+				if b.orphan {
+					o.Receivers[h] = Peer{Key: b.name, Owner: b.self.Orphaned}
+				}
+			}
+		}
+	}
+	o.GiveFirst = giveFirst(q.apps, q.svc, a)
+	return o, true
+}
+
+// step runs one pass of a: observe, plan, check the plan, apply it with
+// calls and route writes failing at random when faults is set.
+func (q *sequence) step(a *seqApp, faults bool) {
+	if a.gone {
+		return
+	}
+	o, ok := q.observe(a, faults)
+	if !ok {
+		return
+	}
+	p := Make(o)
+	if err := checkPlan(o, p); err != nil {
+		q.t.Fatalf("seed %d: %s: %v", q.seed, a.name, err)
+	}
+	if !a.deleted {
+		a.waited = p.Outcome.Read
+	}
+	for i, c := range p.Calls {
+		failed := faults && q.rng.IntN(8) == 0
+		if !failed && q.svc.apply(c) != nil {
+			failed = true // a race: the next pass observes again
+		}
+		if failed {
+			// The pass ends; its status records what the calls did, and
+			// the routes stay.
+			if !a.deleted {
+				a.setHeld(p.HeldAfter(o, i))
+			}
+			return
+		}
+	}
+	if a.deleted {
+		a.gone = p.Outcome.Kind == KindReleased
+		return
+	}
+	a.setHeld(p.Outcome.Holds, p.Outcome.Previous)
+	if !faults || q.rng.IntN(8) != 0 { // the route write may be refused
+		a.routed = p.Outcome.Routes
+	}
+}
+
+func (a *seqApp) setHeld(holds string, previous []string) {
+	a.held = nil
+	if holds != "" {
+		a.held = append(a.held, holds)
+	}
+	a.held = append(a.held, previous...)
+}
+
+// check asserts the invariants after a step.
+func (q *sequence) check(when string) {
+	routedBy := map[string]string{}
+	for _, a := range q.apps {
+		if a.gone || a.deleted {
+			continue // a deleted MyApp's Ingress goes with it
+		}
+		for _, h := range a.routed {
+			if b, ok := routedBy[h]; ok {
+				q.t.Fatalf("seed %d %s: %s routed by %s and %s", q.seed, when, h, a.name, b)
+			}
+			routedBy[h] = a.name
+			if !a.self.Owns(q.svc[h].Owner) {
+				q.t.Fatalf("seed %d %s: %s routes %s, held by %q", q.seed, when, a.name, h, q.svc[h].Owner)
+			}
+		}
+	}
+	for name, owner := range q.kept {
+		if q.svc[name].Owner != owner {
+			q.t.Fatalf("seed %d %s: the record %s kept under Orphan is %+v", q.seed, when, name, q.svc[name])
+		}
+	}
+}
+
+// converged asserts that a live MyApp whose move can end (no other live
+// MyApp wants its host, and no record kept for good stands in the way)
+// holds and routes spec.host, and only it.
+func (q *sequence) converged(a *seqApp) {
+	if a.gone || a.deleted || blocked(q.apps, q.svc, a) {
+		return
+	}
+	for _, b := range q.apps {
+		if b != a && !b.gone && b.host == a.host {
+			return // contested
+		}
+	}
+	rec := q.svc[a.host]
+	if !a.self.Owns(rec.Owner) && strandedAny(q.apps, q.svc) {
+		strandedHandOvers++ // the residual the package comment names
+		return
+	}
+	if !a.self.Owns(rec.Owner) {
+		for _, b := range q.apps {
+			q.t.Logf("%s: host %s held %v routed %v orphan %t deleted %t gone %t", b.name, b.host, b.held, b.routed, b.orphan, b.deleted, b.gone)
+		}
+		q.t.Fatalf("seed %d: %s does not hold %s after settling (%+v); held %v routed %v", q.seed, a.name, a.host, rec, a.held, a.routed)
+	}
+	if !slices.Equal(a.routed, []string{a.host}) {
+		q.t.Fatalf("seed %d: %s routes %v after settling, not %s", q.seed, a.name, a.routed, a.host)
+	}
+}
+
+// giveFirst is Observation.GiveFirst in the model: the chain of holders
+// from a's spec.host closes on a host a holds, and a's name is the
+// smallest in it.
+func giveFirst(apps []*seqApp, svc service, a *seqApp) bool {
+	owner := svc[a.host].Owner
+	smallest := true
+	for range len(apps) {
+		var holder *seqApp
+		for _, b := range apps {
+			if b != a && !b.gone && !b.deleted && b.self.Owns(owner) {
+				holder = b
+			}
+		}
+		if holder == nil {
+			return false
+		}
+		if holder.name < a.name {
+			smallest = false
+		}
+		if slices.Contains(a.held, holder.host) {
+			return smallest
+		}
+		owner = svc[holder.host].Owner
+	}
+	return false
+}
+
+// blocked reports whether a's spec.host is held, directly or through a
+// chain of live MyApps each holding the host the one before wants, by a
+// record kept for a MyApp deleted with Orphan or by a MyApp that wants the
+// host it holds: a's move then cannot end, and a keeps its old host.
+func blocked(apps []*seqApp, svc service, a *seqApp) bool {
+	host := a.host
+	for range len(apps) + 1 {
+		owner := svc[host].Owner
+		var next *seqApp
+		for _, b := range apps {
+			if b.self.Owns(owner) {
+				if b.gone {
+					return true
+				}
+				next = b
+			}
+		}
+		if next == nil || next == a {
+			return false
+		}
+		if next.host == host {
+			return true // held by a MyApp that wants it: a's move cannot end
+		}
+		host = next.host
+	}
+	return false
+}

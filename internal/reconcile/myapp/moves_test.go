@@ -1,0 +1,419 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package myapp
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
+)
+
+// fakeWorld is a cluster of MyApps in a fake client, with a DNS simulator
+// of its own, driven pass by pass through Reconcile: no manager runs, so the
+// order of the passes is the test's.
+type fakeWorld struct {
+	t   *testing.T
+	c   client.Client
+	dns phaseDNS
+	r   *Reconciler
+	// refuseHosts are hosts an admission policy refuses in an Ingress.
+	refuseHosts sets.Set[string]
+	// base is the API server itself, without the cache's view.
+	base client.Client
+	// events are the reconciler's events.
+	events *events.FakeRecorder
+	// terminating is set once the namespace is being deleted: every create
+	// is refused, as the API server refuses it.
+	terminating bool
+}
+
+func newFakeWorld(t *testing.T, apps ...*appsv1alpha1.MyApp) *fakeWorld {
+	t.Helper()
+	w := &fakeWorld{t: t, dns: ownDNS(t), refuseHosts: sets.New[string]()}
+	objs := make([]client.Object, 0, len(apps))
+	for _, app := range apps {
+		objs = append(objs, app)
+	}
+	base := fake.NewClientBuilder().WithScheme(fixtures.Scheme()).
+		WithStatusSubresource(&appsv1alpha1.MyApp{}).
+		WithIndex(&appsv1alpha1.MyApp{}, hostIndex, func(o client.Object) []string {
+			return []string{o.(*appsv1alpha1.MyApp).Spec.Host}
+		}).
+		WithObjects(objs...).Build()
+	refuse := func(obj client.Object) error {
+		ing, ok := obj.(*networkingv1.Ingress)
+		if !ok {
+			return nil
+		}
+		for _, rule := range ing.Spec.Rules {
+			if w.refuseHosts.Has(rule.Host) {
+				return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"},
+					ing.Name, errForbiddenHost(rule.Host))
+			}
+		}
+		return nil
+	}
+	w.c = interceptor.NewClient(base, interceptor.Funcs{
+		// As the manager's cache (CacheByObject), the client sees only the
+		// children the operator labelled; the APIReader sees everything.
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if err := c.Get(ctx, key, obj, opts...); err != nil {
+				return err
+			}
+			if ing, child := obj.(*networkingv1.Ingress); child && obj.GetLabels()[ManagedByLabel] != ManagedByValue {
+				*ing = networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
+				return apierrors.NewNotFound(schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}, key.Name)
+			}
+			return nil
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if w.terminating {
+				return &apierrors.StatusError{ErrStatus: metav1.Status{
+					Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden,
+					Message: "unable to create new content in namespace " + obj.GetNamespace() + " because it is being terminated",
+					Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{
+						Type: corev1.NamespaceTerminatingCause, Message: "namespace is being terminated", Field: "metadata.namespace",
+					}}},
+				}}
+			}
+			if err := refuse(obj); err != nil {
+				return err
+			}
+			if obj.GetUID() == "" {
+				obj.SetUID(uuid.NewUUID()) // as the API server does
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if err := refuse(obj); err != nil {
+				return err
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := refuse(obj); err != nil {
+				return err
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	})
+	w.r, _ = newPhaseReconciler(w.c, w.dns.client, defaultTarget)
+	w.r.APIReader = base
+	w.base = base
+	// Many passes send many events; a recorder that cannot take one more
+	// would block the pass.
+	w.events = events.NewFakeRecorder(100000)
+	w.r.Recorder = w.events
+	return w
+}
+
+type forbiddenHost string
+
+func (h forbiddenHost) Error() string {
+	return "host " + string(h) + " is not allowed in this namespace by policy"
+}
+
+func errForbiddenHost(host string) error { return forbiddenHost(host) }
+
+// pass runs one Reconcile of app; its error is the pass's, which the tests
+// read from the status instead.
+func (w *fakeWorld) pass(app *appsv1alpha1.MyApp) error {
+	_, err := w.r.Reconcile(w.t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(app)})
+	return err
+}
+
+// get reads app as it is now; nil when it is gone.
+func (w *fakeWorld) get(app *appsv1alpha1.MyApp) *appsv1alpha1.MyApp {
+	got := &appsv1alpha1.MyApp{}
+	if err := w.c.Get(w.t.Context(), client.ObjectKeyFromObject(app), got); err != nil {
+		NewWithT(w.t).Expect(apierrors.IsNotFound(err)).To(BeTrue(), "reading %s: %v", app.Name, err)
+		return nil
+	}
+	return got
+}
+
+// setHost changes app's spec.host, as a user's edit does.
+func (w *fakeWorld) setHost(app *appsv1alpha1.MyApp, host string) {
+	got := w.get(app)
+	got.Spec.Host = host
+	got.Generation++
+	NewWithT(w.t).Expect(w.c.Update(w.t.Context(), got)).To(Succeed())
+}
+
+// routed is what app's Ingress routes now.
+func (w *fakeWorld) routed(app *appsv1alpha1.MyApp) sets.Set[string] {
+	ing := &networkingv1.Ingress{}
+	if err := w.c.Get(w.t.Context(), client.ObjectKeyFromObject(app), ing); err != nil {
+		return sets.New[string]()
+	}
+	hosts := sets.New[string]()
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP != nil {
+			hosts.Insert(rule.Host)
+		}
+	}
+	return hosts
+}
+
+// owners maps each host the simulator holds to its owner.
+func (w *fakeWorld) owners() map[string]string {
+	out := map[string]string{}
+	for _, rec := range w.dns.sim.Records() {
+		out[rec.Name] = rec.Owner
+	}
+	return out
+}
+
+// worldApp is a MyApp of a fake world, created with its finalizer.
+func worldApp(namespace, name, host string, opts ...fixtures.MyAppOption) *appsv1alpha1.MyApp {
+	app := newMyApp(namespace, name, append([]fixtures.MyAppOption{fixtures.WithHost(host)}, opts...)...)
+	app.UID = uuid.NewUUID()
+	app.Generation = 1
+	app.Finalizers = []string{appsv1alpha1.DNSCleanupFinalizer}
+	return app
+}
+
+// settle runs passes of every app in turn, rounds times.
+func (w *fakeWorld) settle(rounds int, apps ...*appsv1alpha1.MyApp) {
+	for range rounds {
+		for _, app := range apps {
+			if w.get(app) != nil {
+				_ = w.pass(app)
+			}
+		}
+		w.checkRoutes(apps...)
+	}
+}
+
+// checkRoutes asserts what must hold after every pass: no host is routed by
+// two Ingresses, and an Ingress routes only hosts its MyApp holds.
+func (w *fakeWorld) checkRoutes(apps ...*appsv1alpha1.MyApp) {
+	w.t.Helper()
+	owners := w.owners()
+	routedBy := map[string]string{}
+	for _, app := range apps {
+		live := w.get(app)
+		if live == nil {
+			continue
+		}
+		for host := range w.routed(app) {
+			if other, ok := routedBy[host]; ok {
+				w.t.Errorf("host %s is routed by the Ingresses of %s and %s", host, other, app.Name)
+			}
+			routedBy[host] = app.Name
+			if !ownsRecord(owners[host], live) {
+				w.t.Errorf("the Ingress of %s routes %s, which %q holds", app.Name, host, owners[host])
+			}
+		}
+	}
+}
+
+// ownsRecord reports whether owner is one of app's owner identities.
+func ownsRecord(owner string, app *appsv1alpha1.MyApp) bool {
+	return owner == recordOwner(app) || owner == orphanedRecordOwner(app)
+}
+
+// TestHostMoveWhoseIngressWriteIsRefusedKeepsTheOldHost: a Ready MyApp on h1
+// moves to h2, which an admission policy refuses in its Ingress for good.
+// The old record stays, and stays routed; reverting spec.host recovers.
+func TestHostMoveWhoseIngressWriteIsRefusedKeepsTheOldHost(t *testing.T) {
+	g := NewWithT(t)
+	const ns = "moves"
+	h1, h2 := "web.moves.example.com", "new.moves.example.com"
+	app := worldApp(ns, "web", h1)
+	w := newFakeWorld(t, app)
+	w.settle(3, app)
+	g.Expect(w.owners()).To(HaveKeyWithValue(h1, recordOwner(app)), "the MyApp holds h1")
+	g.Expect(w.routed(app)).To(Equal(sets.New(h1)))
+
+	w.refuseHosts.Insert(h2)
+	w.setHost(app, h2)
+	w.settle(4, app)
+
+	g.Expect(w.owners()).To(HaveKeyWithValue(h1, recordOwner(app)),
+		"the old record stays while the Ingress cannot route the new host")
+	g.Expect(w.routed(app)).To(Equal(sets.New(h1)), "and the Ingress still routes it")
+	got := w.get(app)
+	g.Expect(conditionOf(got, appsv1alpha1.ReadyCondition)).To(HaveValue(And(
+		HaveField("Status", BeEquivalentTo("False")), HaveField("Reason", appsv1alpha1.ChildWriteFailedReason))),
+		"the refused route write is reported")
+
+	// Reverting spec.host recovers: h1 held and routed, h2 not kept.
+	w.setHost(app, h1)
+	w.settle(4, app)
+	g.Expect(w.owners()).To(HaveKeyWithValue(h1, recordOwner(app)))
+	g.Expect(w.owners()).NotTo(HaveKey(h2), "the record the Ingress never routed is removed")
+	g.Expect(w.routed(app)).To(Equal(sets.New(h1)))
+	got = w.get(app)
+	g.Expect(conditionOf(got, appsv1alpha1.DNSReadyCondition)).To(HaveValue(HaveField("Status", BeEquivalentTo("True"))))
+	g.Expect(conditionOf(got, appsv1alpha1.ReadyCondition).Reason).NotTo(Equal(appsv1alpha1.ChildWriteFailedReason))
+}
+
+// TestHostRotationsConverge: MyApps rotate their hosts (x->h2, y->h3,
+// z->h1 and longer or shorter cycles, in one namespace or across
+// namespaces); each ends holding and routing its new host, and no host is
+// ever routed by two Ingresses or by one whose MyApp does not hold it.
+func TestHostRotationsConverge(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		n       int
+		spreadN bool
+	}{
+		{"a swap of two", 2, false},
+		{"a rotation of three", 3, false},
+		{"a rotation of four across namespaces", 4, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			apps := make([]*appsv1alpha1.MyApp, tc.n)
+			hosts := make([]string, tc.n)
+			for i := range tc.n {
+				ns := "rot"
+				if tc.spreadN {
+					ns = "rot" + string(rune('a'+i))
+				}
+				hosts[i] = "h" + string(rune('1'+i)) + ".rot.example.com"
+				apps[i] = worldApp(ns, "app"+string(rune('a'+i)), hosts[i])
+			}
+			w := newFakeWorld(t, apps...)
+			w.settle(3, apps...)
+			for i := range tc.n {
+				g.Expect(ownsRecord(w.owners()[hosts[i]], apps[i])).To(BeTrue())
+			}
+
+			for i := range tc.n {
+				w.setHost(apps[i], hosts[(i+1)%tc.n])
+			}
+			w.settle(6*tc.n, apps...)
+
+			for i := range tc.n {
+				want := hosts[(i+1)%tc.n]
+				got := w.get(apps[i])
+				g.Expect(ownsRecord(w.owners()[want], apps[i])).To(BeTrue(), "%s holds %s: %v", apps[i].Name, want, w.owners())
+				g.Expect(w.routed(apps[i])).To(Equal(sets.New(want)), "%s routes %s", apps[i].Name, want)
+				g.Expect(conditionOf(got, appsv1alpha1.DNSReadyCondition)).To(HaveValue(
+					HaveField("Status", BeEquivalentTo("True"))), "%s: %v", apps[i].Name,
+					conditionOf(got, appsv1alpha1.DNSReadyCondition))
+			}
+		})
+	}
+}
+
+// TestOrphanMyAppDeletedDuringAnOutageKeepsItsRecordFromTheSweep: a MyApp
+// with deletionPolicy Orphan from its creation is deleted while the DNS
+// service fails; once it is gone and the service answers, the orphan sweep
+// runs. The record the user asked to keep is still there.
+func TestOrphanMyAppDeletedDuringAnOutageKeepsItsRecordFromTheSweep(t *testing.T) {
+	g := NewWithT(t)
+	const host = "kept.orphan.example.com"
+	app := worldApp("orphan", "kept", host, fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	w := newFakeWorld(t, app)
+	w.settle(3, app)
+	g.Expect(w.owners()).To(HaveKey(host))
+
+	g.Expect(w.c.Delete(t.Context(), w.get(app))).To(Succeed())
+	w.dns.sim.SetOutage(simulator.ServiceDNS, true)
+	for range 5 {
+		if w.get(app) == nil {
+			break
+		}
+		_ = w.pass(app)
+	}
+	w.dns.sim.SetOutage(simulator.ServiceDNS, false)
+	// Whether the deletion waited out the outage or was safe to finish, it
+	// finishes once the service answers.
+	for range 5 {
+		if w.get(app) == nil {
+			break
+		}
+		_ = w.pass(app)
+	}
+	g.Expect(w.get(app)).To(BeNil(), "the MyApp is gone")
+
+	sweeper := &OrphanSweeper{DNS: w.dns.client, Reader: w.c, Pace: 0, Log: logr.Discard()}
+	_, err := sweeper.sweepOnce(t.Context())
+	g.Expect(err).NotTo(HaveOccurred())
+	recs := w.dns.records(host)
+	g.Expect(recs).To(HaveLen(1), "the sweep left the record the user asked to keep")
+	g.Expect(strings.HasPrefix(recs[0].Owner, orphanedOwnerPrefix)).To(BeTrue(), "owner %q is marked orphaned", recs[0].Owner)
+}
+
+// TestAnIngressMissingFromTheCacheDoesNotRepointTheRecord: someone strips
+// the managed-by label from a Ready MyApp's Ingress, so the label-scoped
+// cache no longer shows it. The record keeps pointing at the load
+// balancer, never at the default target, and the label comes back.
+func TestAnIngressMissingFromTheCacheDoesNotRepointTheRecord(t *testing.T) {
+	g := NewWithT(t)
+	const host = "web.s1.example.com"
+	app := worldApp("s1", "web", host)
+	w := newFakeWorld(t, app)
+	w.settle(2, app)
+	ing := &networkingv1.Ingress{}
+	g.Expect(w.base.Get(t.Context(), client.ObjectKeyFromObject(app), ing)).To(Succeed())
+	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.5"}}
+	g.Expect(w.base.Status().Update(t.Context(), ing)).To(Succeed())
+	w.settle(2, app)
+	g.Expect(w.dns.records(host)).To(ConsistOf(HaveField("Value", "203.0.113.5")))
+
+	g.Expect(w.base.Get(t.Context(), client.ObjectKeyFromObject(app), ing)).To(Succeed())
+	delete(ing.Labels, ManagedByLabel)
+	g.Expect(w.base.Update(t.Context(), ing)).To(Succeed())
+	for range 3 {
+		_ = w.pass(app)
+		g.Expect(w.dns.records(host)).To(ConsistOf(HaveField("Value", "203.0.113.5")),
+			"the record never points at the default target")
+	}
+	g.Expect(w.base.Get(t.Context(), client.ObjectKeyFromObject(app), ing)).To(Succeed())
+	g.Expect(ing.Labels).To(HaveKeyWithValue(ManagedByLabel, ManagedByValue), "the Ingress is repaired")
+}
+
+// TestATerminatingNamespaceSendsNoChildWriteWarnings: a MyApp whose
+// namespace is being deleted meets creates the API server refuses for that
+// reason; that is no trouble to report, so no ChildWriteFailed warning and
+// no ChildWriteFailed condition.
+func TestATerminatingNamespaceSendsNoChildWriteWarnings(t *testing.T) {
+	g := NewWithT(t)
+	app := worldApp("teardown", "web", "web.teardown.example.com")
+	w := newFakeWorld(t, app)
+	w.terminating = true
+	for range 3 {
+		_ = w.pass(app)
+	}
+	g.Expect(recordedEvents(w.events)).NotTo(ContainElement(HavePrefix("Warning ChildWriteFailed")))
+	if ready := conditionOf(w.get(app), appsv1alpha1.ReadyCondition); ready != nil {
+		g.Expect(ready.Reason).NotTo(Equal(appsv1alpha1.ChildWriteFailedReason))
+	}
+}
