@@ -175,8 +175,22 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 	asked := map[types.UID]bool{}
 	var needService []*backupv1alpha1.BackupConfig
 	for _, holder := range holders {
+		if holder.UID == s.bc.UID && !s.bc.DeletionTimestamp.IsZero() {
+			// This BackupConfig is being deleted: its final-backup plan
+			// decided (teardownFinalBackup).
+			if s.keepOwnHold && holder.Spec.AppRef.Name == app.Name {
+				return true, nil
+			}
+			asked[holder.UID] = true
+			continue
+		}
 		if !wantsHoldOn(holder, app) {
 			continue
+		}
+		if !holder.DeletionTimestamp.IsZero() {
+			// Another BackupConfig being deleted decides its own hold in its
+			// own passes: it may owe the MyApp a final backup first.
+			return true, nil
 		}
 		if app.DeletionTimestamp.IsZero() {
 			return true, nil
@@ -224,10 +238,17 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 }
 
 // wantsHoldOn reports whether holder's spec asks for a final backup of app:
-// it is not being deleted, has the option on and references app.
+// it has the option on and references app, and is either not being deleted,
+// or is being deleted with deletionPolicy Retain and still has its cleanup
+// finalizer: then its own passes may still take the MyApp's final backup
+// (a namespace teardown) and release the hold themselves.
 func wantsHoldOn(holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) bool {
-	return holder.DeletionTimestamp.IsZero() && holder.Spec.BackupBeforeAppDeletion &&
-		holder.Spec.AppRef.Name == app.Name
+	if !holder.Spec.BackupBeforeAppDeletion || holder.Spec.AppRef.Name != app.Name {
+		return false
+	}
+	return holder.DeletionTimestamp.IsZero() ||
+		holder.Spec.DeletionPolicy != backupv1alpha1.DeletionPolicyDelete &&
+			controllerutil.ContainsFinalizer(holder, backupv1alpha1.BackupCleanupFinalizer)
 }
 
 // releaseUnwantedHolds is the safety net for holds no BackupConfig can

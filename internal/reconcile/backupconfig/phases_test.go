@@ -1053,3 +1053,54 @@ func TestAFailedScheduledBackupLeavesItsChangeToBeRetried(t *testing.T) {
 	g.Expect(bc.Status.LastBackup).To(HaveField("Phase", backupv1alpha1.BackupSucceeded))
 	g.Expect(appBackedUp(bc.Status, app)).To(BeTrue())
 }
+
+// TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange is the
+// second audit's F3: the on-change backup of the MyApp's generation failed,
+// and before its retry the due slot's scheduled backup starts and fails too.
+// The generation still has no successful backup, so its retry must come
+// after the retry delay, as attempt 2, rather than wait for the next slot.
+func TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange(t *testing.T) {
+	g := NewWithT(t)
+	e, clk, r := newPhaseEnv(t)
+	app := e.newApp("web")
+	bc := e.newBackupConfig("web", "web", fixtures.WithSchedule("0 * * * *"))
+	e.create(app, bc)
+	failedAt := metav1.NewTime(phaseNow.Add(-2 * time.Minute))
+	bc.Status = withSlot(backupv1alpha1.BackupConfigStatus{
+		ObservedAppGeneration: app.Generation,
+		ObservedAppUID:        app.UID,
+		LastBackup: &backupv1alpha1.BackupStatus{ID: "bk-change-1", Phase: backupv1alpha1.BackupFailed,
+			Trigger: backupv1alpha1.TriggerAppChange, Attempt: 1, StartTime: &failedAt, CompletionTime: &failedAt,
+			Reason: "disk full"},
+	}, slotAt(10))
+	e.sim.FailBackups("disk full", 1)
+
+	runPass := func() {
+		t.Helper()
+		s := newPassScope(r, bc, app)
+		for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
+			r.reconcileSchedule, r.reconcileRunningBackup, r.reconcileNewBackup,
+		} {
+			_, err := phase(t.Context(), s)
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		bc.Status = s.bc.Status
+	}
+
+	runPass()
+	g.Expect(bc.Status.LastBackup).To(HaveField("Trigger", backupv1alpha1.TriggerSchedule), "the slot comes first")
+	clk.Step(time.Minute) // the scheduled backup fails
+	runPass()
+	g.Expect(e.ownBackups(bc)).To(ContainElement(And(
+		HaveField("IdempotencyKey", ContainSubstring("/schedule/")),
+		HaveField("Phase", simulator.PhaseFailed))), "the scheduled backup failed")
+	clk.Step(3 * time.Minute) // past any retry delay of attempt 1 or 2
+	runPass()
+
+	var keys []string
+	for _, b := range e.ownBackups(bc) {
+		keys = append(keys, b.IdempotencyKey)
+	}
+	g.Expect(keys).To(ContainElement(changeRetryKey(ownerFor(bc), app, 2)),
+		"the failed change is retried as attempt 2 (keys started: %v)", keys)
+}
