@@ -199,6 +199,14 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 		if finalBackupRecorded(holder.Status, app) {
 			continue
 		}
+		if holder.UID != s.bc.UID {
+			// Another BackupConfig's final backup is its own question: it
+			// references the MyApp, asks the service in its own passes, and
+			// records the answer in its status, which this check reads. Asking
+			// the service here too made a namespace teardown cost O(N) lists
+			// per pass, O(N^2) in all (audit 2, S4).
+			return true, nil
+		}
 		needService = append(needService, holder)
 	}
 	for _, holder := range needService {

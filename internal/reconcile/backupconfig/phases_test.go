@@ -920,6 +920,8 @@ func TestAppHoldWanted(t *testing.T) {
 			want:   true,
 		},
 		{
+			// Without asking the service: that one asks in its own passes
+			// (audit 2, S4).
 			name:        "another BackupConfig's final backup still due keeps it",
 			ownApp:      "web",
 			ownOpts:     []fixtures.BackupConfigOption{fixtures.WithFinalBackup()},
@@ -927,7 +929,7 @@ func TestAppHoldWanted(t *testing.T) {
 			others:      []other{{app: "web", opts: []fixtures.BackupConfigOption{fixtures.WithFinalBackup()}}},
 			appDeleting: true,
 			want:        true,
-			wantLists:   1,
+			wantLists:   0,
 		},
 		{
 			name:   "another BackupConfig of another MyApp does not count",
@@ -1103,4 +1105,57 @@ func TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange(t *testing.T)
 	}
 	g.Expect(keys).To(ContainElement(changeRetryKey(ownerFor(bc), app, 2)),
 		"the failed change is retried as attempt 2 (keys started: %v)", keys)
+}
+
+// TestAStalePassUnderTheListingDelayStartsNoSecondBackup is the second
+// audit's S3: the service lists a backup only after its consistency delay,
+// so followRunningBackup cannot see one just started, and a pass that reads
+// the BackupConfig from before its own last status write (a lagging cache)
+// decides to start again. It starts nothing new: the keys are derived from
+// that same status (the slot in status.nextScheduleTime, the MyApp's UID
+// and generation and the attempt), so the service answers with the backup
+// already started, whichever was due.
+func TestAStalePassUnderTheListingDelayStartsNoSecondBackup(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []fixtures.BackupConfigOption
+		slot bool
+	}{
+		{name: "a change"},
+		{name: "a schedule slot", opts: []fixtures.BackupConfigOption{fixtures.WithSchedule("0 * * * *")}, slot: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			e, clk, r := newPhaseEnv(t)
+			e.sim.SetConsistencyDelay(simulator.ServiceBackup, time.Minute)
+			app := e.newApp("web")
+			bc := e.newBackupConfig("web", "web", tc.opts...)
+			e.create(app, bc)
+			if tc.slot {
+				bc.Status = withSlot(backedUp(app), slotAt(10))
+			}
+			stale := bc.Status.DeepCopy()
+
+			pass := func(status backupv1alpha1.BackupConfigStatus) *scope {
+				read := bc.DeepCopy()
+				read.Status = status
+				s := newPassScope(r, read, app)
+				for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
+					r.reconcileSchedule, r.reconcileRunningBackup, r.reconcileNewBackup,
+				} {
+					_, err := phase(t.Context(), s)
+					g.Expect(err).NotTo(HaveOccurred())
+				}
+				return s
+			}
+			first := pass(*stale)
+			g.Expect(first.bc.Status.LastBackup).NotTo(BeNil(), "the first pass started a backup")
+			clk.Step(time.Second)
+			g.Expect(e.backups.List(t.Context(), ownerFor(bc))).To(BeEmpty(), "the service does not list it yet")
+			second := pass(*stale)
+
+			g.Expect(e.ownBackups(bc)).To(HaveLen(1), "no second backup")
+			g.Expect(second.bc.Status.LastBackup.ID).To(Equal(first.bc.Status.LastBackup.ID), "the same backup is followed")
+		})
+	}
 }

@@ -240,3 +240,84 @@ func TestTeardownGivesTheFinalBackupUpWithinItsBound(t *testing.T) {
 		})
 	}
 }
+
+// backupServiceCalls is how many requests the backup service has answered,
+// in all and by operation.
+func (e *testEnv) backupServiceCalls() (int, map[simulator.Operation]int) {
+	n, byOp := 0, map[simulator.Operation]int{}
+	for _, c := range e.sim.RequestCounts() {
+		if c.Service == simulator.ServiceBackup {
+			n += c.Count
+			byOp[c.Operation] += c.Count
+		}
+	}
+	return n, byOp
+}
+
+// TestTeardownCostsLinearServiceCalls is the second audit's S4: during a
+// teardown, every BackupConfig's pass walked every held MyApp of the
+// namespace and asked the backup service about the other BackupConfigs'
+// final backups, O(N) calls per pass and O(N^2) over the teardown. The
+// MyApps are deleted first, and the BackupConfigs after a gap, as the
+// namespace controller does between two kinds; the backup service calls
+// from the first deletion until everything is gone are counted for two
+// sizes. Per pair, the larger namespace must cost no more than
+// linearSlack times the smaller's.
+func TestTeardownCostsLinearServiceCalls(t *testing.T) {
+	const linearSlack = 1.15
+	perPair := map[int]float64{}
+	sizes := []int{4, 16}
+	for _, n := range sizes {
+		t.Run(fmt.Sprintf("pairs-%d", n), func(t *testing.T) {
+			g := NewWithT(t)
+			e := newTestEnv(t)
+			e.startManager()
+			apps := make([]*appsv1alpha1.MyApp, 0, n)
+			bcs := make([]*backupv1alpha1.BackupConfig, 0, n)
+			for i := range n {
+				app := e.newApp(fmt.Sprintf("app-%02d", i))
+				bc := e.newBackupConfig(app.Name, app.Name, fixtures.WithFinalBackup())
+				e.create(app, bc)
+				apps = append(apps, app)
+				bcs = append(bcs, bc)
+			}
+			for i := range apps {
+				e.waitForHold(apps[i])
+				e.waitForLastBackup(bcs[i], backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+			}
+			before, beforeByOp := e.backupServiceCalls()
+			for _, app := range apps {
+				g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
+			}
+			time.Sleep(2 * time.Second) // the namespace controller's gap between two kinds
+			for _, bc := range bcs {
+				g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
+			}
+			g.Eventually(func() bool {
+				for _, obj := range append(objectsOf(apps), objectsOf(bcs)...) {
+					if !apierrors.IsNotFound(e.get(obj)()) {
+						return false
+					}
+				}
+				return true
+			}, teardownLimit, 200*time.Millisecond).Should(BeTrue())
+			calls, byOp := e.backupServiceCalls()
+			calls -= before
+			for op, c := range beforeByOp {
+				byOp[op] -= c
+			}
+			g.Expect(e.succeededFinalBackups(apps, bcs)).To(Equal(n))
+			perPair[n] = float64(calls) / float64(n)
+			t.Logf("teardown of %d pairs: %d backup service calls (%v), %.1f per pair", n, calls, byOp, perPair[n])
+		})
+	}
+	small, large := perPair[sizes[0]], perPair[sizes[1]]
+	if small == 0 || large == 0 {
+		t.Fatalf("a size did not run: %v", perPair)
+	}
+	t.Logf("calls per pair: %.1f at %d pairs, %.1f at %d pairs (ratio %.2f)", small, sizes[0], large, sizes[1], large/small)
+	if large > linearSlack*small {
+		t.Errorf("a teardown's backup service calls grow faster than the pairs: %.1f per pair at %d, %.1f at %d",
+			small, sizes[0], large, sizes[1])
+	}
+}
