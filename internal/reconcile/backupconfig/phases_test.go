@@ -1099,8 +1099,9 @@ func TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange(t *testing.T)
 	clk.Step(3 * time.Minute) // past any retry delay of attempt 1 or 2
 	runPass()
 
-	var keys []string
-	for _, b := range e.ownBackups(bc) {
+	own := e.ownBackups(bc)
+	keys := make([]string, 0, len(own))
+	for _, b := range own {
 		keys = append(keys, b.IdempotencyKey)
 	}
 	g.Expect(keys).To(ContainElement(changeRetryKey(ownerFor(bc), app, 2)),

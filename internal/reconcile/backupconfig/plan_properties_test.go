@@ -19,6 +19,7 @@ package backupconfig
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -105,6 +106,68 @@ func applyFinalModel(o finalObservation, p finalPlan) finalObservation {
 	return o
 }
 
+// finalRulesBroken lists the promises p breaks for o.
+func finalRulesBroken(o finalObservation, p finalPlan) []string {
+	return slices.Concat(releaseRulesBroken(o, p), giveUpRulesBroken(o, p), startRulesBroken(o, p))
+}
+
+// releaseRulesBroken: a MyApp held for a final backup is let go only after
+// it SUCCEEDED, or after a give-up that the status reported already.
+func releaseRulesBroken(o finalObservation, p finalPlan) []string {
+	let := !p.keepHold || p.release
+	reportedGiveUp := p.action == finalAbandon && o.abandonReported
+	if finalWanted(o) && let && !finalSucceeded(o) && !reportedGiveUp {
+		return []string{"released without a final backup or a reported give-up"}
+	}
+	return nil
+}
+
+// giveUpRulesBroken: a give-up is bounded and never silent. Only a
+// BackupConfig being deleted gives up, only out of attempts, past its limit
+// or suspended, and it keeps the hold until the status said so; past its
+// limit it never waits on.
+func giveUpRulesBroken(o finalObservation, p finalPlan) []string {
+	var broken []string
+	past := o.deleting && !o.now.Before(o.deletionStarted.Add(o.teardownLimit))
+	if p.action == finalAbandon {
+		outOfAttempts := o.listed && o.attempts.failed >= o.maxAttempts
+		reason := past || o.suspended || outOfAttempts
+		if !o.deleting || !reason {
+			broken = append(broken, "gave up without a reason")
+		}
+		if !o.abandonReported && (!p.keepHold || p.release) {
+			broken = append(broken, "gave up silently")
+		}
+	}
+	if finalWanted(o) && past && !finalSucceeded(o) && p.action != finalAbandon {
+		broken = append(broken, "waited past the teardown limit")
+	}
+	return broken
+}
+
+// startRulesBroken: at most one backup of the owner RUNNING. A final backup
+// starts only when none runs, as attempt failed+1 within the attempts; and,
+// applied and observed again, nothing new is to be done (idempotency).
+func startRulesBroken(o finalObservation, p finalPlan) []string {
+	var broken []string
+	if p.action == finalStart {
+		if o.otherRunning || !o.listed || o.attempts.running || finalSucceeded(o) {
+			broken = append(broken, "started a second backup")
+		}
+		if p.attempt != o.attempts.failed+1 || p.attempt > o.maxAttempts {
+			broken = append(broken, "started a wrong attempt")
+		}
+	}
+	next := planFinalBackup(applyFinalModel(o, p))
+	if p.action == finalStart && next.action == finalStart {
+		broken = append(broken, "started again after a start")
+	}
+	if p.action == finalList && next.action == finalList {
+		broken = append(broken, "listed again after a listing")
+	}
+	return broken
+}
+
 func TestPlanFinalBackupKeepsItsPromises(t *testing.T) {
 	violations := map[string]int{}
 	var first []string
@@ -116,44 +179,8 @@ func TestPlanFinalBackupKeepsItsPromises(t *testing.T) {
 	}
 	n := everyFinalObservation(func(o finalObservation) {
 		p := planFinalBackup(o)
-		let := !p.keepHold || p.release
-		past := o.deleting && !o.now.Before(o.deletionStarted.Add(o.teardownLimit))
-		// 1. A MyApp held for a final backup is let go only after it
-		// SUCCEEDED, or after a give-up that the status reported already.
-		if finalWanted(o) && let && !finalSucceeded(o) && !(p.action == finalAbandon && o.abandonReported) {
-			fail("released without a final backup or a reported give-up", o, p)
-		}
-		// 2. A give-up is bounded and never silent: only a BackupConfig
-		// being deleted gives up, only out of attempts, past its limit or
-		// suspended, and it keeps the hold until the status said so.
-		if p.action == finalAbandon {
-			if !o.deleting || !(past || o.suspended || o.listed && o.attempts.failed >= o.maxAttempts) {
-				fail("gave up without a reason", o, p)
-			}
-			if !o.abandonReported && (!p.keepHold || p.release) {
-				fail("gave up silently", o, p)
-			}
-		}
-		if finalWanted(o) && o.deleting && past && !finalSucceeded(o) && p.action != finalAbandon {
-			fail("waited past the teardown limit", o, p)
-		}
-		// 3. At most one backup of the owner RUNNING: a final backup starts
-		// only when none runs, as attempt failed+1 within the attempts.
-		if p.action == finalStart {
-			if o.otherRunning || !o.listed || o.attempts.running || finalSucceeded(o) {
-				fail("started a second backup", o, p)
-			}
-			if p.attempt != o.attempts.failed+1 || p.attempt > o.maxAttempts {
-				fail("started a wrong attempt", o, p)
-			}
-		}
-		// 4. Idempotency: applied, observed again, nothing new to do.
-		next := planFinalBackup(applyFinalModel(o, p))
-		if p.action == finalStart && next.action == finalStart {
-			fail("started again after a start", o, p)
-		}
-		if p.action == finalList && next.action == finalList {
-			fail("listed again after a listing", o, p)
+		for _, rule := range finalRulesBroken(o, p) {
+			fail(rule, o, p)
 		}
 	})
 	t.Logf("checked %d final-backup observations; violations by rule: %v", n, violations)
@@ -171,7 +198,7 @@ func everyDueObservation(check func(dueObservation)) int {
 	triggers := []backupv1alpha1.BackupTrigger{backupv1alpha1.TriggerAppChange, backupv1alpha1.TriggerSchedule,
 		backupv1alpha1.TriggerAppDeletion}
 	finished := []time.Duration{-2 * time.Hour, -90 * time.Second, -30 * time.Second, 0}
-	var lasts []*backupv1alpha1.BackupStatus
+	lasts := make([]*backupv1alpha1.BackupStatus, 0, 1+len(phases)*len(triggers)*4*len(finished))
 	lasts = append(lasts, nil)
 	for _, phase := range phases {
 		for _, trigger := range triggers {
@@ -383,31 +410,8 @@ func (m *planModel) pass() error {
 	if m.running > 1 {
 		return fmt.Errorf("%d backups RUNNING", m.running)
 	}
-	// The final backup (the MyApp held and going).
 	if m.appDeleting && m.held {
-		o := finalObservation{now: m.now, optIn: true, retain: true, deleting: m.deleting,
-			deletionStarted: m.deletionStarted, appExists: true, appHeld: true, appDeleting: true,
-			otherRunning: m.running > 0 && !m.finalRunning, recorded: m.finalSucceeded, listed: true,
-			attempts:    finalTally{succeeded: m.finalSucceeded, running: m.finalRunning, failed: m.finalFailed},
-			maxAttempts: planMaxAttempts, teardownLimit: planTeardownLimit, abandonReported: m.abandonReported}
-		p := planFinalBackup(o)
-		switch p.action {
-		case finalStart:
-			if m.running > 0 {
-				return fmt.Errorf("final backup started while another runs")
-			}
-			m.running, m.finalRunning = 1, true
-		case finalAbandon:
-			m.abandonReported = true
-		}
-		if p.release || (!p.keepHold && p.action != finalNone) {
-			if !m.finalSucceeded && !(p.action == finalAbandon && o.abandonReported) {
-				return fmt.Errorf("MyApp let go without a final backup (%+v)", p)
-			}
-			m.held = false
-			m.gone = m.deleting
-		}
-		return nil
+		return m.passFinal()
 	}
 	if m.appDeleting {
 		return nil
@@ -434,6 +438,34 @@ func (m *planModel) pass() error {
 		m.observed = m.gen
 	case p.later <= 0 && !m.succeeded[m.gen]:
 		return fmt.Errorf("generation %d has no SUCCEEDED backup and none is owed", m.gen)
+	}
+	return nil
+}
+
+// passFinal runs the final-backup planner for the MyApp held and going.
+func (m *planModel) passFinal() error {
+	o := finalObservation{now: m.now, optIn: true, retain: true, deleting: m.deleting,
+		deletionStarted: m.deletionStarted, appExists: true, appHeld: true, appDeleting: true,
+		otherRunning: m.running > 0 && !m.finalRunning, recorded: m.finalSucceeded, listed: true,
+		attempts:    finalTally{succeeded: m.finalSucceeded, running: m.finalRunning, failed: m.finalFailed},
+		maxAttempts: planMaxAttempts, teardownLimit: planTeardownLimit, abandonReported: m.abandonReported}
+	p := planFinalBackup(o)
+	switch p.action {
+	case finalStart:
+		if m.running > 0 {
+			return fmt.Errorf("final backup started while another runs")
+		}
+		m.running, m.finalRunning = 1, true
+	case finalAbandon:
+		m.abandonReported = true
+	}
+	if p.release || (!p.keepHold && p.action != finalNone) {
+		reportedGiveUp := p.action == finalAbandon && o.abandonReported
+		if !m.finalSucceeded && !reportedGiveUp {
+			return fmt.Errorf("MyApp let go without a final backup (%+v)", p)
+		}
+		m.held = false
+		m.gone = m.deleting
 	}
 	return nil
 }
