@@ -469,3 +469,123 @@ func (m *planModel) passFinal() error {
 	}
 	return nil
 }
+
+// everyRetentionObservation calls check with every retention observation of
+// a bounded space: up to four listed backups, each of this owner or another,
+// SUCCEEDED, FAILED or RUNNING, a needed final attempt or not, started in
+// list order or all at once; keepLast 1 to 3; a backup running or not.
+func everyRetentionObservation(check func(retentionObservation)) int {
+	type kind struct {
+		other, succeeded, failed, needed bool
+	}
+	kinds := make([]kind, 0, 12)
+	for _, other := range []bool{false, true} {
+		for _, phase := range []int{0, 1, 2} {
+			for _, needed := range []bool{false, true} {
+				kinds = append(kinds, kind{other: other, succeeded: phase == 1, failed: phase == 2, needed: needed})
+			}
+		}
+	}
+	n := 0
+	var build func(prefix []kind)
+	build = func(prefix []kind) {
+		for _, sameStart := range []bool{false, true} {
+			for keep := 1; keep <= 3; keep++ {
+				for _, running := range []bool{false, true} {
+					o := retentionObservation{owner: "own", keep: keep, running: running}
+					for i, k := range prefix {
+						b := listedBackup{id: fmt.Sprint(i), owner: "own", started: planNow.Add(time.Duration(i) * time.Minute),
+							succeeded: k.succeeded, failed: k.failed, neededAttempt: k.needed}
+						if sameStart {
+							b.started = planNow
+						}
+						if k.other {
+							b.owner = "other"
+						}
+						o.backups = append(o.backups, b)
+					}
+					check(o)
+					n++
+				}
+			}
+		}
+		if len(prefix) == 4 {
+			return
+		}
+		for _, k := range kinds {
+			build(append(slices.Clone(prefix), k))
+		}
+	}
+	build(nil)
+	return n
+}
+
+func TestPlanRetentionKeepsItsPromises(t *testing.T) {
+	violations := map[string]int{}
+	var first []string
+	fail := func(rule string, o retentionObservation, p retentionPlan) {
+		violations[rule]++
+		if len(first) < 5 {
+			first = append(first, fmt.Sprintf("%s: %+v -> %+v", rule, o, p))
+		}
+	}
+	n := everyRetentionObservation(func(o retentionObservation) {
+		p := planRetention(o)
+		for _, rule := range retentionRulesBroken(o, p) {
+			fail(rule, o, p)
+		}
+	})
+	t.Logf("checked %d retention observations; violations by rule: %v", n, violations)
+	if len(violations) > 0 {
+		t.Errorf("planRetention broke its promises: %v\nfirst: %v", violations, first)
+	}
+}
+
+// retentionRulesBroken lists the promises p breaks for o: retention never
+// deletes another owner's backup, a running one, a counted final attempt or
+// the newest success; keeps keepLast successes; waits while a backup runs;
+// and, applied and observed again, prunes nothing more.
+func retentionRulesBroken(o retentionObservation, p retentionPlan) []string {
+	var broken []string
+	var newest *listedBackup
+	succeeded := 0
+	for i := range o.backups {
+		b := &o.backups[i]
+		if b.owner == o.owner && b.succeeded {
+			succeeded++
+			if newest == nil || !b.started.Before(newest.started) {
+				newest = b
+			}
+		}
+	}
+	deleted := map[string]bool{}
+	deletedSucceeded := 0
+	for _, b := range p.expired {
+		deleted[b.id] = true
+		switch {
+		case b.owner != o.owner:
+			broken = append(broken, "deleted another owner's backup")
+		case !b.succeeded && !b.failed:
+			broken = append(broken, "deleted a running backup")
+		case b.neededAttempt && !b.succeeded:
+			broken = append(broken, "deleted a counted final attempt")
+		case b.succeeded:
+			deletedSucceeded++
+		}
+	}
+	if newest != nil && deleted[newest.id] {
+		broken = append(broken, "deleted the newest success")
+	}
+	if succeeded-deletedSucceeded < min(succeeded, o.keep) {
+		broken = append(broken, "kept fewer successes than keepLast")
+	}
+	if o.running && len(p.expired) > 0 {
+		broken = append(broken, "pruned while a backup runs")
+	}
+	after := o
+	after.backups = slices.DeleteFunc(slices.Clone(o.backups), func(b listedBackup) bool { return deleted[b.id] })
+	if q := planRetention(after); len(q.expired) > 0 {
+		broken = append(broken, "pruned again after pruning")
+	}
+	return broken
+}
