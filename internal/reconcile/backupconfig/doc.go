@@ -30,8 +30,8 @@ limitations under the License.
 // keys), status.go (conditions and events), scope.go (the per-pass scope) and
 // defaults.go. The decisions of new backups and of final backups are pure
 // plans over an observation (backup_plan.go: planDue; final_plan.go:
-// planFinalBackup), which backups.go, final_backup.go and delete.go observe
-// for and apply; the plans call nothing and read no clock, and
+// planFinalBackup; retention_plan.go: planRetention), which backups.go,
+// final_backup.go, delete.go and retention.go observe for and apply; the plans call nothing and read no clock, and
 // plan_properties_test.go checks their promises over every observation of a
 // bounded space. How a pass runs its phases and reads what they return is
 // shared with the MyApp controller, in internal/reconcile/pass.
