@@ -95,10 +95,18 @@ func TestNamespaceDeletion(t *testing.T) {
 					finals++
 				}
 			}
+			kept, retained := keptFinalBackups(s, apps)
 			var tally tally
 			tally.add(r, true)
-			t.Logf("RESULT family=5 case=%s myapps=%d backupconfigs=%d deletion=%s retained-final-backups=%d %s",
-				name, n, n, took.Round(100*time.Millisecond), finals, tally)
+			t.Logf("RESULT family=5 case=%s myapps=%d backupconfigs=%d deletion=%s retained-final-backups=%d "+
+				"kept-final-backups=%d/%d %s",
+				name, n, n, took.Round(100*time.Millisecond), finals, kept, retained, tally)
+			// Issue 26: every MyApp whose BackupConfig keeps its backups
+			// (Retain) gets its final backup, whatever order the namespace
+			// controller deletes them in.
+			if kept != retained {
+				t.Errorf("%d of %d MyApps with a Retain BackupConfig kept a SUCCEEDED final backup", kept, retained)
+			}
 			judge(t, r, "namespace deletion ("+name+")")
 		})
 	}
@@ -127,6 +135,27 @@ func populate(s *scenario, n int) []*appsv1alpha1.MyApp {
 		s.waitFor("BackupConfig "+bcs[i].Name+" backs up its MyApp", backedUp(bcs[i], apps[i]))
 	}
 	return apps
+}
+
+// keptFinalBackups counts the MyApps of Retain BackupConfigs (the odd ones,
+// see populate) with a SUCCEEDED final backup in the backup service, and
+// how many such MyApps there are.
+func keptFinalBackups(s *scenario, apps []*appsv1alpha1.MyApp) (kept, retained int) {
+	succeeded := map[string]bool{}
+	for _, b := range s.sim.Backups() {
+		if _, ok := finalPrefix(b.IdempotencyKey); ok && b.Phase == simulator.PhaseSucceeded {
+			succeeded[b.Labels["backup.myapp.dev/myapp-uid"]] = true
+		}
+	}
+	for i, app := range apps {
+		if i%2 == 1 {
+			retained++
+			if succeeded[string(app.UID)] {
+				kept++
+			}
+		}
+	}
+	return kept, retained
 }
 
 // heldForDNS holds once every MyApp left is being deleted and its DNSReady

@@ -55,6 +55,10 @@ const (
 	// FinalBackupFailedReason: every attempt at the final backup failed and the
 	// MyApp is held until a person decides.
 	FinalBackupFailedReason = "FinalBackupFailed"
+	// FinalBackupAbandonedReason: the BackupConfig is being deleted with its
+	// MyApp and gave the final backup up (out of attempts, or past its
+	// teardown limit); the MyApp is released without one.
+	FinalBackupAbandonedReason = "FinalBackupAbandoned"
 	// CleanupInProgressReason: the BackupConfig is being deleted and its
 	// backups are being deleted.
 	CleanupInProgressReason = "CleanupInProgress"

@@ -57,6 +57,10 @@ import (
 // metadata.finalizers, guarded by the resource version.
 // +kubebuilder:rbac:groups=apps.myapp.dev,resources=myapps,verbs=get;list;watch;patch
 
+// A BackupConfig being deleted reads its namespace: a terminating one means
+// its MyApp goes too, and gets its final backup first.
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
 // Events go through the events.k8s.io API.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -77,6 +81,10 @@ const (
 	// DefaultFinalBackupAttempts is how many final backups are tried before
 	// the controller gives up and asks a person to decide.
 	DefaultFinalBackupAttempts = 3
+	// DefaultFinalBackupTeardownLimit is how long a BackupConfig deleted
+	// together with its MyApp (a namespace teardown) waits for the MyApp's
+	// final backup before it gives it up and lets the MyApp go.
+	DefaultFinalBackupTeardownLimit = 10 * time.Minute
 	// DefaultCleanupGrace is how long after a deletion began the backup
 	// service must list no backups of the BackupConfig before it goes.
 	DefaultCleanupGrace = 10 * time.Second
@@ -145,6 +153,12 @@ type Reconciler struct {
 	// FinalBackupAttempts is how many final backups are tried for a MyApp
 	// being deleted. Defaults to DefaultFinalBackupAttempts.
 	FinalBackupAttempts int
+	// FinalBackupTeardownLimit bounds how long a BackupConfig being deleted
+	// with its MyApp, or in a namespace being deleted, waits for the MyApp's
+	// final backup, from its own deletion; then it gives the final backup up
+	// (a Warning event, the Ready condition) and releases the MyApp.
+	// Defaults to DefaultFinalBackupTeardownLimit.
+	FinalBackupTeardownLimit time.Duration
 	// CleanupGrace is how long after a BackupConfig's deletion began the
 	// backup service must list none of its backups before the cleanup
 	// finalizer goes, with deletionPolicy Delete. It should cover how late

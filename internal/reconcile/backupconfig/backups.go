@@ -120,9 +120,9 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		s.readiness.refusedSlot = c.Message
 	}
 
-	due := r.dueBackups(s)
-	if !s.slotDue && !due.change && !due.retry {
-		return pass.Soonest(due.later, r.scheduleWakeup(s)), nil
+	due := planDue(r.observeDue(s))
+	if !s.slotDue && !due.owes() {
+		return pass.Soonest(laterResult(due), r.scheduleWakeup(s)), nil
 	}
 	if result, stop, err := r.followRunningBackup(ctx, s); stop {
 		return result, err
@@ -133,44 +133,31 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 			return result, err
 		}
 	}
-	attempt := int32(1)
-	if due.retry {
-		attempt = max(s.bc.Status.LastBackup.Attempt, 1) + 1
-	}
-	b, err := r.requestBackup(ctx, s, backupv1alpha1.TriggerAppChange, changeRetryKey(s.owner, app, attempt))
+	b, err := r.requestBackup(ctx, s, backupv1alpha1.TriggerAppChange, changeRetryKey(s.owner, app, due.attempt))
 	if err != nil {
 		return r.serviceError(ctx, s, "starting a backup", err)
 	}
-	return pass.Soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerAppChange, attempt), r.scheduleWakeup(s)), nil
+	return pass.Soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerAppChange, due.attempt), r.scheduleWakeup(s)), nil
 }
 
-// dueChange is what reconcileNewBackup owes the MyApp besides a schedule
-// slot.
-type dueChange struct {
-	// change is set when the MyApp's generation has no backup started yet.
-	change bool
-	// retry is set when the on-change backup of this generation failed and
-	// its retry is due.
-	retry bool
-	// later is when a retry that is not due yet comes back.
-	later ctrl.Result
+// observeDue is what the scope says about the backups owed (planDue).
+func (r *Reconciler) observeDue(s *scope) dueObservation {
+	return dueObservation{
+		now:                s.now,
+		onChange:           s.bc.Spec.BackupOnChange == nil || *s.bc.Spec.BackupOnChange,
+		slotDue:            s.slotDue,
+		appUID:             s.app.UID,
+		appGeneration:      s.app.Generation,
+		observedUID:        s.bc.Status.ObservedAppUID,
+		observedGeneration: s.bc.Status.ObservedAppGeneration,
+		last:               s.bc.Status.LastBackup,
+		retryDelay:         r.FailedBackupRetryDelay,
+	}
 }
 
-// dueBackups decides which on-change backup is due, with backupOnChange.
-func (r *Reconciler) dueBackups(s *scope) dueChange {
-	if s.bc.Spec.BackupOnChange != nil && !*s.bc.Spec.BackupOnChange {
-		return dueChange{}
-	}
-	if !appBackedUp(s.bc.Status, s.app) {
-		return dueChange{change: true}
-	}
-	if !changeBackupFailed(s.bc.Status) {
-		return dueChange{}
-	}
-	if delay := r.retryDueIn(s); delay > 0 {
-		return dueChange{later: ctrl.Result{RequeueAfter: delay}}
-	}
-	return dueChange{retry: true}
+// laterResult wakes the controller for a retry that is not due yet.
+func laterResult(due duePlan) ctrl.Result {
+	return ctrl.Result{RequeueAfter: due.later}
 }
 
 // followRunningBackup keeps one backup at a time even when status is stale
@@ -199,7 +186,7 @@ func (r *Reconciler) followRunningBackup(ctx context.Context, s *scope) (result 
 // startScheduledBackup starts the backup of the due slot. done says the
 // pass is over; otherwise the on-change backup in due, which it may have
 // updated, is started next.
-func (r *Reconciler) startScheduledBackup(ctx context.Context, s *scope, due *dueChange) (ctrl.Result, bool, error) {
+func (r *Reconciler) startScheduledBackup(ctx context.Context, s *scope, due *duePlan) (ctrl.Result, bool, error) {
 	slot := s.bc.Status.NextScheduleTime.Time
 	b, err := r.requestBackup(ctx, s, backupv1alpha1.TriggerSchedule, scheduleKey(s.owner, s.app.UID, slot))
 	switch {
@@ -210,20 +197,22 @@ func (r *Reconciler) startScheduledBackup(ctx context.Context, s *scope, due *du
 		result, err := r.serviceError(ctx, s, "starting a backup", err)
 		return result, true, err
 	default:
-		// A scheduled backup also records the MyApp's generation, so it
-		// covers a pending change as well, unless it was adopted from an
-		// earlier pass that started it before the change.
+		// A scheduled backup also records the MyApp's generation once it
+		// succeeded, so it covers a pending change as well, unless it was
+		// adopted from an earlier pass that started it before the change.
+		// While a failed change is owed a retry, it carries the change's
+		// attempts, so that its own failure leaves the retry owed.
 		r.advanceSchedule(s)
-		result := r.startedBackup(ctx, s, b, backupv1alpha1.TriggerSchedule, 0)
-		if b.Phase == backup.PhaseRunning || !r.dueBackups(s).change {
+		result := r.startedBackup(ctx, s, b, backupv1alpha1.TriggerSchedule, due.carry)
+		if b.Phase == backup.PhaseRunning || !planDue(r.observeDue(s)).change {
 			return pass.Soonest(result, r.scheduleWakeup(s)), true, nil
 		}
 		// The adopted backup finished already, and no event would bring
 		// the change back before the next slot: its backup starts now.
-		*due = dueChange{change: true}
+		*due = duePlan{change: true, attempt: 1}
 	}
-	if !due.change && !due.retry {
-		return pass.Soonest(due.later, r.scheduleWakeup(s)), true, nil
+	if !due.owes() {
+		return pass.Soonest(laterResult(*due), r.scheduleWakeup(s)), true, nil
 	}
 	return ctrl.Result{}, false, nil
 }
@@ -238,32 +227,6 @@ func (r *Reconciler) startScheduledBackup(ctx context.Context, s *scope, due *du
 // that backup instead of starting another.
 func appBackedUp(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
 	return status.ObservedAppUID == app.UID && status.ObservedAppGeneration == app.Generation
-}
-
-// changeBackupFailed reports whether the last backup was an on-change backup
-// that failed. With appBackedUp it is one of the MyApp as it is, so it is
-// tried again: the next edit, the other trigger, may never come.
-func changeBackupFailed(status backupv1alpha1.BackupConfigStatus) bool {
-	last := status.LastBackup
-	return last != nil && last.Trigger == backupv1alpha1.TriggerAppChange && last.Phase == backupv1alpha1.BackupFailed
-}
-
-// retryDueIn is how long a retry of the failed on-change backup in
-// status.lastBackup still waits: the retry delay after the first failure,
-// doubled for each further one, up to maxFailedBackupRetryDelay, counted
-// from when the failed attempt finished.
-func (r *Reconciler) retryDueIn(s *scope) time.Duration {
-	last := s.bc.Status.LastBackup
-	delay := r.FailedBackupRetryDelay
-	for i := int32(1); i < last.Attempt && delay < maxFailedBackupRetryDelay; i++ {
-		delay *= 2
-	}
-	delay = min(delay, maxFailedBackupRetryDelay)
-	finished := timeOf(last.CompletionTime)
-	if finished.IsZero() {
-		finished = timeOf(last.StartTime)
-	}
-	return finished.Add(delay).Sub(s.now)
 }
 
 // runningBackup returns a backup of this BackupConfig that the service lists

@@ -53,17 +53,17 @@ func TestRecordedBackupSurvivesAStatusRoundTrip(t *testing.T) {
 
 func TestExpiredFailures(t *testing.T) {
 	at := func(minute int) time.Time { return time.Date(2026, 3, 1, 3, minute, 0, 0, time.UTC) }
-	backups := func(prefix string, minutes ...int) []backup.Backup {
-		out := make([]backup.Backup, 0, len(minutes))
+	backups := func(prefix string, minutes ...int) []listedBackup {
+		out := make([]listedBackup, 0, len(minutes))
 		for _, m := range minutes {
-			out = append(out, backup.Backup{ID: fmt.Sprintf("%s-%d", prefix, m), StartedAt: at(m)})
+			out = append(out, listedBackup{id: fmt.Sprintf("%s-%d", prefix, m), started: at(m)})
 		}
 		return out
 	}
 	tests := []struct {
 		name      string
-		succeeded []backup.Backup
-		failed    []backup.Backup
+		succeeded []listedBackup
+		failed    []listedBackup
 		keep      int
 		want      []string
 	}{
@@ -78,7 +78,7 @@ func TestExpiredFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
 			for _, b := range expiredFailures(tt.succeeded, tt.failed, tt.keep) {
-				got = append(got, b.ID)
+				got = append(got, b.id)
 			}
 			NewWithT(t).Expect(got).To(Equal(tt.want))
 		})

@@ -36,6 +36,7 @@ func (r *Reconciler) setDefaults() {
 	}
 	pass.SetDefault(&r.BackupPollInterval, DefaultBackupPollInterval)
 	pass.SetDefault(&r.FinalBackupAttempts, DefaultFinalBackupAttempts)
+	pass.SetDefault(&r.FinalBackupTeardownLimit, DefaultFinalBackupTeardownLimit)
 	pass.SetDefault(&r.CleanupGrace, DefaultCleanupGrace)
 	pass.SetDefault(&r.BackupTimeout, DefaultBackupTimeout)
 	pass.SetDefault(&r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)

@@ -172,20 +172,9 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 			holders = append(holders, &list.Items[i])
 		}
 	}
-	asked := map[types.UID]bool{}
-	var needService []*backupv1alpha1.BackupConfig
-	for _, holder := range holders {
-		if !wantsHoldOn(holder, app) {
-			continue
-		}
-		if app.DeletionTimestamp.IsZero() {
-			return true, nil
-		}
-		asked[holder.UID] = true
-		if finalBackupRecorded(holder.Status, app) {
-			continue
-		}
-		needService = append(needService, holder)
+	wanted, asked, needService := holdersWanting(s, holders, app)
+	if wanted {
+		return true, nil
 	}
 	for _, holder := range needService {
 		if s.holdCheckErr != nil {
@@ -223,11 +212,61 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 	return false, nil
 }
 
+// holdersWanting answers for the holders of app what needs no service call:
+// wanted says one of them surely wants the hold; asked names the holders
+// accounted for, and needService this BackupConfig when only the service can
+// say whether its final backup of app succeeded.
+func holdersWanting(s *scope, holders []*backupv1alpha1.BackupConfig,
+	app *appsv1alpha1.MyApp) (wanted bool, asked map[types.UID]bool, needService []*backupv1alpha1.BackupConfig) {
+	asked = map[types.UID]bool{}
+	for _, holder := range holders {
+		if holder.UID == s.bc.UID && !s.bc.DeletionTimestamp.IsZero() {
+			// This BackupConfig is being deleted: its final-backup plan
+			// decided (teardownFinalBackup).
+			if s.keepOwnHold && holder.Spec.AppRef.Name == app.Name {
+				return true, nil, nil
+			}
+			asked[holder.UID] = true
+			continue
+		}
+		if !wantsHoldOn(holder, app) {
+			continue
+		}
+		if !holder.DeletionTimestamp.IsZero() || app.DeletionTimestamp.IsZero() {
+			// Another BackupConfig being deleted decides its own hold in its
+			// own passes: it may owe the MyApp a final backup first. And a
+			// MyApp not being deleted is held while the option is on.
+			return true, nil, nil
+		}
+		asked[holder.UID] = true
+		if finalBackupRecorded(holder.Status, app) {
+			continue
+		}
+		if holder.UID != s.bc.UID {
+			// Another BackupConfig's final backup is its own question: it
+			// references the MyApp, asks the service in its own passes, and
+			// records the answer in its status, which this check reads. Asking
+			// the service here too made a namespace teardown cost O(N) lists
+			// per pass, O(N^2) in all (audit 2, S4).
+			return true, nil, nil
+		}
+		needService = append(needService, holder)
+	}
+	return false, asked, needService
+}
+
 // wantsHoldOn reports whether holder's spec asks for a final backup of app:
-// it is not being deleted, has the option on and references app.
+// it has the option on and references app, and is either not being deleted,
+// or is being deleted with deletionPolicy Retain and still has its cleanup
+// finalizer: then its own passes may still take the MyApp's final backup
+// (a namespace teardown) and release the hold themselves.
 func wantsHoldOn(holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) bool {
-	return holder.DeletionTimestamp.IsZero() && holder.Spec.BackupBeforeAppDeletion &&
-		holder.Spec.AppRef.Name == app.Name
+	if !holder.Spec.BackupBeforeAppDeletion || holder.Spec.AppRef.Name != app.Name {
+		return false
+	}
+	return holder.DeletionTimestamp.IsZero() ||
+		holder.Spec.DeletionPolicy != backupv1alpha1.DeletionPolicyDelete &&
+			controllerutil.ContainsFinalizer(holder, backupv1alpha1.BackupCleanupFinalizer)
 }
 
 // releaseUnwantedHolds is the safety net for holds no BackupConfig can

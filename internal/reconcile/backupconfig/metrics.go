@@ -55,6 +55,11 @@ var (
 		Name: "myapp_backupconfig_backups_deleted_total",
 		Help: "Backups deleted in the backup service, by cause: retention or cleanup of a deleted BackupConfig.",
 	}, []string{"cause"})
+	finalBackupsAbandoned = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "myapp_backupconfig_final_backups_abandoned_total",
+		Help: "Final backups a BackupConfig being deleted gave up (out of attempts or past its teardown limit), " +
+			"releasing the MyApp without one.",
+	})
 	backupsHeldForCleanup = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "myapp_backupconfig_backups_held_for_cleanup",
 		Help: "Backups a BackupConfig being deleted still waits to see deleted before its finalizer goes; while " +
@@ -83,7 +88,7 @@ const (
 // manager serves, as the MyApp controller's do: once per process, however
 // many reconcilers tests or managers construct.
 func init() {
-	metrics.Registry.MustRegister(backupsStarted, backupsSucceeded, backupsFailed, backupDuration,
+	metrics.Registry.MustRegister(finalBackupsAbandoned, backupsStarted, backupsSucceeded, backupsFailed, backupDuration,
 		backupsDeleted, backupsHeldForCleanup, lastSuccess, backupDue)
 }
 

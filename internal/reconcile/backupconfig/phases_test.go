@@ -920,6 +920,8 @@ func TestAppHoldWanted(t *testing.T) {
 			want:   true,
 		},
 		{
+			// Without asking the service: that one asks in its own passes
+			// (audit 2, S4).
 			name:        "another BackupConfig's final backup still due keeps it",
 			ownApp:      "web",
 			ownOpts:     []fixtures.BackupConfigOption{fixtures.WithFinalBackup()},
@@ -927,7 +929,7 @@ func TestAppHoldWanted(t *testing.T) {
 			others:      []other{{app: "web", opts: []fixtures.BackupConfigOption{fixtures.WithFinalBackup()}}},
 			appDeleting: true,
 			want:        true,
-			wantLists:   1,
+			wantLists:   0,
 		},
 		{
 			name:   "another BackupConfig of another MyApp does not count",
@@ -1052,4 +1054,109 @@ func TestAFailedScheduledBackupLeavesItsChangeToBeRetried(t *testing.T) {
 	runPass()
 	g.Expect(bc.Status.LastBackup).To(HaveField("Phase", backupv1alpha1.BackupSucceeded))
 	g.Expect(appBackedUp(bc.Status, app)).To(BeTrue())
+}
+
+// TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange is the
+// second audit's F3: the on-change backup of the MyApp's generation failed,
+// and before its retry the due slot's scheduled backup starts and fails too.
+// The generation still has no successful backup, so its retry must come
+// after the retry delay, as attempt 2, rather than wait for the next slot.
+func TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange(t *testing.T) {
+	g := NewWithT(t)
+	e, clk, r := newPhaseEnv(t)
+	app := e.newApp("web")
+	bc := e.newBackupConfig("web", "web", fixtures.WithSchedule("0 * * * *"))
+	e.create(app, bc)
+	failedAt := metav1.NewTime(phaseNow.Add(-2 * time.Minute))
+	bc.Status = withSlot(backupv1alpha1.BackupConfigStatus{
+		ObservedAppGeneration: app.Generation,
+		ObservedAppUID:        app.UID,
+		LastBackup: &backupv1alpha1.BackupStatus{ID: "bk-change-1", Phase: backupv1alpha1.BackupFailed,
+			Trigger: backupv1alpha1.TriggerAppChange, Attempt: 1, StartTime: &failedAt, CompletionTime: &failedAt,
+			Reason: "disk full"},
+	}, slotAt(10))
+	e.sim.FailBackups("disk full", 1)
+
+	runPass := func() {
+		t.Helper()
+		s := newPassScope(r, bc, app)
+		for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
+			r.reconcileSchedule, r.reconcileRunningBackup, r.reconcileNewBackup,
+		} {
+			_, err := phase(t.Context(), s)
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		bc.Status = s.bc.Status
+	}
+
+	runPass()
+	g.Expect(bc.Status.LastBackup).To(HaveField("Trigger", backupv1alpha1.TriggerSchedule), "the slot comes first")
+	clk.Step(time.Minute) // the scheduled backup fails
+	runPass()
+	g.Expect(e.ownBackups(bc)).To(ContainElement(And(
+		HaveField("IdempotencyKey", ContainSubstring("/schedule/")),
+		HaveField("Phase", simulator.PhaseFailed))), "the scheduled backup failed")
+	clk.Step(3 * time.Minute) // past any retry delay of attempt 1 or 2
+	runPass()
+
+	own := e.ownBackups(bc)
+	keys := make([]string, 0, len(own))
+	for _, b := range own {
+		keys = append(keys, b.IdempotencyKey)
+	}
+	g.Expect(keys).To(ContainElement(changeRetryKey(ownerFor(bc), app, 2)),
+		"the failed change is retried as attempt 2 (keys started: %v)", keys)
+}
+
+// TestAStalePassUnderTheListingDelayStartsNoSecondBackup is the second
+// audit's S3: the service lists a backup only after its consistency delay,
+// so followRunningBackup cannot see one just started, and a pass that reads
+// the BackupConfig from before its own last status write (a lagging cache)
+// decides to start again. It starts nothing new: the keys are derived from
+// that same status (the slot in status.nextScheduleTime, the MyApp's UID
+// and generation and the attempt), so the service answers with the backup
+// already started, whichever was due.
+func TestAStalePassUnderTheListingDelayStartsNoSecondBackup(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []fixtures.BackupConfigOption
+		slot bool
+	}{
+		{name: "a change"},
+		{name: "a schedule slot", opts: []fixtures.BackupConfigOption{fixtures.WithSchedule("0 * * * *")}, slot: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			e, clk, r := newPhaseEnv(t)
+			e.sim.SetConsistencyDelay(simulator.ServiceBackup, time.Minute)
+			app := e.newApp("web")
+			bc := e.newBackupConfig("web", "web", tc.opts...)
+			e.create(app, bc)
+			if tc.slot {
+				bc.Status = withSlot(backedUp(app), slotAt(10))
+			}
+			stale := bc.Status.DeepCopy()
+
+			pass := func(status backupv1alpha1.BackupConfigStatus) *scope {
+				read := bc.DeepCopy()
+				read.Status = status
+				s := newPassScope(r, read, app)
+				for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
+					r.reconcileSchedule, r.reconcileRunningBackup, r.reconcileNewBackup,
+				} {
+					_, err := phase(t.Context(), s)
+					g.Expect(err).NotTo(HaveOccurred())
+				}
+				return s
+			}
+			first := pass(*stale)
+			g.Expect(first.bc.Status.LastBackup).NotTo(BeNil(), "the first pass started a backup")
+			clk.Step(time.Second)
+			g.Expect(e.backups.List(t.Context(), ownerFor(bc))).To(BeEmpty(), "the service does not list it yet")
+			second := pass(*stale)
+
+			g.Expect(e.ownBackups(bc)).To(HaveLen(1), "no second backup")
+			g.Expect(second.bc.Status.LastBackup.ID).To(Equal(first.bc.Status.LastBackup.ID), "the same backup is followed")
+		})
+	}
 }

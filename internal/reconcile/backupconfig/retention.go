@@ -18,7 +18,6 @@ package backupconfig
 
 import (
 	"context"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,32 +49,23 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups for retention", err)
 	}
-	var succeeded, failed []backup.Backup
+	o := retentionObservation{owner: s.owner, keep: keep, backups: make([]listedBackup, 0, len(backups))}
 	for _, b := range backups {
-		if b.Owner != s.owner {
-			continue
-		}
-		switch {
-		case b.Phase == backup.PhaseSucceeded:
-			succeeded = append(succeeded, b)
-		case r.countsAsFailed(s, b) && !r.neededAttempt(s, b):
-			failed = append(failed, b)
-		}
+		o.backups = append(o.backups, listedBackup{
+			id: b.ID, owner: b.Owner, started: b.StartedAt,
+			succeeded: b.Phase == backup.PhaseSucceeded, failed: r.countsAsFailed(s, b),
+			neededAttempt: r.neededAttempt(s, b),
+		})
 	}
-	byStart := func(list []backup.Backup) {
-		sort.SliceStable(list, func(i, j int) bool { return list[i].StartedAt.Before(list[j].StartedAt) })
-	}
-	byStart(succeeded)
-	byStart(failed)
-	var expired []backup.Backup
-	if len(succeeded) > keep {
-		expired = append(expired, succeeded[:len(succeeded)-keep]...)
-	}
-	expiredFailed := expiredFailures(succeeded, failed, keep)
-	expired = append(expired, expiredFailed...)
-	if len(expired) == 0 {
+	p := planRetention(o)
+	if len(p.expired) == 0 {
 		return ctrl.Result{}, nil
 	}
+	expired := make([]backup.Backup, 0, len(p.expired))
+	for _, b := range p.expired {
+		expired = append(expired, backup.Backup{ID: b.id, Owner: b.owner})
+	}
+	expiredFailed := p.expired[len(p.expired)-p.failed:]
 
 	log := ctrl.LoggerFrom(ctx)
 	log.Info("Deleting backups beyond retention", "count", len(expired), "failed", len(expiredFailed), "keepLast", keep)
@@ -90,26 +80,6 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 		return r.serviceError(ctx, s, "deleting backups beyond retention", err)
 	}
 	return ctrl.Result{}, nil
-}
-
-// expiredFailures is the retention rule for failed backups, both lists
-// oldest first: a failed backup older than the newest successful one is
-// deleted, since that success supersedes it, and of the failures after it
-// only the newest keep stay, for a person to look into. Failures cannot pile
-// up in the service however long a backup target stays broken.
-func expiredFailures(succeeded, failed []backup.Backup, keep int) []backup.Backup {
-	var expired []backup.Backup
-	if len(succeeded) > 0 {
-		newest := succeeded[len(succeeded)-1].StartedAt
-		for len(failed) > 0 && failed[0].StartedAt.Before(newest) {
-			expired = append(expired, failed[0])
-			failed = failed[1:]
-		}
-	}
-	if len(failed) > keep {
-		expired = append(expired, failed[:len(failed)-keep]...)
-	}
-	return expired
 }
 
 // countsAsFailed reports whether b failed, or ran out of time and is treated

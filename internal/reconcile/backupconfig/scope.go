@@ -54,4 +54,10 @@ type scope struct {
 	// it nothing more about other MyApps: each call could take the client's
 	// whole timeout, and the pass must get to report.
 	holdCheckErr error
+	// namespaceTerminating is set, for a BackupConfig being deleted, when its
+	// namespace is being deleted too.
+	namespaceTerminating bool
+	// keepOwnHold is the final-backup plan's word on whether this
+	// BackupConfig, being deleted, still wants the hold on its MyApp.
+	keepOwnHold bool
 }

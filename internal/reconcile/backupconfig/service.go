@@ -56,6 +56,11 @@ type finalAttempts struct {
 	lastFailure string
 }
 
+// tally is the plan's view of the attempts (final_plan.go).
+func (a finalAttempts) tally() finalTally {
+	return finalTally{succeeded: a.succeeded != nil, running: a.running != nil, failed: a.failed, lastFailure: a.lastFailure}
+}
+
 // listFinalAttempts reads the final backup attempts from the backup service
 // rather than from status, because the service is the one record a crash
 // cannot leave behind. An attempt still RUNNING after the backup timeout

@@ -45,6 +45,7 @@ const (
 	eventBackupsDeleted         eventReason = "BackupsDeleted"
 	eventBackupsRetained        eventReason = "BackupsRetained"
 	eventFinalBackupFailed      eventReason = "FinalBackupFailed"
+	eventFinalBackupAbandoned   eventReason = "FinalBackupAbandoned"
 	eventMyAppReleased          eventReason = "MyAppReleased"
 	eventInvalidSchedule        eventReason = "InvalidSchedule"
 	eventBackupServiceFailed    eventReason = "BackupServiceFailed"
@@ -101,6 +102,9 @@ type readiness struct {
 	finalBackupFailures int
 	// finalBackupFailure is the service's reason for the last failed attempt.
 	finalBackupFailure string
+	// finalBackupAbandoned says why a BackupConfig being deleted gave its
+	// MyApp's final backup up.
+	finalBackupAbandoned string
 	// refusedSlot is the message of a schedule slot skipped because the
 	// backup service refused to start its backup; it stands until a backup
 	// is started again.
@@ -112,6 +116,18 @@ type readiness struct {
 func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Time) {
 	status, reason, message := metav1.ConditionTrue, backupv1alpha1.ReadyReason, readyMessage(bc, r.appName)
 	switch {
+	case r.finalBackupAbandoned != "":
+		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupAbandonedReason
+		message = fmt.Sprintf("This BackupConfig is being deleted and gave the final backup of MyApp %q up: %s. "+
+			"The MyApp is released without one.", r.appName, r.finalBackupAbandoned)
+	case r.deleting && r.finalBackupPending:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
+		message = fmt.Sprintf("This BackupConfig is being deleted with MyApp %q; it takes the MyApp's final backup "+
+			"before it lets go, or gives it up with a Warning once its attempts or its time limit ran out.",
+			r.appName)
+		if r.serviceErr != nil {
+			message += " " + capitalize(serviceProblem(r.serviceErr))
+		}
 	case r.deleting && r.serviceErr != nil:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupBlockedReason
 		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr) +
