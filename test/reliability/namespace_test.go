@@ -96,7 +96,7 @@ func TestNamespaceDeletion(t *testing.T) {
 				}
 			}
 			var tally tally
-			tally.add(r, true)
+			tally.add(t, r, true)
 			t.Logf("RESULT family=5 case=%s myapps=%d backupconfigs=%d deletion=%s retained-final-backups=%d %s",
 				name, n, n, took.Round(100*time.Millisecond), finals, tally)
 			judge(t, r, "namespace deletion ("+name+")")
