@@ -228,7 +228,7 @@ type faultTally struct {
 
 func (ft *faultTally) add(res faultResult) {
 	// The oracle may find nothing while the point failed all the same.
-	ft.tally.count(res.report, true, res.failed || !res.reported || res.held)
+	ft.count(res.report, true, res.failed || !res.reported || res.held)
 	if !res.reported {
 		ft.unreported++
 	}

@@ -101,8 +101,9 @@ func TestAStaleReadDoesNotSkipAStoredSlot(t *testing.T) {
 
 	// The next pass, on a fresh read, backs the slot up.
 	g.Expect(reconcileOnce()).To(Succeed())
-	var keys []string
-	for _, b := range e.ownBackups(bc) {
+	own := e.ownBackups(bc)
+	keys := make([]string, 0, len(own))
+	for _, b := range own {
 		keys = append(keys, b.IdempotencyKey)
 	}
 	g.Expect(keys).To(ContainElement(HaveSuffix("/20260301T1100Z")), "the 11:00 slot is backed up")
