@@ -294,7 +294,7 @@ func TestConcurrentWriters(t *testing.T) {
 	s.waitFor("the others' writes survive and the MyApp is Ready", w.survived)
 	r := s.oracle.settle(t)
 	var tally tally
-	tally.add(r, true)
+	tally.add(t, r, true)
 	judge(t, r, "concurrent writers")
 
 	// Deleting it ends the other controller's hold first, then the final
@@ -305,7 +305,7 @@ func TestConcurrentWriters(t *testing.T) {
 	s.remove(app)
 	s.waitFor("the MyApp is gone after its final backup", gone(app))
 	r = s.oracle.settle(t)
-	tally.add(r, true)
+	tally.add(t, r, true)
 	judge(t, r, "deleting after concurrent writers")
 
 	var writes, conflicts int

@@ -144,7 +144,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 						s.restartIfCrashed()
 						r := s.oracle.settle(t)
 						mu.Lock()
-						tally.add(r, crashed)
+						tally.add(t, r, crashed)
 						mu.Unlock()
 						judge(t, r, fmt.Sprintf("crash after write %d (%s)", k, describeWrite(writes, k)))
 					})
@@ -208,14 +208,32 @@ func describeWrite(writes []string, k int) string {
 type tally struct {
 	tried, reached, survived        int
 	leaks, duplicates, stuck, wrong int
+	// failed counts the points whose own assertions failed (a step not
+	// reached within its timeout, a limit exceeded), whatever the oracle
+	// found once they settled.
+	failed int
 }
 
-func (t *tally) add(r Report, reached bool) {
+// add counts one point, judged by the oracle's report r and by the point's
+// own assertions: a point survives only if r is clean and pt has not
+// failed, so a RESULT line cannot say clean when a step of its lifecycle
+// did not happen. Call it before judge, which fails pt for a report that is
+// not clean.
+func (t *tally) add(pt testing.TB, r Report, reached bool) {
+	t.count(r, reached, pt.Failed())
+}
+
+// count is add with the point's own verdict given: failed says one of its
+// assertions failed.
+func (t *tally) count(r Report, reached, failed bool) {
 	t.tried++
 	if reached {
 		t.reached++
 	}
-	if r.Clean() {
+	if failed {
+		t.failed++
+	}
+	if r.Clean() && !failed {
 		t.survived++
 	}
 	t.leaks += r.Leaks()
@@ -225,8 +243,8 @@ func (t *tally) add(r Report, reached bool) {
 }
 
 func (t tally) String() string {
-	return fmt.Sprintf("tried=%d reached=%d survived=%d leaks=%d duplicates=%d stuck=%d wrong=%d",
-		t.tried, t.reached, t.survived, t.leaks, t.duplicates, t.stuck, t.wrong)
+	return fmt.Sprintf("tried=%d reached=%d survived=%d failed=%d leaks=%d duplicates=%d stuck=%d wrong=%d",
+		t.tried, t.reached, t.survived, t.failed, t.leaks, t.duplicates, t.stuck, t.wrong)
 }
 
 // judge fails t unless r is clean. A failure the campaign found and

@@ -169,7 +169,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 			}
 			r := s.oracle.settle(t)
 			var tally tally
-			tally.add(r, true)
+			tally.add(t, r, true)
 			t.Logf("RESULT family=6 kill=%s creations=%d deletions=%d takeover=%s %s",
 				moment.name, creations, deletions, takeover.Round(100*time.Millisecond), tally)
 			judge(t, r, "failover ("+moment.name+")")

@@ -213,6 +213,9 @@ type faultResult struct {
 	// recoveredAfter is the longest a step took to complete once its fault
 	// cleared: a Retry-After honoured beyond the cap would show here.
 	recoveredAfter time.Duration
+	// failed: one of the point's own assertions failed (a step not done in
+	// time, the fault unreported, another object held).
+	failed bool
 }
 
 // faultTally sums faultResults, on top of the oracle's tally.
@@ -224,24 +227,21 @@ type faultTally struct {
 }
 
 func (ft *faultTally) add(res faultResult) {
-	ft.tally.add(res.report, true)
+	// The oracle may find nothing while the point failed all the same.
+	ft.count(res.report, true, res.failed || !res.reported || res.held)
 	if !res.reported {
 		ft.unreported++
 	}
 	if res.held {
 		ft.held++
 	}
-	if res.report.Clean() && (!res.reported || res.held) {
-		// The oracle found nothing, but the point failed all the same.
-		ft.survived--
-	}
 	ft.slowestReport = max(ft.slowestReport, res.reportedAfter)
 	ft.slowestRecovery = max(ft.slowestRecovery, res.recoveredAfter)
 }
 
 func (ft *faultTally) String() string {
-	return fmt.Sprintf("tried=%d survived=%d leaks=%d duplicates=%d stuck=%d wrong=%d unreported=%d held=%d slowest-report=%s "+
-		"slowest-recovery=%s", ft.tried, ft.survived, ft.leaks, ft.duplicates, ft.stuck, ft.wrong, ft.unreported, ft.held,
+	return fmt.Sprintf("tried=%d survived=%d failed=%d leaks=%d duplicates=%d stuck=%d wrong=%d unreported=%d held=%d "+
+		"slowest-report=%s slowest-recovery=%s", ft.tried, ft.survived, ft.failed, ft.leaks, ft.duplicates, ft.stuck, ft.wrong, ft.unreported, ft.held,
 		ft.slowestReport.Round(100*time.Millisecond), ft.slowestRecovery.Round(100*time.Millisecond))
 }
 
@@ -312,6 +312,8 @@ func runFaultPoint(t *testing.T, f externalFault, svc simulator.Service, phase s
 	}
 	s.sim.ClearFaults()
 	p.res.report = s.oracle.settle(t)
+	// The point's own assertions, before judge adds the oracle's verdict.
+	p.res.failed = t.Failed()
 	judge(t, p.res.report, fmt.Sprintf("%s on the %s service during %s", f.name, svc, phase))
 	return p.res
 }

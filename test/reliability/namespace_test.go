@@ -97,16 +97,17 @@ func TestNamespaceDeletion(t *testing.T) {
 			}
 			kept, retained := keptFinalBackups(s, apps)
 			var tally tally
-			tally.add(r, true)
-			t.Logf("RESULT family=5 case=%s myapps=%d backupconfigs=%d deletion=%s retained-final-backups=%d "+
-				"kept-final-backups=%d/%d %s",
-				name, n, n, took.Round(100*time.Millisecond), finals, kept, retained, tally)
 			// Issue 26: every MyApp whose BackupConfig keeps its backups
 			// (Retain) gets its final backup, whatever order the namespace
-			// controller deletes them in.
+			// controller deletes them in. Checked before the tally, so a
+			// missing one counts this point as not survived.
 			if kept != retained {
 				t.Errorf("%d of %d MyApps with a Retain BackupConfig kept a SUCCEEDED final backup", kept, retained)
 			}
+			tally.add(t, r, true)
+			t.Logf("RESULT family=5 case=%s myapps=%d backupconfigs=%d deletion=%s retained-final-backups=%d "+
+				"kept-final-backups=%d/%d %s",
+				name, n, n, took.Round(100*time.Millisecond), finals, kept, retained, tally)
 			judge(t, r, "namespace deletion ("+name+")")
 		})
 	}

@@ -96,7 +96,7 @@ func TestSameNameRecreateDuringOutage(t *testing.T) {
 	}
 	r := s.oracle.settle(t)
 	var tally tally
-	tally.add(r, true)
+	tally.add(t, r, true)
 	t.Logf("RESULT family=4 case=recreate-during-outages rounds=%d incarnations=%d %s", rounds, len(uids), tally)
 	judge(t, r, "same-name recreate")
 }
@@ -122,7 +122,7 @@ func TestDeleteRightAfterCreate(t *testing.T) {
 	}
 	r := s.oracle.settle(t)
 	var tally tally
-	tally.add(r, true)
+	tally.add(t, r, true)
 	t.Logf("RESULT family=4 case=delete-right-after-create myapps=%d %s", n, tally)
 	judge(t, r, "delete right after create")
 }

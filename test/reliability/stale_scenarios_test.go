@@ -250,7 +250,7 @@ func TestStaleReads(t *testing.T) {
 			var sites []string
 			point := func(t *testing.T, site string) {
 				r, w := runStale(t, sc, site)
-				tally.add(r, w.Served() > 0)
+				tally.add(t, r, w.Served() > 0)
 				for _, s := range w.AllSites() {
 					reads[s] = true
 				}

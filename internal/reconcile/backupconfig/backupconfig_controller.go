@@ -392,8 +392,17 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) e
 	// A plain merge patch, as cluster-api's patch helper sends: it carries
 	// only the fields this pass changed, every one of them derived from the
 	// backup service or the spec, so a pass that read a stale object writes
-	// the same values again rather than older ones.
-	err := r.Client.Status().Patch(ctx, s.bc, client.MergeFrom(s.base))
+	// the same values again rather than older ones. Except
+	// status.nextScheduleTime, which is derived from the clock and from
+	// itself: a pass that read the object before a slot was stored, and runs
+	// after that slot came, would store the slot after it and skip the due
+	// one without a backup. A pass that moves it sends the resourceVersion it
+	// read, so a stale one is refused (a conflict, retried) instead.
+	patch := client.MergeFrom(s.base)
+	if !equality.Semantic.DeepEqual(s.base.Status.NextScheduleTime, s.bc.Status.NextScheduleTime) {
+		patch = client.MergeFromWithOptions(s.base, client.MergeFromWithOptimisticLock{})
+	}
+	err := r.Client.Status().Patch(ctx, s.bc, patch)
 	if apierrors.IsNotFound(err) {
 		// The finalizer was the last one and the object is gone.
 		return nil
