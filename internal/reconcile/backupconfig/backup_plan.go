@@ -28,6 +28,60 @@ import (
 // it calls nothing, reads no clock (the observation carries now) and knows no
 // client or service package. backups.go observes and applies.
 
+// newBackupObservation is what a pass knows before it decides which new
+// backups are owed.
+type newBackupObservation struct {
+	// invalidSchedule: spec.schedule is unusable.
+	invalidSchedule bool
+	// suspended is spec.suspend; appExists and appDeleting describe the
+	// MyApp.
+	suspended, appExists, appDeleting bool
+	// running: status.lastBackup is RUNNING.
+	running bool
+	// slotDue: status.nextScheduleTime has come.
+	slotDue bool
+}
+
+// newBackupAction is what a pass does about new backups.
+type newBackupAction int
+
+const (
+	// newIdle: nothing, and no wake-up (spec.schedule is unusable).
+	newIdle newBackupAction = iota
+	// newSkipSlot: no backup may be taken now (suspended, no MyApp, the
+	// MyApp being deleted); the due slot is skipped, not saved up.
+	newSkipSlot
+	// newAsleep: no backup may be taken now; wake for the next slot.
+	newAsleep
+	// newWaitRunning: one backup at a time; the running one's poll comes
+	// back.
+	newWaitRunning
+	// newDecide: planDue decides what is owed; the apply follows a backup
+	// the service lists as running before it starts any.
+	newDecide
+)
+
+// newBackupPlan is the decision.
+type newBackupPlan struct {
+	action newBackupAction
+}
+
+// planNewBackup decides whether new backups may be started at all.
+func planNewBackup(o newBackupObservation) newBackupPlan {
+	switch {
+	case o.invalidSchedule:
+		return newBackupPlan{action: newIdle}
+	case o.suspended || !o.appExists || o.appDeleting:
+		if o.slotDue {
+			return newBackupPlan{action: newSkipSlot}
+		}
+		return newBackupPlan{action: newAsleep}
+	case o.running:
+		return newBackupPlan{action: newWaitRunning}
+	}
+	return newBackupPlan{action: newDecide}
+}
+
 // dueObservation is what a pass knows when it decides new backups.
 type dueObservation struct {
 	now time.Time

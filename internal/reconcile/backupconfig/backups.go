@@ -93,22 +93,22 @@ func (r *Reconciler) missingBackup(ctx context.Context, s *scope) ctrl.Result {
 // reconcileNewBackup starts a scheduled or on-change backup when one is due,
 // and computes when the next slot wakes the controller.
 func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.readiness.invalidSchedule != "" {
+	app := s.app
+	o := r.observeNewBackup(s)
+	switch plan := planNewBackup(o); plan.action {
+	case newIdle:
 		// Nothing new is started while spec.schedule is unusable.
 		return ctrl.Result{}, nil
-	}
-	app := s.app
-	if s.bc.Spec.Suspend || app == nil || !app.DeletionTimestamp.IsZero() {
-		if s.slotDue {
-			// A slot that passes while no backup may be taken is skipped, not
-			// saved up: resuming should not fire a backup by itself.
-			ctrl.LoggerFrom(ctx).Info("Skipping scheduled backup", "slot", s.bc.Status.NextScheduleTime,
-				"suspended", s.bc.Spec.Suspend, "appExists", app != nil)
-			r.advanceSchedule(s)
-		}
+	case newSkipSlot:
+		// A slot that passes while no backup may be taken is skipped, not
+		// saved up: resuming should not fire a backup by itself.
+		ctrl.LoggerFrom(ctx).Info("Skipping scheduled backup", "slot", s.bc.Status.NextScheduleTime,
+			"suspended", s.bc.Spec.Suspend, "appExists", app != nil)
+		r.advanceSchedule(s)
 		return r.scheduleWakeup(s), nil
-	}
-	if last := s.bc.Status.LastBackup; last != nil && last.Phase == backupv1alpha1.BackupRunning {
+	case newAsleep:
+		return r.scheduleWakeup(s), nil
+	case newWaitRunning:
 		// One backup at a time; the poll of the running one comes back here,
 		// and a due slot or a new generation is still due then.
 		return ctrl.Result{}, nil
@@ -138,6 +138,23 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		return r.serviceError(ctx, s, "starting a backup", err)
 	}
 	return pass.Soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerAppChange, due.attempt), r.scheduleWakeup(s)), nil
+}
+
+// observeNewBackup is what the scope says about new backups
+// (planNewBackup).
+func (r *Reconciler) observeNewBackup(s *scope) newBackupObservation {
+	last := s.bc.Status.LastBackup
+	o := newBackupObservation{
+		invalidSchedule: s.readiness.invalidSchedule != "",
+		suspended:       s.bc.Spec.Suspend,
+		appExists:       s.app != nil,
+		running:         last != nil && last.Phase == backupv1alpha1.BackupRunning,
+		slotDue:         s.slotDue,
+	}
+	if s.app != nil {
+		o.appDeleting = !s.app.DeletionTimestamp.IsZero()
+	}
+	return o
 }
 
 // observeDue is what the scope says about the backups owed (planDue).

@@ -29,7 +29,7 @@ limitations under the License.
 // call the helpers in service.go (the backup service, backup identity and
 // keys), status.go (conditions and events), scope.go (the per-pass scope) and
 // defaults.go. The decisions of new backups and of final backups are pure
-// plans over an observation (backup_plan.go: planDue; final_plan.go:
+// plans over an observation (backup_plan.go: planNewBackup, planDue; final_plan.go:
 // planFinalBackup; retention_plan.go: planRetention), which backups.go,
 // final_backup.go, delete.go and retention.go observe for and apply; the plans call nothing and read no clock, and
 // plan_properties_test.go checks their promises over every observation of a

@@ -589,3 +589,33 @@ func retentionRulesBroken(o retentionObservation, p retentionPlan) []string {
 	}
 	return broken
 }
+
+// TestPlanNewBackupKeepsItsPromises: over every observation, no backup is
+// started while the schedule is unusable, the BackupConfig suspended, the
+// MyApp missing or being deleted, or a backup running; a slot that comes
+// while no backup may be taken is skipped, not saved up.
+func TestPlanNewBackupKeepsItsPromises(t *testing.T) {
+	n := 0
+	for bits := range 1 << 6 {
+		flag := func(i int) bool { return bits&(1<<i) != 0 }
+		o := newBackupObservation{invalidSchedule: flag(0), suspended: flag(1), appExists: flag(2),
+			appDeleting: flag(3), running: flag(4), slotDue: flag(5)}
+		if !o.appExists && o.appDeleting {
+			continue
+		}
+		n++
+		p := planNewBackup(o)
+		blocked := o.suspended || !o.appExists || o.appDeleting
+		switch {
+		case p.action == newDecide && (o.invalidSchedule || blocked || o.running):
+			t.Errorf("may start a backup: %+v -> %+v", o, p)
+		case p.action == newSkipSlot && !o.slotDue:
+			t.Errorf("skipped a slot that is not due: %+v -> %+v", o, p)
+		case blocked && !o.invalidSchedule && o.slotDue && p.action != newSkipSlot:
+			t.Errorf("saved up a slot that came while no backup may be taken: %+v -> %+v", o, p)
+		case !blocked && !o.invalidSchedule && !o.running && p.action != newDecide:
+			t.Errorf("decided nothing when backups may be owed: %+v -> %+v", o, p)
+		}
+	}
+	t.Logf("checked %d new-backup gate observations", n)
+}
