@@ -417,3 +417,35 @@ func TestATerminatingNamespaceSendsNoChildWriteWarnings(t *testing.T) {
 		g.Expect(ready.Reason).NotTo(Equal(appsv1alpha1.ChildWriteFailedReason))
 	}
 }
+
+// TestAStaleStatusAndAFailingServiceNeverRouteAReleasedHost (audit S2): after
+// a swap, the status a pass starts from still shows the host this MyApp
+// handed over (a lost status write, or a cache behind), and the DNS service
+// fails, so the DNS phase decides nothing. The Ingress must not route the
+// host the other MyApp now holds: the children phase never adds a route.
+func TestAStaleStatusAndAFailingServiceNeverRouteAReleasedHost(t *testing.T) {
+	g := NewWithT(t)
+	h1, h2 := "h1.s2.example.com", "h2.s2.example.com"
+	a, b := worldApp("s2", "a", h1), worldApp("s2", "b", h2)
+	w := newFakeWorld(t, a, b)
+	w.settle(3, a, b)
+	w.setHost(a, h2)
+	w.setHost(b, h1)
+	w.settle(12, a, b)
+	g.Expect(w.owners()).To(HaveKeyWithValue(h2, recordOwner(a)))
+	g.Expect(w.owners()).To(HaveKeyWithValue(h1, recordOwner(b)))
+
+	// a's status goes back to showing h1 held, and the service fails.
+	stale := w.get(a)
+	orig := stale.DeepCopy()
+	stale.Status.DNS = &appsv1alpha1.DNSRecordStatus{Name: h1, Type: "A", Value: defaultTarget, Owner: recordOwner(a),
+		State: appsv1alpha1.DNSRecordActive, LastObservedState: appsv1alpha1.DNSRecordActive}
+	g.Expect(w.c.Status().Patch(t.Context(), stale, client.MergeFrom(orig))).To(Succeed())
+	w.r.dnsChecks.forget(client.ObjectKeyFromObject(a))
+	w.dns.sim.SetOutage(simulator.ServiceDNS, true)
+	_ = w.pass(a)
+	w.dns.sim.SetOutage(simulator.ServiceDNS, false)
+
+	g.Expect(w.routed(a).Has(h1)).To(BeFalse(), "a never routes the host b holds")
+	w.checkRoutes(a, b)
+}
