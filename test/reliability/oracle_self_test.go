@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	. "github.com/onsi/gomega"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -27,6 +30,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // TestOracleCountsEachKindOfProblem plants one problem of each kind, with no
@@ -130,4 +134,73 @@ func TestTallyCountsAFailedPointAsNotSurvived(t *testing.T) {
 	g.Expect(ft.tried).To(Equal(4))
 	g.Expect(ft.survived).To(Equal(1), "%s", &ft)
 	g.Expect(ft.failed).To(Equal(3), "%s", &ft)
+}
+
+// TestOracleTellsOrphanedRecords: under deletionPolicy Orphan a MyApp's
+// record is written under the orphaned owner while the MyApp lives, and
+// stays there after it is deleted. Such a record of a live MyApp is its
+// own, not a leak; one of a MyApp deleted with Orphan must remain, and a
+// missing one is data loss. The oracle before issue 21 counted the first
+// two as leaks (and the live MyApp's record as missing), and the third as
+// nothing.
+func TestOracleTellsOrphanedRecords(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	s := newScenario(t)
+	dnsClient, err := dns.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
+	g.Expect(err).NotTo(HaveOccurred())
+	upsert := func(name, owner string) {
+		_, err := dnsClient.Upsert(ctx, dns.Record{Name: name, Type: dns.TypeA, Value: defaultTarget, TTL: 60, Owner: owner})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+
+	// A live MyApp under Orphan, nobody reconciling it (not Ready), whose
+	// record for its host is already marked orphaned: its own.
+	live := fixtures.NewMyApp(s.ns, "live", fixtures.WithReplicas(1), fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	s.create(live)
+	upsert(live.Spec.Host, orphanedRecordOwner(live))
+
+	// A MyApp deleted under Orphan whose record stayed: kept, not a leak.
+	kept := fixtures.NewMyApp(s.ns, "kept", fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	kept.UID = "0001"
+	s.oracle.keep(kept)
+	upsert(kept.Spec.Host, orphanedRecordOwner(kept))
+
+	// A MyApp deleted under Orphan whose record is gone: data loss.
+	lost := fixtures.NewMyApp(s.ns, "lost", fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	lost.UID = "0002"
+	s.oracle.keep(lost)
+
+	// A record marked orphaned by a MyApp that never asked to keep it (its
+	// policy was Delete when it went): a leak, as before.
+	upsert("ghost."+s.ns+".example.com", "myapp-operator-orphaned/"+s.ns+"/ghost/0003")
+
+	time.Sleep(time.Second)
+	r, err := s.oracle.check(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r).To(And(
+		HaveField("LeakedRecords", 1), HaveField("MissingRecords", 0), HaveField("LostRecords", 1),
+		HaveField("NotReady", 1), HaveField("DuplicateRecords", 0),
+	), "%v", r.Problems)
+	g.Expect(r.Problems).To(HaveLen(3), "%v", r.Problems)
+
+	// A DNSReady condition of an older generation, and one host routed by
+	// two Ingresses.
+	live.Status.Conditions = []metav1.Condition{{Type: appsv1alpha1.DNSReadyCondition, Status: metav1.ConditionTrue,
+		Reason: "Active", ObservedGeneration: 0, LastTransitionTime: metav1.Now()}}
+	g.Expect(k8sClient.Status().Update(ctx, live)).To(Succeed())
+	for _, name := range []string{"a", "b"} {
+		s.create(&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name},
+			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: live.Spec.Host}}}})
+	}
+	r, err = s.oracle.check(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r).To(And(HaveField("StatusMismatches", 1), HaveField("DuplicateRoutes", 1)), "%v", r.Problems)
+
+	// The live MyApp's policy turns to Delete: its record must be written
+	// back under its own owner, so one still marked orphaned is wrong.
+	update(s, live, func(a *appsv1alpha1.MyApp) { a.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyDelete })
+	r, err = s.oracle.check(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Problems).To(ContainElement(ContainSubstring("marked orphaned")), "%v", r.Problems)
 }

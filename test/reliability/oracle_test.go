@@ -19,12 +19,15 @@ package reliability
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,6 +61,11 @@ type Report struct {
 	MissingRecords   int
 	StatusMismatches int
 	MissedBackups    int
+	// LostRecords: a record a MyApp deleted with deletionPolicy Orphan was
+	// meant to leave behind, marked orphaned, that is not there.
+	LostRecords int
+	// DuplicateRoutes: a host two Ingresses route at once.
+	DuplicateRoutes int
 
 	// Problems describes each count, for the log of a failing scenario.
 	Problems []string
@@ -65,19 +73,20 @@ type Report struct {
 
 // Leaks, Duplicates and Stuck are the campaign's headline figures.
 func (r Report) Leaks() int      { return r.LeakedRecords + r.LeakedBackups + r.OrphanedHolds }
-func (r Report) Duplicates() int { return r.DuplicateRecords + r.DuplicateBackups }
+func (r Report) Duplicates() int { return r.DuplicateRecords + r.DuplicateBackups + r.DuplicateRoutes }
 func (r Report) Wrong() int {
-	return r.NotReady + r.MissingRecords + r.StatusMismatches + r.MissedBackups
+	return r.NotReady + r.MissingRecords + r.StatusMismatches + r.MissedBackups + r.LostRecords
 }
 
 // Clean reports whether nothing at all was counted.
 func (r Report) Clean() bool { return r.Leaks()+r.Duplicates()+r.Stuck+r.Wrong() == 0 }
 
 func (r Report) String() string {
-	return fmt.Sprintf("leaks %d (records %d, backups %d, holds %d), duplicates %d (records %d, backups %d), stuck %d, "+
-		"wrong %d (not ready %d, missing records %d, status mismatches %d, missed backups %d)",
+	return fmt.Sprintf("leaks %d (records %d, backups %d, holds %d), duplicates %d (records %d, backups %d, routes %d), stuck %d, "+
+		"wrong %d (not ready %d, missing records %d, status mismatches %d, missed backups %d, lost orphaned records %d)",
 		r.Leaks(), r.LeakedRecords, r.LeakedBackups, r.OrphanedHolds, r.Duplicates(), r.DuplicateRecords,
-		r.DuplicateBackups, r.Stuck, r.Wrong(), r.NotReady, r.MissingRecords, r.StatusMismatches, r.MissedBackups)
+		r.DuplicateBackups, r.DuplicateRoutes, r.Stuck, r.Wrong(), r.NotReady, r.MissingRecords, r.StatusMismatches,
+		r.MissedBackups, r.LostRecords)
 }
 
 func (r *Report) add(count *int, format string, args ...any) {
@@ -97,16 +106,27 @@ type oracle struct {
 	retained map[types.UID]bool
 	// namespaceDeleted is set by scenarios that delete the namespace itself.
 	namespaceDeleted bool
+	// kept maps the orphaned owner of each MyApp a scenario deleted under
+	// deletionPolicy Orphan to the host whose record must outlive it.
+	kept map[string]string
 }
 
 func newOracle(ns string, sim *simulator.Server) *oracle {
-	return &oracle{ns: ns, sim: sim, retained: map[types.UID]bool{}}
+	return &oracle{ns: ns, sim: sim, retained: map[types.UID]bool{}, kept: map[string]string{}}
 }
 
 func (o *oracle) retain(uid types.UID) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.retained[uid] = true
+}
+
+// keep tells the oracle that app, Ready on its spec.host, is being deleted
+// under deletionPolicy Orphan: its record must remain, marked orphaned.
+func (o *oracle) keep(app *appsv1alpha1.MyApp) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.kept[orphanedRecordOwner(app)] = app.Spec.Host
 }
 
 func (o *oracle) isRetained(uid types.UID) bool {
@@ -173,11 +193,16 @@ func (o *oracle) check(ctx context.Context) (Report, error) {
 	if err := k8sClient.List(ctx, &bcs, client.InNamespace(o.ns)); err != nil {
 		return r, err
 	}
+	var ingresses networkingv1.IngressList
+	if err := k8sClient.List(ctx, &ingresses, client.InNamespace(o.ns)); err != nil {
+		return r, err
+	}
 	records := o.sim.Records()
 	backups := o.sim.Backups()
 
 	o.checkNamespace(ctx, &r)
 	o.checkApps(&r, apps.Items, bcs.Items, records)
+	o.checkRoutes(&r, ingresses.Items)
 	o.checkBackupConfigs(&r, apps.Items, bcs.Items, backups)
 	return r, nil
 }
@@ -195,19 +220,36 @@ func (o *oracle) checkNamespace(ctx context.Context, r *Report) {
 	}
 }
 
-// checkApps judges the MyApps and the DNS records.
+// checkApps judges the MyApps and the DNS records. A MyApp's records carry
+// its own owner, or the orphaned owner under deletionPolicy Orphan (written
+// so while it lives, so the intent survives any failure of its deletion);
+// after a deletion under Orphan the record must remain, marked orphaned.
 func (o *oracle) checkApps(r *Report, apps []appsv1alpha1.MyApp, bcs []backupv1alpha1.BackupConfig, records []simulator.Record) {
 	owners := map[string]*appsv1alpha1.MyApp{}
 	for i := range apps {
 		owners[recordOwner(&apps[i])] = &apps[i]
+		owners[orphanedRecordOwner(&apps[i])] = &apps[i]
 	}
-	owned := map[string][]simulator.Record{}
+	o.mu.Lock()
+	kept := maps.Clone(o.kept)
+	o.mu.Unlock()
+	owned := map[*appsv1alpha1.MyApp][]simulator.Record{}
 	for _, rec := range records {
-		if _, ok := owners[rec.Owner]; !ok {
+		app, ok := owners[rec.Owner]
+		if !ok {
+			if host, ok := kept[rec.Owner]; ok && host == rec.Name {
+				delete(kept, rec.Owner)
+				continue
+			}
 			r.add(&r.LeakedRecords, "record %s (owner %s) belongs to no MyApp", rec.Name, rec.Owner)
 			continue
 		}
-		owned[rec.Owner] = append(owned[rec.Owner], rec)
+		owned[app] = append(owned[app], rec)
+	}
+	for owner, host := range kept {
+		if _, live := owners[owner]; !live {
+			r.add(&r.LostRecords, "record %s of %s, deleted with deletionPolicy Orphan, is gone", host, owner)
+		}
 	}
 	for i := range apps {
 		app := &apps[i]
@@ -218,16 +260,26 @@ func (o *oracle) checkApps(r *Report, apps []appsv1alpha1.MyApp, bcs []backupv1a
 			if err := myAppReady(app); err != nil {
 				r.add(&r.NotReady, "MyApp %s: %v", key, err)
 			}
-			// Exactly one record, for the current host: any other record the
-			// MyApp owns (an old host's, say) is one too many.
+			for _, c := range app.Status.Conditions {
+				if (c.Type == appsv1alpha1.ReadyCondition || c.Type == appsv1alpha1.DNSReadyCondition) && c.ObservedGeneration != app.Generation {
+					r.add(&r.StatusMismatches, "MyApp %s: condition %s observed generation %d of %d", key, c.Type, c.ObservedGeneration, app.Generation)
+				}
+			}
+			// Exactly one record, for the current host, under the owner its
+			// policy asks for: any other record the MyApp owns (an old
+			// host's, say) is one too many.
 			hasHost := false
-			for _, rec := range owned[recordOwner(app)] {
+			for _, rec := range owned[app] {
 				switch {
 				case rec.Name != app.Spec.Host:
 					r.add(&r.DuplicateRecords, "MyApp %s also owns record %s, not its host %s", key, rec.Name, app.Spec.Host)
 				case rec.State != simulator.StateActive:
 					hasHost = true
 					r.add(&r.NotReady, "MyApp %s: record %s is %s", key, rec.Name, rec.State)
+				case rec.Owner != wantedRecordOwner(app):
+					hasHost = true
+					r.add(&r.StatusMismatches, "MyApp %s (deletionPolicy %s): record %s is owned by %s (marked orphaned: %v)",
+						key, app.Spec.DeletionPolicy, rec.Name, rec.Owner, rec.Owner == orphanedRecordOwner(app))
 				default:
 					hasHost = true
 				}
@@ -239,6 +291,23 @@ func (o *oracle) checkApps(r *Report, apps []appsv1alpha1.MyApp, bcs []backupv1a
 		if controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) && !holdWanted(app, bcs) {
 			r.add(&r.OrphanedHolds, "MyApp %s carries %s but no BackupConfig wants a final backup of it",
 				key, backupv1alpha1.FinalBackupFinalizer)
+		}
+	}
+}
+
+// checkRoutes counts every host two Ingresses of the namespace route.
+func (o *oracle) checkRoutes(r *Report, ingresses []networkingv1.Ingress) {
+	routedBy := map[string][]string{}
+	for _, ing := range ingresses {
+		for _, rule := range ing.Spec.Rules {
+			if rule.Host != "" && !slices.Contains(routedBy[rule.Host], ing.Name) {
+				routedBy[rule.Host] = append(routedBy[rule.Host], ing.Name)
+			}
+		}
+	}
+	for host, by := range routedBy {
+		if len(by) > 1 {
+			r.add(&r.DuplicateRoutes, "host %s is routed by %d Ingresses %v", host, len(by), by)
 		}
 	}
 }
@@ -364,6 +433,20 @@ func phaseName(p simulator.Phase) string {
 // (docs/external-api.md): they end in the object's UID.
 func recordOwner(app *appsv1alpha1.MyApp) string {
 	return "myapp-operator/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+}
+
+// orphanedRecordOwner is the owner app's records carry under deletionPolicy
+// Orphan, while it lives and after it is gone.
+func orphanedRecordOwner(app *appsv1alpha1.MyApp) string {
+	return "myapp-operator-orphaned/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+}
+
+// wantedRecordOwner is the owner app's record carries under its policy.
+func wantedRecordOwner(app *appsv1alpha1.MyApp) string {
+	if app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan {
+		return orphanedRecordOwner(app)
+	}
+	return recordOwner(app)
 }
 
 func backupOwner(bc *backupv1alpha1.BackupConfig) string { return "backupconfig/" + string(bc.UID) }

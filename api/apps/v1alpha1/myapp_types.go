@@ -156,7 +156,9 @@ type DNSRecordStatus struct {
 
 	// State is what is known of the record now: Pending or Active as the
 	// DNS service last reported it, or Unknown while the last call to the
-	// service failed. The DNS column of `kubectl get myapps` shows it.
+	// service failed. The DNS STATE column of `kubectl get myapps -o wide`
+	// shows it. It is the state of the record for Name, which can differ
+	// from spec.host during a move; the DNS column shows DNSReady's reason.
 	// +optional
 	State DNSRecordState `json:"state,omitempty"`
 
@@ -208,9 +210,11 @@ type MyAppStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ma
 // +kubebuilder:printcolumn:name="Ready Replicas",type=string,JSONPath=`.status.readyReplicasSummary`
-// +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.spec.host`
-// +kubebuilder:printcolumn:name="DNS",type=string,JSONPath=`.status.dns.state`
+// +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.spec.host`,description="The host the MyApp asks for (spec.host)"
+// +kubebuilder:printcolumn:name="DNS Host",type=string,JSONPath=`.status.dns.name`,description="The host whose record the MyApp holds now: during a move or a HostConflict, still the old one"
+// +kubebuilder:printcolumn:name="DNS",type=string,JSONPath=`.status.conditions[?(@.type=="DNSReady")].reason`,description="Why DNSReady is what it is, for spec.host: RecordActive, RecordPending, HostConflict, ..."
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="DNS State",type=string,JSONPath=`.status.dns.state`,priority=1,description="The state of the held record (DNS Host's), as the DNS service last reported it"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 63",message="a MyApp's name must be a DNS label (lowercase letters, digits and '-', starting with a letter, at most 63 characters): it names the app's Service"
 type MyApp struct {
