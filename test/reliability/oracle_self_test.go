@@ -52,7 +52,7 @@ func TestOracleCountsEachKindOfProblem(t *testing.T) {
 	}
 	// A record of a MyApp that is gone (a leak).
 	_, err = dnsClient.Upsert(ctx, dns.Record{Name: "ghost." + s.ns + ".example.com", Type: dns.TypeA, Value: defaultTarget,
-		TTL: 60, Owner: "myapp-operator/" + s.ns + "/ghost/0000"})
+		TTL: 60, Owner: "myapp-operator/" + ownerID + "/" + s.ns + "/ghost/0000"})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	// A MyApp stuck deleting on a final-backup hold that no BackupConfig

@@ -360,10 +360,13 @@ func phaseName(p simulator.Phase) string {
 	}
 }
 
+// ownerID is the owner ID of the installation under test.
+const ownerID = "reliability"
+
 // recordOwner and backupOwner are the owner identities the controllers write
 // (docs/external-api.md): they end in the object's UID.
 func recordOwner(app *appsv1alpha1.MyApp) string {
-	return "myapp-operator/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+	return "myapp-operator/" + ownerID + "/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
 }
 
 func backupOwner(bc *backupv1alpha1.BackupConfig) string { return "backupconfig/" + string(bc.UID) }

@@ -170,7 +170,7 @@ func TestRestartReadsOnlyTheRecordsDue(t *testing.T) {
 	const interval = time.Minute
 	clock := clocktesting.NewFakePassiveClock(time.Now())
 	counted := newCountingDNS(dnsClient)
-	restarted := &Reconciler{
+	restarted := &Reconciler{OwnerID: testOwnerID,
 		Client:              reconciler.Client,
 		DNS:                 counted,
 		Recorder:            reconciler.Recorder,

@@ -113,7 +113,7 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	// The HTTP backend's manager, with the cache cmd/manager configures
 	// (labelled children only, no managedFields), for its MyApps only.
 	mgr, stop, err := startManager(cp, "http", httpBackendCache(), func(mgr ctrl.Manager) *Reconciler {
-		reconciler = &Reconciler{
+		reconciler = &Reconciler{OwnerID: testOwnerID,
 			Client: interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
 			DNS:    dnsReads,
 			// As in the manager, where the orphan sweep runs by default.
