@@ -124,7 +124,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	opts.myApp.ownerID = ownerID
-	ownerInfo.WithLabelValues(ownerID).Set(1)
+	exportOwnerID(ownerID)
 	if err := setupControllers(ctx, mgr, opts); err != nil {
 		return err
 	}

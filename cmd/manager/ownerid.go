@@ -50,6 +50,12 @@ func init() {
 	metrics.Registry.MustRegister(ownerInfo)
 }
 
+// exportOwnerID sets myapp_operator_info to show id, and only id.
+func exportOwnerID(id string) {
+	ownerInfo.Reset()
+	ownerInfo.WithLabelValues(id).Set(1)
+}
+
 // resolveOwnerID is the installation's owner ID: the flag's value when set
 // (validated with the other flags), else the kube-system namespace's UID,
 // read once at start through reader (the API server, not a cache). It says

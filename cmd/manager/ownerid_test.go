@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // TestOwnerIDDefaultsToTheKubeSystemUID: without --owner-id the owner ID is
@@ -60,4 +62,21 @@ func TestOwnerIDDefaultsToTheKubeSystemUID(t *testing.T) {
 	id, _, err = resolveOwnerID(t.Context(), forbidden, "prod-eu")
 	g.Expect(err).NotTo(HaveOccurred(), "with the flag the namespace is not read")
 	g.Expect(id).To(Equal("prod-eu"))
+}
+
+// TestOwnerIDIsExported: the manager's registry serves
+// myapp_operator_info{owner_id="<id>"} 1, for the ID in use only.
+func TestOwnerIDIsExported(t *testing.T) {
+	g := NewWithT(t)
+	exportOwnerID("first")
+	exportOwnerID("prod-eu")
+	g.Expect(testutil.CollectAndCount(ownerInfo)).To(Equal(1), "one series, the ID in use")
+	g.Expect(testutil.ToFloat64(ownerInfo.WithLabelValues("prod-eu"))).To(Equal(1.0))
+	families, err := metrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, f := range families {
+		names = append(names, f.GetName())
+	}
+	g.Expect(names).To(ContainElement("myapp_operator_info"), "served with the manager's metrics")
 }

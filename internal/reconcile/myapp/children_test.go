@@ -138,7 +138,8 @@ func TestStaleChildCacheIsAQuietRequeue(t *testing.T) {
 	c, err := client.NewWithWatch(cp.Config, client.Options{Scheme: fixtures.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	recorder := events.NewFakeRecorder(10)
-	r := &Reconciler{OwnerID: testOwnerID,
+	r := &Reconciler{
+		OwnerID:             testOwnerID,
 		Client:              staleServiceCache(c),
 		APIReader:           k8sClient,
 		DNS:                 dnsClient,

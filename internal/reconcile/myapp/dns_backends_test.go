@@ -91,7 +91,8 @@ func setupRFC2136Backend(cp *controlplane.ControlPlane) (func(), error) {
 	_, stop, err := startManager(cp, "rfc2136", cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: rfc2136Backend})},
 	}}, func(ctrl.Manager) *Reconciler {
-		rfc2136Reconciler = &Reconciler{OwnerID: testOwnerID,
+		rfc2136Reconciler = &Reconciler{
+			OwnerID:             testOwnerID,
 			DNS:                 rfc2136Client,
 			DefaultTarget:       defaultTarget,
 			PendingPollInterval: 200 * time.Millisecond,

@@ -170,7 +170,8 @@ func TestRestartReadsOnlyTheRecordsDue(t *testing.T) {
 	const interval = time.Minute
 	clock := clocktesting.NewFakePassiveClock(time.Now())
 	counted := newCountingDNS(dnsClient)
-	restarted := &Reconciler{OwnerID: testOwnerID,
+	restarted := &Reconciler{
+		OwnerID:             testOwnerID,
 		Client:              reconciler.Client,
 		DNS:                 counted,
 		Recorder:            reconciler.Recorder,

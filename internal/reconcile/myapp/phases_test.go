@@ -166,7 +166,8 @@ func (d phaseDNS) seedActive(t *testing.T, g *WithT, name, value, owner string) 
 // DNS schedule is its own and empty, so a case's first call always reads.
 func newPhaseReconciler(c client.Client, d dns.Client, target string) (*Reconciler, *events.FakeRecorder) {
 	rec := events.NewFakeRecorder(100)
-	r := &Reconciler{OwnerID: testOwnerID,
+	r := &Reconciler{
+		OwnerID:             testOwnerID,
 		Client:              c,
 		APIReader:           c,
 		DNS:                 d,
