@@ -255,6 +255,18 @@ const (
 	maxMaxRetryAfter = time.Hour
 )
 
+// validateOwnerID checks --owner-id when it is set; empty means the
+// kube-system namespace's UID, read at start.
+func (o *myAppOptions) validateOwnerID() error {
+	if o.ownerID == "" {
+		return nil
+	}
+	if err := myapp.ValidateOwnerID(o.ownerID); err != nil {
+		return fmt.Errorf("--owner-id: %w", err)
+	}
+	return nil
+}
+
 // tokenSecretKey is the key a token Secret holds the token under.
 const tokenSecretKey = "token"
 
@@ -285,11 +297,7 @@ func (o *options) validate() error {
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
 	}
-	if o.myApp.ownerID != "" {
-		if err := myapp.ValidateOwnerID(o.myApp.ownerID); err != nil {
-			errs = append(errs, fmt.Errorf("--owner-id: %w", err))
-		}
-	}
+	errs = append(errs, o.myApp.validateOwnerID())
 	if o.myApp.orphanSweepInterval < 0 {
 		errs = append(errs, errors.New("--dns-orphan-sweep-interval must not be negative (0 turns the sweep off)"))
 	}

@@ -74,7 +74,7 @@ func TestOwnerIDIsExported(t *testing.T) {
 	g.Expect(testutil.ToFloat64(ownerInfo.WithLabelValues("prod-eu"))).To(Equal(1.0))
 	families, err := metrics.Registry.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
-	var names []string
+	names := make([]string, 0, len(families))
 	for _, f := range families {
 		names = append(names, f.GetName())
 	}

@@ -87,14 +87,14 @@ func runMain(m *testing.M) int {
 		cp, err := controlplane.Start(context.Background(), controlplane.Options{Tier: controlplane.TierEnvtest})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "starting the control plane of %s: %v\n", id, err)
-			stopAll()
+			_ = stopAll()
 			return 1
 		}
 		c, err := cp.NewClient(client.Options{Scheme: fixtures.Scheme()})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "a client for %s: %v\n", id, err)
 			_ = cp.Stop()
-			stopAll()
+			_ = stopAll()
 			return 1
 		}
 		clusters = append(clusters, &cluster{ownerID: id, cp: cp, c: c})
@@ -110,7 +110,7 @@ func runMain(m *testing.M) int {
 }
 
 func stopAll() error {
-	var errs []error
+	errs := make([]error, 0, len(clusters))
 	for _, cl := range clusters {
 		errs = append(errs, cl.cp.Stop())
 	}
