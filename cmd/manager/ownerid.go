@@ -28,6 +28,10 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 )
 
+// Reading the kube-system namespace needs get on namespaces (which the
+// BackupConfig controller has too).
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
 // ownerIDNamespace is the namespace whose UID is the default owner ID: every
 // cluster has it, it is never deleted, and its UID differs between clusters.
 const ownerIDNamespace = "kube-system"
