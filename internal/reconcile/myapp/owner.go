@@ -76,14 +76,14 @@ func describeOwner(id, owner string) string {
 		return fmt.Sprintf("owner %q", owner)
 	}
 	what := fmt.Sprintf("MyApp %s (uid %s)", ref.key, ref.uid)
+	if !ref.legacy() && ref.installation != id {
+		what += fmt.Sprintf(" of another installation (owner ID %s)", ref.installation)
+	}
 	if ref.orphaned {
 		what += ", deleted with deletionPolicy Orphan"
 	}
-	switch {
-	case ref.legacy():
+	if ref.legacy() {
 		what += ", written before owner IDs (installation unknown)"
-	case ref.installation != id:
-		what += fmt.Sprintf(" of another installation (owner ID %s)", ref.installation)
 	}
 	return what
 }

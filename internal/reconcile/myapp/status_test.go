@@ -146,6 +146,8 @@ func TestDescribeOwner(t *testing.T) {
 		To(Equal("MyApp shop/web (uid 1234) of another installation (owner ID there)"))
 	g.Expect(describeOwner("here", "myapp-operator/shop/web/1234")).
 		To(Equal("MyApp shop/web (uid 1234), written before owner IDs (installation unknown)"))
+	g.Expect(describeOwner("here", "myapp-operator-orphaned/there/shop/web/1234")).
+		To(Equal("MyApp shop/web (uid 1234) of another installation (owner ID there), deleted with deletionPolicy Orphan"))
 	g.Expect(describeOwner("here", "external-dns/cluster-a")).To(Equal(`owner "external-dns/cluster-a"`))
 	g.Expect(describeOwner("here", "myapp-operator/too/many/parts/here/now")).
 		To(Equal(`owner "myapp-operator/too/many/parts/here/now"`))
