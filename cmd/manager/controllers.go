@@ -51,6 +51,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	}
 	if err := (&myapp.Reconciler{
 		DNS:                     dnsClient,
+		OwnerID:                 opts.myApp.ownerID,
 		ReplaceLeakedRecords:    opts.myApp.orphanSweepInterval > 0,
 		DefaultTarget:           opts.myApp.defaultTarget,
 		IngressClassName:        opts.myApp.ingressClassName,
@@ -64,6 +65,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	if opts.myApp.orphanSweepInterval > 0 {
 		if err := (&myapp.OrphanSweeper{
 			DNS:      dnsClient,
+			OwnerID:  opts.myApp.ownerID,
 			Reader:   mgr.GetAPIReader(),
 			Interval: opts.myApp.orphanSweepInterval,
 		}).SetupWithManager(mgr); err != nil {

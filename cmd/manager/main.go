@@ -119,6 +119,12 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 
+	ownerID, ownerIDFrom, err := resolveOwnerID(ctx, mgr.GetAPIReader(), opts.myApp.ownerID)
+	if err != nil {
+		return err
+	}
+	opts.myApp.ownerID = ownerID
+	exportOwnerID(ownerID)
 	if err := setupControllers(ctx, mgr, opts); err != nil {
 		return err
 	}
@@ -131,7 +137,7 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	log.Info("Starting manager", "leaderElection", opts.leaderElect, "metricsAddress", opts.metricsAddr,
-		"probeAddress", opts.probeAddr)
+		"probeAddress", opts.probeAddr, "ownerID", ownerID, "ownerIDFrom", ownerIDFrom)
 	if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("running the manager: %w", err)
 	}

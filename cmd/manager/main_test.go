@@ -31,6 +31,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -123,6 +125,12 @@ func TestManagerServesProbesAndStopsOnSIGTERM(t *testing.T) {
 	g.Eventually(exited, 20*time.Second).Should(Receive(&err), "the manager exits after SIGTERM")
 	g.Expect(err).NotTo(HaveOccurred(), "the manager exits cleanly")
 	g.Expect(logs.String()).To(ContainSubstring("Manager stopped"))
+	c, err := cp.NewClient(client.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	kubeSystem := &corev1.Namespace{}
+	g.Expect(c.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, kubeSystem)).To(Succeed())
+	g.Expect(logs.String()).To(ContainSubstring(`"ownerID":"%s","ownerIDFrom":"the kube-system namespace's UID"`, kubeSystem.UID),
+		"the start-up line shows the default owner ID and where it came from")
 }
 
 func TestManagerRefusesInvalidFlags(t *testing.T) {
@@ -138,6 +146,8 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--dns-default-target=not a host"}, "neither an IPv4 address nor a host name"},
 		{[]string{"--max-concurrent-reconciles=0"}, "--max-concurrent-reconciles must be at least 1"},
 		{[]string{"--dns-orphan-sweep-interval=-1m"}, "--dns-orphan-sweep-interval must not be negative"},
+		{[]string{"--owner-id=Cluster/A"}, `--owner-id: owner ID "Cluster/A" is not valid`},
+		{[]string{"--owner-id=" + strings.Repeat("a", 64)}, "--owner-id: owner ID"},
 		{[]string{"--max-retry-after=0"}, "--max-retry-after must be between 1s and 1h0m0s, got 0s"},
 		{[]string{"--max-retry-after=24h"}, "--max-retry-after must be between 1s and 1h0m0s, got 24h0m0s"},
 		{[]string{"--backup-url=https://backup.example.com"}, "--backup-url needs --backup-token-file or --backup-token-secret"},

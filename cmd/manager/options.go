@@ -85,6 +85,9 @@ type myAppOptions struct {
 	// orphanSweepInterval is how often records of MyApps that are gone are
 	// looked for; zero turns the sweep off.
 	orphanSweepInterval time.Duration
+	// ownerID is this installation's part of every record owner; empty
+	// means the kube-system namespace's UID (resolveOwnerID).
+	ownerID string
 }
 
 // serviceOptions say where an external service is and where its token comes
@@ -218,8 +221,13 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"How often an ACTIVE DNS record is checked for changes made outside the operator, at a point of the interval fixed per MyApp.")
 	fs.DurationVar(&o.myApp.orphanSweepInterval, "dns-orphan-sweep-interval", myapp.DefaultOrphanSweepInterval,
 		"How often the DNS records of MyApps that are gone (a finalizer removed by hand) are looked for and deleted "+
-			"(the first sweep after a start comes after a random part of it); 0 turns the sweep off, as clusters "+
-			"sharing one DNS service must.")
+			"(the first sweep after a start comes after a random part of it); 0 turns the sweep off. The sweep "+
+			"judges only this installation's records (--owner-id).")
+	fs.StringVar(&o.myApp.ownerID, "owner-id", "",
+		"This installation's owner ID, part of the owner of every DNS record it writes (as external-dns's "+
+			"--txt-owner-id): clusters sharing one DNS service must each have their own, and then never sweep, "+
+			"replace or adopt each other's records. A DNS label of at most 63 characters. Empty (the default) "+
+			"means the UID of this cluster's kube-system namespace.")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", myapp.DefaultMaxConcurrentReconciles,
 		"How many objects each controller reconciles at once.")
@@ -246,6 +254,18 @@ const (
 	minMaxRetryAfter = time.Second
 	maxMaxRetryAfter = time.Hour
 )
+
+// validateOwnerID checks --owner-id when it is set; empty means the
+// kube-system namespace's UID, read at start.
+func (o *myAppOptions) validateOwnerID() error {
+	if o.ownerID == "" {
+		return nil
+	}
+	if err := myapp.ValidateOwnerID(o.ownerID); err != nil {
+		return fmt.Errorf("--owner-id: %w", err)
+	}
+	return nil
+}
 
 // tokenSecretKey is the key a token Secret holds the token under.
 const tokenSecretKey = "token"
@@ -277,6 +297,7 @@ func (o *options) validate() error {
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
 	}
+	errs = append(errs, o.myApp.validateOwnerID())
 	if o.myApp.orphanSweepInterval < 0 {
 		errs = append(errs, errors.New("--dns-orphan-sweep-interval must not be negative (0 turns the sweep off)"))
 	}

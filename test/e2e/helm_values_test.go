@@ -128,6 +128,7 @@ var badValues = []struct {
 	{[]string{"manager.env[0].value=x"}, "/manager/env/0"},
 	{[]string{"manager.extraVolumes[0].secret.secretName=x"}, "/manager/extraVolumes/0"},
 	{[]string{"manager.extraVolumeMounts[0].name=x", "manager.extraVolumeMounts[0].mountPath=etc/x"}, "/manager/extraVolumeMounts/0/mountPath"},
+	{[]string{"ownerID=Prod/EU"}, "/ownerID"},
 	{[]string{"podDisruptionBudget.enable=maybe"}, "/podDisruptionBudget/enable"},
 	{[]string{"podDisruptionBudget.minAvailable=half"}, "/podDisruptionBudget/minAvailable"},
 	{[]string{"podDisruptionBudget.maxUnavailable=-1"}, "/podDisruptionBudget/maxUnavailable"},
@@ -401,6 +402,7 @@ func TestHelmChartRendersEveryOption(t *testing.T) {
 		g.Expect(pod.Volumes).To(ContainElement(corev1.Volume{Name: "extra-ca",
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "extra-ca"}}}))
 		g.Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+		g.Expect(c.Args).To(ContainElement("--owner-id=prod-eu-west-1"))
 
 		pdb := convert[policyv1.PodDisruptionBudget](g, objs["PodDisruptionBudget/controller-manager"])
 		g.Expect(pdb.Spec.MaxUnavailable).To(HaveValue(Equal(intstr.FromInt32(1))))

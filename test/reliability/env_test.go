@@ -152,8 +152,9 @@ func (s *scenario) startManager(gate *crashGate) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect((&myapp.Reconciler{
-		Client: controllerClient,
-		DNS:    dnsClient,
+		Client:  controllerClient,
+		DNS:     dnsClient,
+		OwnerID: ownerID,
 		// As cmd/manager sets it whenever the orphan sweep runs.
 		ReplaceLeakedRecords: true,
 		Recorder:             mgr.GetEventRecorder("myapp-controller"),
@@ -165,6 +166,7 @@ func (s *scenario) startManager(gate *crashGate) {
 	// every few seconds, so what it repairs is repaired within a scenario.
 	g.Expect((&myapp.OrphanSweeper{
 		DNS:      dnsClient,
+		OwnerID:  ownerID,
 		Interval: orphanSweepInterval,
 		Pace:     10 * time.Millisecond,
 	}).SetupWithManager(mgr)).To(Succeed())

@@ -56,7 +56,7 @@ func TestOracleCountsEachKindOfProblem(t *testing.T) {
 	}
 	// A record of a MyApp that is gone (a leak).
 	_, err = dnsClient.Upsert(ctx, dns.Record{Name: "ghost." + s.ns + ".example.com", Type: dns.TypeA, Value: defaultTarget,
-		TTL: 60, Owner: "myapp-operator/" + s.ns + "/ghost/0000"})
+		TTL: 60, Owner: "myapp-operator/" + ownerID + "/" + s.ns + "/ghost/0000"})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	// A MyApp stuck deleting on a final-backup hold that no BackupConfig
@@ -173,7 +173,7 @@ func TestOracleTellsOrphanedRecords(t *testing.T) {
 
 	// A record marked orphaned by a MyApp that never asked to keep it (its
 	// policy was Delete when it went): a leak, as before.
-	upsert("ghost."+s.ns+".example.com", "myapp-operator-orphaned/"+s.ns+"/ghost/0003")
+	upsert("ghost."+s.ns+".example.com", "myapp-operator-orphaned/"+ownerID+"/"+s.ns+"/ghost/0003")
 
 	time.Sleep(time.Second)
 	r, err := s.oracle.check(ctx)

@@ -429,16 +429,19 @@ func phaseName(p simulator.Phase) string {
 	}
 }
 
+// ownerID is the owner ID of the installation under test.
+const ownerID = "reliability"
+
 // recordOwner and backupOwner are the owner identities the controllers write
 // (docs/external-api.md): they end in the object's UID.
 func recordOwner(app *appsv1alpha1.MyApp) string {
-	return "myapp-operator/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+	return "myapp-operator/" + ownerID + "/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
 }
 
 // orphanedRecordOwner is the owner app's records carry under deletionPolicy
 // Orphan, while it lives and after it is gone.
 func orphanedRecordOwner(app *appsv1alpha1.MyApp) string {
-	return "myapp-operator-orphaned/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+	return "myapp-operator-orphaned/" + ownerID + "/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
 }
 
 // wantedRecordOwner is the owner app's record carries under its policy.

@@ -71,7 +71,7 @@ func TestAdoptionOfARestoredMyAppsRecord(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	app := newMyApp(ns, "restored", withAdoptAnnotation())
-	original := "myapp-operator/" + ns + "/restored/0b7a4f60-0000-4000-8000-0000000000aa"
+	original := "myapp-operator/" + testOwnerID + "/" + ns + "/restored/0b7a4f60-0000-4000-8000-0000000000aa"
 	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: app.Spec.Host, Type: dns.TypeA, Value: "192.0.2.99", TTL: 300, Owner: original})
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -122,7 +122,7 @@ func TestLeakedRecordOfAnEarlierMyAppIsReplaced(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	app := newMyApp(ns, "web")
-	leaked := "myapp-operator/" + ns + "/web/0b7a4f60-0000-4000-8000-0000000000bb"
+	leaked := "myapp-operator/" + testOwnerID + "/" + ns + "/web/0b7a4f60-0000-4000-8000-0000000000bb"
 	_, err := dnsClient.Upsert(t.Context(), dns.Record{Name: app.Spec.Host, Type: dns.TypeA, Value: "192.0.2.99", TTL: 300, Owner: leaked})
 	g.Expect(err).NotTo(HaveOccurred())
 

@@ -139,6 +139,7 @@ func TestStaleChildCacheIsAQuietRequeue(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	recorder := events.NewFakeRecorder(10)
 	r := &Reconciler{
+		OwnerID:             testOwnerID,
 		Client:              staleServiceCache(c),
 		APIReader:           k8sClient,
 		DNS:                 dnsClient,

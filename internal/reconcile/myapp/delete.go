@@ -73,7 +73,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordOrphaned, "DeleteDNSRecord",
 			"Left the DNS record for %s in the DNS service: deletionPolicy is Orphan. It is owned by %q, which the "+
 				"orphan-record sweep never deletes; a MyApp of this name annotated %s=true can adopt it",
-			app.Spec.Host, orphanedRecordOwner(app), appsv1alpha1.AdoptDNSRecordAnnotation)
+			app.Spec.Host, orphanedRecordOwnerOf(r.OwnerID, app), appsv1alpha1.AdoptDNSRecordAnnotation)
 	default:
 		app.Status.DNS = nil
 	}
@@ -141,14 +141,14 @@ func (r *Reconciler) findLostRecords(ctx context.Context, o *observation) {
 		heldHost(app) == app.Spec.Host || (o.Deleting && o.Orphan && o.Marked) {
 		return
 	}
-	for _, owner := range sets.List(sets.New(recordOwner(app), wantedOwner(app))) {
+	for _, owner := range sets.List(sets.New(recordOwnerOf(r.OwnerID, app), wantedOwner(r.OwnerID, app))) {
 		listed, err := r.DNS.List(ctx, owner)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "Listing this MyApp's records to find any a lost status write left; trying later")
 			return
 		}
 		for _, rec := range listed {
-			if _, read := o.Records[rec.Name]; read || !ownedBy(app, rec.Owner) {
+			if _, read := o.Records[rec.Name]; read || !ownedBy(r.OwnerID, app, rec.Owner) {
 				continue
 			}
 			log.FromContext(ctx).Info("Found a DNS record of this MyApp no status knows", "name", rec.Name)

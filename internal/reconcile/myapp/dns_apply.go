@@ -150,6 +150,10 @@ func (r *Reconciler) callEvent(app *appsv1alpha1.MyApp, c dnsplan.Call) {
 			"Marked DNS record %s as orphaned (deletionPolicy is Orphan): it is now owned by %q, which the "+
 				"orphan-record sweep never deletes; a MyApp of this name annotated %s=true can adopt it",
 			c.Name, c.To, appsv1alpha1.AdoptDNSRecordAnnotation)
+	case dnsplan.WhyMigrate:
+		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordUpdated, "MigrateDNSRecord",
+			"Took over DNS record %s, written before owner IDs (owner %q): it is now owned by %q, with this "+
+				"installation's owner ID", c.Name, c.From, c.To)
 	case dnsplan.WhyUnmark:
 		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordUpdated, "MarkDNSRecord",
 			"DNS record %s is owned by %q again (deletionPolicy is Delete): it is deleted with the MyApp", c.Name, c.To)
@@ -177,7 +181,7 @@ func (r *Reconciler) recordStatus(app *appsv1alpha1.MyApp, o observation, holds 
 	if holds == "" {
 		return nil
 	}
-	st := &appsv1alpha1.DNSRecordStatus{Name: holds, Owner: wantedOwner(app), Previous: previous}
+	st := &appsv1alpha1.DNSRecordStatus{Name: holds, Owner: wantedOwner(r.OwnerID, app), Previous: previous}
 	if old := app.Status.DNS; old != nil && old.Name == holds {
 		st.Type, st.Value, st.Owner, st.State, st.LastObservedState = old.Type, old.Value, old.Owner, old.State, old.LastObservedState
 	}
@@ -204,7 +208,7 @@ func (r *Reconciler) showDNS(ctx context.Context, s *scope, o observation, p dns
 
 	if out.Kind == dnsplan.KindConflict {
 		msg := fmt.Sprintf("Host %s is already registered in the DNS service by %s; %s",
-			app.Spec.Host, describeOwner(out.Holder), hostConflictAdvice(app, out.Holder))
+			app.Spec.Host, describeOwner(r.OwnerID, out.Holder), r.hostConflictAdvice(app, out.Holder))
 		if held := heldHosts(app); len(held) > 0 {
 			msg += fmt.Sprintf("; %s stays registered and routed meanwhile", held[0])
 		}
@@ -243,13 +247,17 @@ func (r *Reconciler) showDNS(ctx context.Context, s *scope, o observation, p dns
 // hostConflictAdvice is what a HostConflict message tells the user to do.
 // When the holder is an earlier MyApp of the same name, the way out is the
 // adoption annotation, which the message names.
-func hostConflictAdvice(app *appsv1alpha1.MyApp, holder string) string {
-	if _, ok := formerSelf(app, holder); ok {
+func (r *Reconciler) hostConflictAdvice(app *appsv1alpha1.MyApp, holder string) string {
+	if _, ok := formerSelf(r.OwnerID, app, holder); ok {
 		if wantsAdoption(app) {
 			return "that MyApp still exists, so the record is not adopted; delete it or choose another host"
 		}
 		return fmt.Sprintf("if that MyApp no longer exists (deleted with deletionPolicy Orphan, or this MyApp was "+
 			"restored), annotate this MyApp with %s=true to adopt the record", appsv1alpha1.AdoptDNSRecordAnnotation)
+	}
+	if ref, ok := parseRecordOwner(holder); ok && !ref.legacy() && ref.installation != r.OwnerID {
+		return "another installation sharing this DNS service holds it: choose another host, or free it in that " +
+			"cluster first"
 	}
 	return "choose another host, or delete that MyApp or record first"
 }

@@ -92,6 +92,7 @@ func setupRFC2136Backend(cp *controlplane.ControlPlane) (func(), error) {
 		&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: rfc2136Backend})},
 	}}, func(ctrl.Manager) *Reconciler {
 		rfc2136Reconciler = &Reconciler{
+			OwnerID:             testOwnerID,
 			DNS:                 rfc2136Client,
 			DefaultTarget:       defaultTarget,
 			PendingPollInterval: 200 * time.Millisecond,

@@ -88,7 +88,7 @@ func (r *Reconciler) newObservation(s *scope, reads bool) observation {
 	app := s.app
 	o := observation{Observation: dnsplan.Observation{
 		Now:       r.Clock.Now(),
-		Self:      selfOf(app),
+		Self:      selfOf(r.OwnerID, app),
 		Host:      app.Spec.Host,
 		Orphan:    app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan,
 		Deleting:  !app.DeletionTimestamp.IsZero(),
@@ -105,7 +105,7 @@ func (r *Reconciler) newObservation(s *scope, reads bool) observation {
 	if o.Deleting {
 		o.DeletingSince = app.DeletionTimestamp.Time
 		st := app.Status.DNS
-		o.Marked = st != nil && st.Owner == orphanedRecordOwner(app) && st.Name == app.Spec.Host && len(st.Previous) == 0
+		o.Marked = st != nil && st.Owner == orphanedRecordOwnerOf(r.OwnerID, app) && st.Name == app.Spec.Host && len(st.Previous) == 0
 	}
 	if recordType, value, ok := r.desiredTarget(s.ingress); ok {
 		o.Target = dnsplan.Target{Type: recordType, Value: value}
@@ -128,7 +128,7 @@ const maxCycle = 8
 func (r *Reconciler) observeCycle(ctx context.Context, s *scope, o *observation) error {
 	app := s.app
 	rec := o.Records[o.Host]
-	if rec.Name == "" || ownedBy(app, rec.Owner) || len(o.Receivers) == 0 {
+	if rec.Name == "" || ownedBy(r.OwnerID, app, rec.Owner) || len(o.Receivers) == 0 {
 		return nil
 	}
 	me := client.ObjectKeyFromObject(app).String()
@@ -189,13 +189,13 @@ func planRecord(rec dns.Record) dnsplan.Record {
 func (r *Reconciler) observeHolder(ctx context.Context, s *scope, o *observation) error {
 	app := s.app
 	rec := o.Records[o.Host]
-	if rec.Name == "" || ownedBy(app, rec.Owner) {
+	if rec.Name == "" || ownedBy(r.OwnerID, app, rec.Owner) {
 		return nil
 	}
 	if holderApp := r.holderMyApp(ctx, rec.Owner); holderApp != nil {
 		o.holder = snapshotOf(holderApp)
 	}
-	former, ok := formerSelf(app, rec.Owner)
+	former, ok := formerSelf(r.OwnerID, app, rec.Owner)
 	if !ok {
 		return nil
 	}
@@ -247,7 +247,7 @@ func (r *Reconciler) observeReceivers(ctx context.Context, s *scope, o *observat
 			if live.UID != c.UID || live.Spec.Host != h || !live.DeletionTimestamp.IsZero() {
 				continue
 			}
-			o.Receivers[h] = dnsplan.Peer{Key: client.ObjectKeyFromObject(live).String(), Owner: wantedOwner(live)}
+			o.Receivers[h] = dnsplan.Peer{Key: client.ObjectKeyFromObject(live).String(), Owner: wantedOwner(r.OwnerID, live)}
 			break
 		}
 	}
@@ -258,8 +258,8 @@ func (r *Reconciler) observeReceivers(ctx context.Context, s *scope, o *observat
 // holder names, or nil when holder is not a MyApp's or that MyApp is gone.
 func (r *Reconciler) holderMyApp(ctx context.Context, holder string) *appsv1alpha1.MyApp {
 	ref, ok := parseRecordOwner(holder)
-	if !ok {
-		return nil
+	if !ok || (!ref.legacy() && ref.installation != r.OwnerID) {
+		return nil // not a MyApp of this cluster
 	}
 	app := &appsv1alpha1.MyApp{}
 	if err := r.Client.Get(ctx, ref.key, app); err != nil || app.UID != ref.uid {

@@ -207,7 +207,7 @@ func nextDriftCheck(uid types.UID, interval time.Duration, now time.Time) time.T
 func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, recordType, value string) (due bool, untilDue time.Duration) {
 	now := r.Clock.Now()
 	st := app.Status.DNS
-	asWanted := st != nil && st.Name == app.Spec.Host && st.Owner == wantedOwner(app) && len(st.Previous) == 0 &&
+	asWanted := st != nil && st.Name == app.Spec.Host && st.Owner == wantedOwner(r.OwnerID, app) && len(st.Previous) == 0 &&
 		st.Type == recordType && st.Value == value
 	seen := seenOf(app)
 	conflict := seen.reason == appsv1alpha1.HostConflictReason

@@ -171,6 +171,7 @@ func TestRestartReadsOnlyTheRecordsDue(t *testing.T) {
 	clock := clocktesting.NewFakePassiveClock(time.Now())
 	counted := newCountingDNS(dnsClient)
 	restarted := &Reconciler{
+		OwnerID:             testOwnerID,
 		Client:              reconciler.Client,
 		DNS:                 counted,
 		Recorder:            reconciler.Recorder,

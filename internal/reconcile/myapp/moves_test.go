@@ -234,16 +234,17 @@ func (w *fakeWorld) checkRoutes(apps ...*appsv1alpha1.MyApp) {
 				w.t.Errorf("host %s is routed by the Ingresses of %s and %s", host, other, app.Name)
 			}
 			routedBy[host] = app.Name
-			if !ownsRecord(owners[host], live) {
+			if !ownsRecord(w.r.OwnerID, owners[host], live) {
 				w.t.Errorf("the Ingress of %s routes %s, which %q holds", app.Name, host, owners[host])
 			}
 		}
 	}
 }
 
-// ownsRecord reports whether owner is one of app's owner identities.
-func ownsRecord(owner string, app *appsv1alpha1.MyApp) bool {
-	return owner == recordOwner(app) || owner == orphanedRecordOwner(app)
+// ownsRecord reports whether owner is one of app's owner identities in
+// installation id.
+func ownsRecord(id, owner string, app *appsv1alpha1.MyApp) bool {
+	return owner == recordOwnerOf(id, app) || owner == orphanedRecordOwnerOf(id, app)
 }
 
 // TestHostMoveWhoseIngressWriteIsRefusedKeepsTheOldHost: a Ready MyApp on h1
@@ -311,7 +312,7 @@ func TestHostRotationsConverge(t *testing.T) {
 			w := newFakeWorld(t, apps...)
 			w.settle(3, apps...)
 			for i := range tc.n {
-				g.Expect(ownsRecord(w.owners()[hosts[i]], apps[i])).To(BeTrue())
+				g.Expect(ownsRecord(w.r.OwnerID, w.owners()[hosts[i]], apps[i])).To(BeTrue())
 			}
 
 			for i := range tc.n {
@@ -322,7 +323,7 @@ func TestHostRotationsConverge(t *testing.T) {
 			for i := range tc.n {
 				want := hosts[(i+1)%tc.n]
 				got := w.get(apps[i])
-				g.Expect(ownsRecord(w.owners()[want], apps[i])).To(BeTrue(), "%s holds %s: %v", apps[i].Name, want, w.owners())
+				g.Expect(ownsRecord(w.r.OwnerID, w.owners()[want], apps[i])).To(BeTrue(), "%s holds %s: %v", apps[i].Name, want, w.owners())
 				g.Expect(w.routed(apps[i])).To(Equal(sets.New(want)), "%s routes %s", apps[i].Name, want)
 				g.Expect(conditionOf(got, appsv1alpha1.DNSReadyCondition)).To(HaveValue(
 					HaveField("Status", BeEquivalentTo("True"))), "%s: %v", apps[i].Name,
@@ -363,7 +364,7 @@ func TestOrphanMyAppDeletedDuringAnOutageKeepsItsRecordFromTheSweep(t *testing.T
 	}
 	g.Expect(w.get(app)).To(BeNil(), "the MyApp is gone")
 
-	sweeper := &OrphanSweeper{DNS: w.dns.client, Reader: w.c, Pace: 0, Log: logr.Discard()}
+	sweeper := &OrphanSweeper{DNS: w.dns.client, Reader: w.c, Pace: 0, Log: logr.Discard(), OwnerID: w.r.OwnerID}
 	_, err := sweeper.sweepOnce(t.Context())
 	g.Expect(err).NotTo(HaveOccurred())
 	recs := w.dns.records(host)

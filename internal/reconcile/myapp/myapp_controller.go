@@ -74,11 +74,17 @@ type Reconciler struct {
 	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
+	// OwnerID is this installation's owner ID (ValidateOwnerID), part of
+	// the owner of every record it writes: clusters sharing one DNS service
+	// each need their own, so none sweeps, replaces or adopts another's
+	// records. Required.
+	OwnerID string
 	// ReplaceLeakedRecords lets a MyApp delete a record, holding its
 	// spec.host, that an earlier MyApp of its namespace and name left
 	// behind without deletionPolicy Orphan, instead of waiting in
 	// HostConflict for the orphan sweep. Set it only where the sweep runs:
-	// both judge a record by whether its MyApp is alive in this cluster.
+	// both judge a record of this installation (OwnerID) by whether its
+	// MyApp is alive in this cluster.
 	ReplaceLeakedRecords bool
 	// Recorder emits events on MyApps.
 	Recorder recorder.EventRecorder
@@ -137,6 +143,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.DNS == nil {
 		return errors.New("the MyApp controller needs a DNS client")
+	}
+	if err := ValidateOwnerID(r.OwnerID); err != nil {
+		return fmt.Errorf("the MyApp controller needs this installation's owner ID: %w", err)
 	}
 	pass.FromManager(mgr, ControllerName, &r.Client, &r.APIReader, &r.Recorder)
 	r.setDefaults()

@@ -167,6 +167,7 @@ func (d phaseDNS) seedActive(t *testing.T, g *WithT, name, value, owner string) 
 func newPhaseReconciler(c client.Client, d dns.Client, target string) (*Reconciler, *events.FakeRecorder) {
 	rec := events.NewFakeRecorder(100)
 	r := &Reconciler{
+		OwnerID:             testOwnerID,
 		Client:              c,
 		APIReader:           c,
 		DNS:                 d,
@@ -565,7 +566,7 @@ func TestHostConflictPhase(t *testing.T) {
 		prepare: func(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) (string, *appsv1alpha1.MyApp) {
 			holdPrevious(t, g, app)
 			// The holder's MyApp is gone from the cluster: no swap to make.
-			return "myapp-operator/" + app.Namespace + "/other/0b7a4f60-0000-4000-8000-0000000000cc", nil
+			return "myapp-operator/" + testOwnerID + "/" + app.Namespace + "/other/0b7a4f60-0000-4000-8000-0000000000cc", nil
 		},
 		wantMessage: []string{
 			"by MyApp %NS%/other (uid 0b7a4f60-0000-4000-8000-0000000000cc)",

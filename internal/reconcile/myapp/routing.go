@@ -62,7 +62,7 @@ func heldHost(app *appsv1alpha1.MyApp) string {
 
 // heldIn is the host whose record st says app holds, or "".
 func heldIn(st *appsv1alpha1.DNSRecordStatus, app *appsv1alpha1.MyApp) string {
-	if st != nil && ownedBy(app, st.Owner) {
+	if st != nil && namesApp(st.Owner, app) {
 		return st.Name
 	}
 	return ""

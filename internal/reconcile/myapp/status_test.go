@@ -141,9 +141,16 @@ func TestDNSErrorReason(t *testing.T) {
 
 func TestDescribeOwner(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(describeOwner("myapp-operator/shop/web/1234")).To(Equal("MyApp shop/web (uid 1234)"))
-	g.Expect(describeOwner("external-dns/cluster-a")).To(Equal(`owner "external-dns/cluster-a"`))
-	g.Expect(describeOwner("myapp-operator/too/many/parts/here")).To(Equal(`owner "myapp-operator/too/many/parts/here"`))
+	g.Expect(describeOwner("here", "myapp-operator/here/shop/web/1234")).To(Equal("MyApp shop/web (uid 1234)"))
+	g.Expect(describeOwner("here", "myapp-operator/there/shop/web/1234")).
+		To(Equal("MyApp shop/web (uid 1234) of another installation (owner ID there)"))
+	g.Expect(describeOwner("here", "myapp-operator/shop/web/1234")).
+		To(Equal("MyApp shop/web (uid 1234), written before owner IDs (installation unknown)"))
+	g.Expect(describeOwner("here", "myapp-operator-orphaned/there/shop/web/1234")).
+		To(Equal("MyApp shop/web (uid 1234) of another installation (owner ID there), deleted with deletionPolicy Orphan"))
+	g.Expect(describeOwner("here", "external-dns/cluster-a")).To(Equal(`owner "external-dns/cluster-a"`))
+	g.Expect(describeOwner("here", "myapp-operator/too/many/parts/here/now")).
+		To(Equal(`owner "myapp-operator/too/many/parts/here/now"`))
 }
 
 func TestDesiredTarget(t *testing.T) {
@@ -181,7 +188,7 @@ func TestDesiredTarget(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			r := &Reconciler{DefaultTarget: tc.defaultTarget}
+			r := &Reconciler{OwnerID: testOwnerID, DefaultTarget: tc.defaultTarget}
 			recordType, value, ok := r.desiredTarget(tc.ing)
 			g.Expect(ok).To(Equal(tc.wantOK))
 			g.Expect(recordType).To(Equal(tc.wantType))

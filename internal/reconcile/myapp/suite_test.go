@@ -114,8 +114,9 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	// (labelled children only, no managedFields), for its MyApps only.
 	mgr, stop, err := startManager(cp, "http", httpBackendCache(), func(mgr ctrl.Manager) *Reconciler {
 		reconciler = &Reconciler{
-			Client: interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
-			DNS:    dnsReads,
+			OwnerID: testOwnerID,
+			Client:  interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
+			DNS:     dnsReads,
 			// As in the manager, where the orphan sweep runs by default.
 			ReplaceLeakedRecords: true,
 			Recorder:             &countingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), warnings: warnings},

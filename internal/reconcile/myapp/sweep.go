@@ -67,12 +67,18 @@ func init() {
 // its record deleted. Records left on purpose (deletionPolicy Orphan) carry
 // the orphaned owner, outside the swept prefix, and are never touched.
 //
-// The sweep assumes it is the only writer of owners under "myapp-operator/"
-// in the DNS service: clusters that share one DNS service must turn it off,
-// since each would find the other's MyApps missing.
+// The sweep lists only this installation's records, those under
+// "myapp-operator/<OwnerID>/": clusters sharing one DNS service, each with
+// its own owner ID, never judge each other's records. Records written
+// before owner IDs existed are not listed either: the sweep cannot tell
+// which cluster wrote them, so it leaves them to their MyApp, which takes
+// them over on its next pass.
 type OrphanSweeper struct {
 	// DNS is the external DNS service.
 	DNS dns.Client
+	// OwnerID is this installation's owner ID, as the MyApp controller's.
+	// Required.
+	OwnerID string
 	// Reader reads MyApps from the API server, bypassing any cache: the
 	// manager's GetAPIReader().
 	Reader client.Reader
@@ -93,6 +99,9 @@ var _ manager.LeaderElectionRunnable = &OrphanSweeper{}
 func (s *OrphanSweeper) SetupWithManager(mgr manager.Manager) error {
 	if s.DNS == nil {
 		return errors.New("the orphan sweep needs a DNS client")
+	}
+	if err := ValidateOwnerID(s.OwnerID); err != nil {
+		return fmt.Errorf("the orphan sweep needs this installation's owner ID: %w", err)
 	}
 	if s.Reader == nil {
 		s.Reader = mgr.GetAPIReader()
@@ -150,13 +159,17 @@ func (s *OrphanSweeper) pace() time.Duration {
 	return DefaultOrphanSweepPace
 }
 
-// sweepOnce lists the records this operator owns and deletes those whose
-// MyApp is gone, one at a time with a pause between records. It returns how
-// many it deleted. A record it cannot judge (an unreadable owner, a failed
-// read) is kept; a failed delete ends the sweep, since the DNS service is
-// then most likely failing for the rest too.
+// sweepOnce lists the records this installation owns and deletes those
+// whose MyApp is gone, one at a time with a pause between records. It
+// returns how many it deleted. A record it cannot judge (an unreadable
+// owner, another installation's, a failed read) is kept; a failed delete
+// ends the sweep, since the DNS service is then most likely failing for the
+// rest too.
 func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
-	records, err := s.DNS.ListByOwnerPrefix(ctx, ownerPrefix)
+	if err := ValidateOwnerID(s.OwnerID); err != nil {
+		return 0, fmt.Errorf("sweeping without this installation's owner ID: %w", err)
+	}
+	records, err := s.DNS.ListByOwnerPrefix(ctx, installationPrefix(s.OwnerID))
 	if err != nil {
 		return 0, fmt.Errorf("listing the operator's DNS records: %w", err)
 	}
@@ -175,8 +188,8 @@ func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
 			}
 		}
 		owner, ok := parseRecordOwner(rec.Owner)
-		if !ok {
-			continue // not an owner this operator wrote: never ours to judge
+		if !ok || owner.orphaned || owner.installation != s.OwnerID {
+			continue // not an owner this installation wrote: never ours to judge
 		}
 		gone, err := s.ownerGone(ctx, owner)
 		if err != nil {

@@ -37,7 +37,7 @@ import (
 // newTestSweeper returns a sweeper that judges records by live reads through
 // the tests' uncached client, quick enough for a test.
 func newTestSweeper(interval time.Duration) *OrphanSweeper {
-	return &OrphanSweeper{DNS: dnsClient, Reader: k8sClient, Interval: interval, Pace: 10 * time.Millisecond, Log: logr.Discard()}
+	return &OrphanSweeper{OwnerID: testOwnerID, DNS: dnsClient, Reader: k8sClient, Interval: interval, Pace: 10 * time.Millisecond, Log: logr.Discard()}
 }
 
 // startSweeper runs s as the manager would until the test ends.
@@ -104,7 +104,7 @@ func TestOrphanedRecordSurvivesTheSweep(t *testing.T) {
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
 	eventuallyGone(t, g, client.ObjectKeyFromObject(app), &appsv1alpha1.MyApp{}, timeout)
 
-	marked := "myapp-operator-orphaned/" + ns + "/web/" + string(app.UID)
+	marked := "myapp-operator-orphaned/" + testOwnerID + "/" + ns + "/web/" + string(app.UID)
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Owner", marked)),
 		"the record is marked as orphaned on purpose")
 	_, err := newTestSweeper(time.Hour).sweepOnce(t.Context())
@@ -128,11 +128,16 @@ func TestSweepJudgesEachRecordByALiveRead(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		return host
 	}
-	gone := seed("gone", "myapp-operator/"+ns+"/ghost/0b7a4f60-0000-4000-8000-000000000001")
-	earlier := seed("earlier", "myapp-operator/"+ns+"/live/0b7a4f60-0000-4000-8000-000000000002")
-	malformed := seed("malformed", "myapp-operator/"+ns+"/not-an-owner")
-	orphaned := seed("orphaned", "myapp-operator-orphaned/"+ns+"/ghost/0b7a4f60-0000-4000-8000-000000000003")
+	mine := "myapp-operator/" + testOwnerID + "/" + ns
+	gone := seed("gone", mine+"/ghost/0b7a4f60-0000-4000-8000-000000000001")
+	earlier := seed("earlier", mine+"/live/0b7a4f60-0000-4000-8000-000000000002")
+	malformed := seed("malformed", mine+"/not-an-owner")
+	orphaned := seed("orphaned", "myapp-operator-orphaned/"+testOwnerID+"/"+ns+"/ghost/0b7a4f60-0000-4000-8000-000000000003")
 	foreign := seed("foreign", "team-a")
+	// Another installation's MyApp that this cluster does not have, and a
+	// record written before owner IDs: neither is this sweep's to judge.
+	otherInstallation := seed("other-installation", "myapp-operator/other-cluster/"+ns+"/ghost/0b7a4f60-0000-4000-8000-000000000004")
+	legacy := seed("legacy", "myapp-operator/"+ns+"/ghost/0b7a4f60-0000-4000-8000-000000000005")
 	removedBefore := testutil.ToFloat64(orphanedRecordsDeleted)
 
 	removed, err := newTestSweeper(time.Hour).sweepOnce(t.Context())
@@ -142,7 +147,7 @@ func TestSweepJudgesEachRecordByALiveRead(t *testing.T) {
 	g.Expect(recordsNamed(gone)).To(BeEmpty())
 	g.Expect(recordsNamed(earlier)).To(BeEmpty())
 	g.Expect(recordsNamed(live.Spec.Host)).To(ConsistOf(HaveField("Owner", recordOwner(live))))
-	for _, host := range []string{malformed, orphaned, foreign} {
+	for _, host := range []string{malformed, orphaned, foreign, otherInstallation, legacy} {
 		g.Expect(recordsNamed(host)).To(HaveLen(1), "%s is not the sweep's to delete", host)
 	}
 }
@@ -163,16 +168,20 @@ func TestSweepStartsSpreadOut(t *testing.T) {
 
 func TestParseRecordOwner(t *testing.T) {
 	tests := []struct {
-		owner    string
-		ok       bool
-		key      string
-		orphaned bool
+		owner        string
+		ok           bool
+		installation string
+		key          string
+		orphaned     bool
 	}{
+		{owner: "myapp-operator/c1/shop/web/1234", ok: true, installation: "c1", key: "shop/web"},
+		{owner: "myapp-operator-orphaned/c1/shop/web/1234", ok: true, installation: "c1", key: "shop/web", orphaned: true},
 		{owner: "myapp-operator/shop/web/1234", ok: true, key: "shop/web"},
 		{owner: "myapp-operator-orphaned/shop/web/1234", ok: true, key: "shop/web", orphaned: true},
 		{owner: "myapp-operator/shop/web"},
-		{owner: "myapp-operator/too/many/parts/here"},
+		{owner: "myapp-operator/too/many/parts/here/now"},
 		{owner: "myapp-operator//web/1234"},
+		{owner: "myapp-operator//shop/web/1234"},
 		{owner: "myapp-operatorx/shop/web/1234"},
 		{owner: "external-dns/cluster-a"},
 	}
@@ -185,11 +194,12 @@ func TestParseRecordOwner(t *testing.T) {
 				g.Expect(ref.key.String()).To(Equal(tt.key))
 				g.Expect(ref.uid).To(Equal(types.UID("1234")))
 				g.Expect(ref.orphaned).To(Equal(tt.orphaned))
+				g.Expect(ref.installation).To(Equal(tt.installation))
 			}
 		})
 	}
 	g := NewWithT(t)
-	g.Expect(describeOwner("myapp-operator-orphaned/shop/web/1234")).
+	g.Expect(describeOwner("c1", "myapp-operator-orphaned/c1/shop/web/1234")).
 		To(Equal("MyApp shop/web (uid 1234), deleted with deletionPolicy Orphan"))
 }
 
@@ -200,7 +210,7 @@ func TestSweepReadsTheAPIServerByDefault(t *testing.T) {
 	g := NewWithT(t)
 	mgr, err := ctrl.NewManager(cp.Config, fixtures.ManagerOptions(ctrl.Options{Scheme: fixtures.Scheme()}))
 	g.Expect(err).NotTo(HaveOccurred())
-	s := &OrphanSweeper{DNS: dnsClient, Interval: time.Hour}
+	s := &OrphanSweeper{OwnerID: testOwnerID, DNS: dnsClient, Interval: time.Hour}
 	g.Expect(s.SetupWithManager(mgr)).To(Succeed())
 	g.Expect(s.Reader).To(BeIdenticalTo(mgr.GetAPIReader()), "the live reader")
 	g.Expect(s.Reader).NotTo(BeIdenticalTo(mgr.GetClient()), "not the cache-backed client")

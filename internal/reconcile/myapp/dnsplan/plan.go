@@ -24,8 +24,11 @@ limitations under the License.
 // The rules it keeps:
 //   - a record another owner holds is never written, transferred or
 //     deleted, except to adopt, or replace the leak of, an earlier MyApp of
-//     this namespace and name once the API server showed this MyApp as the
-//     live one;
+//     this namespace and name in this installation once the API server
+//     showed this MyApp as the live one; a record of another installation
+//     (another owner ID) is another owner's, whatever MyApp it names;
+//   - a record of this MyApp written before owner IDs is taken over with
+//     one Transfer to its owner with the ID;
 //   - the Ingress routes only hosts this MyApp holds. During a move the old
 //     host stays held and routed until spec.host is held and routed; a host
 //     is then first unrouted, and released (deleted, or handed to the MyApp
@@ -56,15 +59,30 @@ type Record struct {
 // nothing to point at yet.
 type Target struct{ Type, Value string }
 
-// Self is this MyApp's owner identities: the one its records carry while it
-// lives, and the one marking them orphaned on purpose.
-type Self struct{ Owner, Orphaned string }
+// Self is this MyApp's owner identities in this installation: the one its
+// records carry while it lives, the one marking them orphaned on purpose,
+// and those its records carried before owner IDs existed.
+type Self struct {
+	Owner, Orphaned string
+	// Legacy are this MyApp's identities written before owner IDs (the same
+	// namespace, name and UID, no installation part): its own records, to
+	// take over once (WhyMigrate).
+	Legacy []string
+}
 
 // Owns reports whether owner is one of this MyApp's identities. It is the
-// one place that tells this MyApp's records from another owner's: a
-// per-installation part of the owner would be compared here.
+// one place that tells this MyApp's records from another owner's: the
+// identities carry this installation's owner ID, so a record of another
+// installation, even of a MyApp of the same namespace, name and UID, is
+// never this MyApp's.
 func (s Self) Owns(owner string) bool {
-	return owner != "" && (owner == s.Owner || owner == s.Orphaned)
+	return owner != "" && (owner == s.Owner || owner == s.Orphaned || s.IsLegacy(owner))
+}
+
+// IsLegacy reports whether owner is one of this MyApp's identities written
+// before owner IDs existed.
+func (s Self) IsLegacy(owner string) bool {
+	return owner != "" && slices.Contains(s.Legacy, owner)
 }
 
 // Peer is another MyApp, live in the API server and not being deleted,
@@ -152,9 +170,11 @@ const (
 	WhyReplaceLeak Why = "replace-leak"
 	WhyMark        Why = "mark-orphaned"
 	WhyUnmark      Why = "unmark-orphaned"
-	WhyHandOver    Why = "hand-over"
-	WhyRelease     Why = "release"
-	WhyDelete      Why = "delete"
+	// WhyMigrate takes over this MyApp's record written before owner IDs.
+	WhyMigrate  Why = "migrate"
+	WhyHandOver Why = "hand-over"
+	WhyRelease  Why = "release"
+	WhyDelete   Why = "delete"
 )
 
 // Call is one service call.
@@ -276,7 +296,10 @@ func planSpecHost(o Observation) (calls []Call, holder string) {
 	case o.Self.Owns(rec.Owner):
 		if rec.Owner != want.Owner {
 			why := WhyMark
-			if !o.Orphan {
+			switch {
+			case o.Self.IsLegacy(rec.Owner):
+				why = WhyMigrate
+			case !o.Orphan:
 				why = WhyUnmark
 			}
 			calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: why})

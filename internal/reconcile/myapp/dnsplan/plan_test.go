@@ -26,17 +26,27 @@ import (
 
 // The owners of the bounded world the properties range over.
 const (
-	me         = "myapp-operator/ns/web/uid-1"
-	meOrphaned = "myapp-operator-orphaned/ns/web/uid-1"
+	me         = "myapp-operator/here/ns/web/uid-1"
+	meOrphaned = "myapp-operator-orphaned/here/ns/web/uid-1"
 	foreign    = "external-dns/team"
-	former     = "myapp-operator/ns/web/uid-0"
-	formerOrph = "myapp-operator-orphaned/ns/web/uid-0"
-	peerOwner  = "myapp-operator/ns/peer/uid-9"
-	wantedIP   = "192.0.2.10"
-	staleIP    = "192.0.2.99"
+	former     = "myapp-operator/here/ns/web/uid-0"
+	formerOrph = "myapp-operator-orphaned/here/ns/web/uid-0"
+	peerOwner  = "myapp-operator/here/ns/peer/uid-9"
+	// A record of another installation: the same namespace, name and UID
+	// (the same GitOps app in another cluster), under another owner ID.
+	otherInst = "myapp-operator/there/ns/web/uid-1"
+	// This MyApp's records written before owner IDs existed.
+	meLegacy         = "myapp-operator/ns/web/uid-1"
+	meLegacyOrphaned = "myapp-operator-orphaned/ns/web/uid-1"
+	wantedIP         = "192.0.2.10"
+	staleIP          = "192.0.2.99"
 )
 
-var self = Self{Owner: me, Orphaned: meOrphaned}
+var self = Self{Owner: me, Orphaned: meOrphaned, Legacy: []string{meLegacy, meLegacyOrphaned}}
+
+// ofAnotherInstallation reports whether owner is a record of another
+// installation: the property test's own reading, independent of Self.Owns.
+func ofAnotherInstallation(owner string) bool { return owner == otherInst }
 
 // recordState is one state of one name in the service, as a read sees it.
 type recordState struct {
@@ -59,9 +69,9 @@ func (s recordState) String() string {
 // the other names.
 var (
 	specStates = func() []recordState {
-		out := make([]recordState, 0, 14)
+		out := make([]recordState, 0, 20)
 		out = append(out, recordState{unread: true}, recordState{})
-		for _, owner := range []string{me, meOrphaned, foreign, former, formerOrph, peerOwner} {
+		for _, owner := range []string{me, meOrphaned, foreign, former, formerOrph, peerOwner, otherInst, meLegacy, meLegacyOrphaned} {
 			for _, v := range []string{wantedIP, staleIP} {
 				out = append(out, recordState{owner: owner, value: v})
 			}
@@ -69,7 +79,8 @@ var (
 		return out
 	}()
 	heldStates = []recordState{{unread: true}, {}, {owner: me, value: wantedIP}, {owner: meOrphaned, value: wantedIP},
-		{owner: foreign, value: staleIP}, {owner: peerOwner, value: staleIP}}
+		{owner: foreign, value: staleIP}, {owner: peerOwner, value: staleIP}, {owner: otherInst, value: wantedIP},
+		{owner: meLegacy, value: wantedIP}}
 )
 
 // everyObservation calls check for every observation of the bounded space:
@@ -229,6 +240,18 @@ func checkCall(o Observation, p Plan, svc service, c Call) error {
 	// 1. Nothing is called on a name that was not read.
 	if !read {
 		return fmt.Errorf("%s %s on a name not read", c.Op, c.Name)
+	}
+	// 10. A record of another installation is never deleted, transferred
+	// or overwritten, whatever MyApp its owner names.
+	if cur.Name != "" && ofAnotherInstallation(cur.Owner) && svc[c.Name].Owner == cur.Owner {
+		return fmt.Errorf("%s %s (%s) touches another installation's record (%s)", c.Op, c.Name, c.Why, cur.Owner)
+	}
+	// 11. This MyApp's record written before owner IDs is taken over by
+	// one Transfer to its owner with the ID, never deleted and written
+	// again (a window without the record).
+	if cur.Name != "" && o.Self.IsLegacy(cur.Owner) && svc[c.Name].Owner == cur.Owner && !o.Deleting &&
+		c.Name == o.Host && (c.Op != OpTransfer || c.Why != WhyMigrate) {
+		return fmt.Errorf("%s %s (%s) of a record written before owner IDs, not a migration", c.Op, c.Name, c.Why)
 	}
 	// 2. Another owner's record is touched only to adopt or replace a leak.
 	if cur.Name != "" && !o.Self.Owns(cur.Owner) && svc[c.Name].Owner == cur.Owner && !mayTakeOver(o, c) {

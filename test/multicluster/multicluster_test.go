@@ -1,0 +1,306 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package multicluster tests two installations of the operator, each with
+// its own control plane, manager and owner ID, sharing one DNS service: the
+// simulator, and again one BIND server over RFC 2136 (issue 22 item 2).
+package multicluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
+)
+
+const (
+	simToken      = "multicluster-token"
+	defaultTarget = "192.0.2.10"
+	zone          = "example.com"
+	timeout       = 30 * time.Second
+	poll          = 100 * time.Millisecond
+	// sweepInterval is short, so each cluster sweeps several times within
+	// a test: the first sweep comes within one interval of the start.
+	sweepInterval = 2 * time.Second
+)
+
+// cluster is one installation: a control plane of its own and the owner ID
+// its manager writes.
+type cluster struct {
+	ownerID string
+	cp      *controlplane.ControlPlane
+	c       client.Client
+}
+
+var clusters []*cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	// The managers' logs stay quiet unless MYAPP_TEST_LOG asks for them.
+	logger := logr.Discard()
+	if os.Getenv("MYAPP_TEST_LOG") != "" {
+		logger = zap.New(zap.UseDevMode(true))
+	}
+	ctrl.SetLogger(logger)
+	for _, id := range []string{"cluster-a", "cluster-b"} {
+		cp, err := controlplane.Start(context.Background(), controlplane.Options{Tier: controlplane.TierEnvtest})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "starting the control plane of %s: %v\n", id, err)
+			_ = stopAll()
+			return 1
+		}
+		c, err := cp.NewClient(client.Options{Scheme: fixtures.Scheme()})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "a client for %s: %v\n", id, err)
+			_ = cp.Stop()
+			_ = stopAll()
+			return 1
+		}
+		clusters = append(clusters, &cluster{ownerID: id, cp: cp, c: c})
+	}
+	code := m.Run()
+	if err := stopAll(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the control planes: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+func stopAll() error {
+	errs := make([]error, 0, len(clusters))
+	for _, cl := range clusters {
+		errs = append(errs, cl.cp.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// startInstallation runs cl's manager against d until the test ends: the
+// MyApp controller and the orphan sweep, as cmd/manager sets them up with
+// the sweep on, under cl's owner ID.
+func startInstallation(t *testing.T, cl *cluster, d dns.Client) {
+	t.Helper()
+	byObject := map[client.Object]cache.ByObject{}
+	maps.Copy(byObject, myapp.CacheByObject())
+	mgr, err := ctrl.NewManager(cl.cp.Config, fixtures.ManagerOptions(ctrl.Options{
+		Cache: cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()},
+		// Both installations run a controller of the same name in this
+		// process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&myapp.Reconciler{
+		DNS:                  d,
+		OwnerID:              cl.ownerID,
+		ReplaceLeakedRecords: true,
+		DefaultTarget:        defaultTarget,
+		PendingPollInterval:  200 * time.Millisecond,
+		DriftCheckInterval:   2 * time.Second,
+	}).SetupWithManager(t.Context(), mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&myapp.OrphanSweeper{DNS: d, OwnerID: cl.ownerID, Interval: sweepInterval, Pace: 10 * time.Millisecond}).
+		SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	stop := fixtures.StartManager(context.Background(), mgr)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("the manager of %s: %v", cl.ownerID, err)
+		}
+	})
+}
+
+// backend is one shared DNS service.
+type backend struct {
+	name  string
+	start func(t *testing.T) dns.Client
+}
+
+func backends() []backend {
+	return []backend{
+		{"simulator", func(t *testing.T) dns.Client {
+			_, url := simtest.Start(t, simulator.Options{Token: simToken, PropagationDelay: 100 * time.Millisecond})
+			d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
+				MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}},
+		{"bind", func(t *testing.T) dns.Client {
+			bind, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Zone: zone})
+			controlplane.RequireBIND(t, err)
+			t.Cleanup(func() {
+				if err := bind.Close(); err != nil {
+					t.Errorf("stopping named: %v", err)
+				}
+			})
+			key, err := rfc2136.ParseKey(bind.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := rfc2136.New(rfc2136.Config{Server: bind.Addr, Zone: bind.Zone, Key: rfc2136.StaticKey(key), Timeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}},
+	}
+}
+
+// TestTwoClustersShareOneDNSService: the same GitOps namespace and names in
+// two clusters, each with its own owner ID, on one DNS service. Distinct
+// hosts: each keeps its own record. The same host: the second is in
+// HostConflict naming the first installation. A leak in one is swept by
+// that one only; deleting a MyApp, sweeping and tearing down a namespace in
+// one cluster never touch the other's records.
+func TestTwoClustersShareOneDNSService(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			g := NewWithT(t)
+			d := b.start(t)
+			a, bb := clusters[0], clusters[1]
+			for _, cl := range clusters {
+				startInstallation(t, cl, d)
+			}
+			ns := "shop-" + b.name
+			for _, cl := range clusters {
+				g.Expect(cl.c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+			}
+			host := func(name string) string { return name + "." + ns + "." + zone }
+
+			// Distinct hosts, same namespace and name: one record each.
+			webA := create(t, g, a, ns, "web", host("web-a"))
+			webB := create(t, g, bb, ns, "web", host("web-b"))
+			expectOwner(t, g, d, host("web-a"), owner(a, webA))
+			expectOwner(t, g, d, host("web-b"), owner(bb, webB))
+
+			// The same host: the first keeps it, the second waits in
+			// HostConflict naming the first installation.
+			apiA := create(t, g, a, ns, "api", host("api"))
+			expectOwner(t, g, d, host("api"), owner(a, apiA))
+			apiB := create(t, g, bb, ns, "api", host("api"))
+			g.Eventually(func(g Gomega) {
+				cond := dnsReady(t, g, bb, apiB)
+				g.Expect(cond.Reason).To(Equal(appsv1alpha1.HostConflictReason))
+				g.Expect(cond.Message).To(ContainSubstring("of another installation (owner ID cluster-a)"))
+			}, timeout, poll).Should(Succeed())
+
+			// A leak in A (a finalizer removed by hand): A's sweep deletes
+			// it, B's records stay.
+			gone := create(t, g, a, ns, "gone", host("gone-a"))
+			expectOwner(t, g, d, host("gone-a"), owner(a, gone))
+			g.Expect(a.c.Patch(t.Context(), gone, client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+			g.Expect(a.c.Delete(t.Context(), gone)).To(Succeed())
+			expectOwner(t, g, d, host("gone-a"), "")
+			// Several sweeps of both clusters pass over every record.
+			g.Consistently(func(g Gomega) {
+				g.Expect(ownerOf(t, g, d, host("web-a"))).To(Equal(owner(a, webA)))
+				g.Expect(ownerOf(t, g, d, host("web-b"))).To(Equal(owner(bb, webB)))
+				g.Expect(ownerOf(t, g, d, host("api"))).To(Equal(owner(a, apiA)))
+			}, 2*sweepInterval, 200*time.Millisecond).Should(Succeed(), "two sweeps in each cluster leave every live record")
+
+			// Deleting in B deletes B's record only.
+			g.Expect(bb.c.Delete(t.Context(), webB)).To(Succeed())
+			expectOwner(t, g, d, host("web-b"), "")
+			g.Expect(ownerOf(t, g, d, host("web-a"))).To(Equal(owner(a, webA)))
+
+			// Tearing down the namespace in A: envtest runs no namespace
+			// controller, so its MyApps are deleted as that controller
+			// would. A's records go; B's MyApp api, in conflict until now,
+			// takes the freed host.
+			g.Expect(a.c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+			g.Expect(a.c.DeleteAllOf(t.Context(), &appsv1alpha1.MyApp{}, client.InNamespace(ns))).To(Succeed())
+			expectOwner(t, g, d, host("web-a"), "")
+			expectOwner(t, g, d, host("api"), owner(bb, apiB))
+			g.Consistently(func(g Gomega) {
+				g.Expect(ownerOf(t, g, d, host("api"))).To(Equal(owner(bb, apiB)))
+			}, 2*sweepInterval, 200*time.Millisecond).Should(Succeed(), "A's sweeps leave B's record")
+		})
+	}
+}
+
+// create makes a MyApp in cl and returns it as created.
+func create(t *testing.T, g *WithT, cl *cluster, ns, name, host string) *appsv1alpha1.MyApp {
+	t.Helper()
+	app := fixtures.NewMyApp(ns, name, fixtures.WithHost(host))
+	g.Expect(cl.c.Create(t.Context(), app)).To(Succeed())
+	return app
+}
+
+// owner is the owner identity app's records carry in cl.
+func owner(cl *cluster, app *appsv1alpha1.MyApp) string {
+	return "myapp-operator/" + cl.ownerID + "/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+}
+
+// ownerOf is the owner of name's record, "" when there is none.
+func ownerOf(t *testing.T, g Gomega, d dns.Client, name string) string {
+	t.Helper()
+	rec, err := d.Get(t.Context(), name)
+	if errors.Is(err, external.ErrNotFound) {
+		return ""
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+	return rec.Owner
+}
+
+// expectOwner waits until name's record has owner ("" for no record).
+func expectOwner(t *testing.T, g *WithT, d dns.Client, name, want string) {
+	t.Helper()
+	g.Eventually(func(g Gomega) string { return ownerOf(t, g, d, name) }, timeout, poll).Should(Equal(want),
+		"the owner of %s", name)
+}
+
+// dnsReady reads app's DNSReady condition in cl.
+func dnsReady(t *testing.T, g Gomega, cl *cluster, app *appsv1alpha1.MyApp) metav1.Condition {
+	t.Helper()
+	got := &appsv1alpha1.MyApp{}
+	g.Expect(cl.c.Get(t.Context(), client.ObjectKeyFromObject(app), got)).To(Succeed())
+	return fixtures.Condition(got.Status.Conditions, appsv1alpha1.DNSReadyCondition)
+}
