@@ -928,47 +928,6 @@ func TestTransferAnswerMustNameTheNewOwner(t *testing.T) {
 	g.Expect(err.Error()).To(ContainSubstring(`owned by "team-a", not "team-b"`))
 }
 
-// startWithRecords serves a simulator that starts with n records, named
-// r00000.example.com and up, owned by owner(i). The records are written as
-// the simulator's state file: 20,000 upserts through HTTP would take longer
-// than the listing under test.
-func startWithRecords(t *testing.T, n int, owner func(i int) string) string {
-	t.Helper()
-	type stored struct {
-		Name      string    `json:"name"`
-		Type      string    `json:"type"`
-		Value     string    `json:"value"`
-		TTL       int32     `json:"ttl"`
-		Owner     string    `json:"owner"`
-		CreatedAt time.Time `json:"createdAt"`
-		UpdatedAt time.Time `json:"updatedAt"`
-		ActiveAt  time.Time `json:"activeAt"`
-	}
-	records := make([]stored, n)
-	for i := range records {
-		records[i] = stored{
-			Name: fmt.Sprintf("r%05d.example.com", i), Type: dns.TypeA, Value: "192.0.2.10", TTL: 300,
-			Owner: owner(i), CreatedAt: epoch, UpdatedAt: epoch, ActiveAt: epoch,
-		}
-	}
-	data, err := json.Marshal(map[string]any{"version": 1, "nextBackupID": 1, "records": records, "backups": []any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(t.TempDir(), "state.json")
-	if err := os.WriteFile(state, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sim, err := simulator.Open(simulator.Options{Token: testToken, StateFile: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	t.Cleanup(sim.Close)
-	return srv.URL
-}
-
 // TestListManyRecords lists 20,000 records of one operator (owners as long
 // as a MyApp's) and 500 of another owner: more than one response may carry
 // (DefaultMaxResponseBytes), so the client must follow the service's pages
@@ -977,7 +936,7 @@ func TestListManyRecords(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	const ours, theirs = 20000, 500
-	url := startWithRecords(t, ours+theirs, func(i int) string {
+	_, url := simtest.StartWithRecords(t, simulator.Options{Token: testToken}, ours+theirs, func(i int) string {
 		if i%41 == 0 && i/41 < theirs {
 			return fmt.Sprintf("team-b/%d", i)
 		}

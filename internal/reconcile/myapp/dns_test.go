@@ -327,7 +327,7 @@ func settle(t *testing.T, g *WithT, ns string) {
 }
 
 // TestHostRotationsConvergeOnTheCluster: 2, 3 and 4 Ready MyApps rotate
-// their hosts in one go (in one namespace, and across namespaces), with the
+// their hosts in one go (each in one namespace, and across namespaces), with the
 // manager's watches deciding the order of the passes. All end Ready on
 // their new hosts; while they move, no host is ever routed by two
 // Ingresses (sampled every 20ms, seen in two samples in a row). That an Ingress routes only held hosts at
@@ -341,6 +341,9 @@ func TestHostRotationsConvergeOnTheCluster(t *testing.T) {
 	}{
 		{"a swap of two", 2, false},
 		{"a rotation of three", 3, false},
+		{"a rotation of four", 4, false},
+		{"a swap across namespaces", 2, true},
+		{"a rotation of three across namespaces", 3, true},
 		{"a rotation of four across namespaces", 4, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,9 +19,14 @@ limitations under the License.
 package simtest
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 )
@@ -89,4 +94,47 @@ func RequestTotal(sim *simulator.Server, service simulator.Service) int {
 		}
 	}
 	return n
+}
+
+// StartWithRecords is Start with a simulator that starts with n ACTIVE A
+// records, named r00000.example.com and up, owned by owner(i). They are
+// written as the simulator's state file (opts.StateFile is set to a file of
+// the test's), since 20,000 upserts through HTTP would take longer than
+// what a test of a large listing measures.
+func StartWithRecords(tb testing.TB, opts simulator.Options, n int, owner func(i int) string) (*simulator.Server, string) {
+	tb.Helper()
+	type stored struct {
+		Name      string    `json:"name"`
+		Type      string    `json:"type"`
+		Value     string    `json:"value"`
+		TTL       int32     `json:"ttl"`
+		Owner     string    `json:"owner"`
+		CreatedAt time.Time `json:"createdAt"`
+		UpdatedAt time.Time `json:"updatedAt"`
+		ActiveAt  time.Time `json:"activeAt"`
+	}
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	records := make([]stored, n)
+	for i := range records {
+		records[i] = stored{
+			Name: fmt.Sprintf("r%05d.example.com", i), Type: "A", Value: "192.0.2.10", TTL: 300,
+			Owner: owner(i), CreatedAt: epoch, UpdatedAt: epoch, ActiveAt: epoch,
+		}
+	}
+	data, err := json.Marshal(map[string]any{"version": 1, "nextBackupID": 1, "records": records, "backups": []any{}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.StateFile = filepath.Join(tb.TempDir(), "state.json")
+	if err := os.WriteFile(opts.StateFile, data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	sim, err := simulator.Open(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	tb.Cleanup(srv.Close)
+	tb.Cleanup(sim.Close)
+	return sim, srv.URL
 }
