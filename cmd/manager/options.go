@@ -128,7 +128,8 @@ func (r *rfc2136Options) bind(fs *flag.FlagSet) {
 		fmt.Sprintf("Instead, a Secret holding the TSIG key under the key %q, as namespace/name.", tsigKeySecretKey))
 	fs.StringVar(&r.nameservers, "rfc2136-nameservers", "",
 		"Comma-separated host:port of every nameserver that must serve a record before it is ACTIVE; empty means the primary.")
-	fs.DurationVar(&r.timeout, "rfc2136-timeout", externalAttemptTimeout, "How long one exchange with a DNS server may take; in a zone transfer, how long each envelope may take.")
+	fs.DurationVar(&r.timeout, "rfc2136-timeout", externalAttemptTimeout,
+		"How long one exchange with a DNS server may take; in a zone transfer, how long each envelope may take.")
 }
 
 func (r *rfc2136Options) validate() error {
