@@ -77,6 +77,7 @@ func TestDeadLinksFindsEachKind(t *testing.T) {
 		"[in a fence](nowhere.md)",
 		"```",
 	}, "\n"))
+	write("docs/open.md", "# Open\n```sh\nmake run\n")
 	write("docs/a.md", strings.Join([]string{
 		"# A",
 		"## Status and conditions",
@@ -102,6 +103,7 @@ func TestDeadLinksFindsEachKind(t *testing.T) {
 		"README.md: [dead local anchor](#nowhere): README.md has no anchor #nowhere",
 		"docs/a.md: [dead anchor from docs](../README.md#not-a-heading): README.md has no anchor #not-a-heading",
 		"docs/a.md: [dead relative](spec/x.md): no such file docs/spec/x.md",
+		"docs/open.md: 1 code fences, one left open: what follows is read as code",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("dead links:\n got  %q\n want %q", got, want)
@@ -144,7 +146,7 @@ func markdownFiles(root string) ([]string, error) {
 }
 
 var (
-	fence     = regexp.MustCompile("^\\s*(```|~~~)")
+	fence     = regexp.MustCompile("(?m)^\\s*(```|~~~)")
 	codeSpan  = regexp.MustCompile("`+[^`]*`+")
 	link      = regexp.MustCompile(`\[([^\]]*)\]\((<[^>]*>|[^)\s]*)(?:\s+"[^"]*")?\)`)
 	heading   = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
@@ -228,6 +230,9 @@ func deadLinks(root string, files []string) []string {
 		if err != nil {
 			dead = append(dead, fmt.Sprintf("%s: %v", f, err))
 			continue
+		}
+		if fences := len(fence.FindAllString(string(b), -1)); fences%2 != 0 {
+			dead = append(dead, fmt.Sprintf("%s: %d code fences, one left open: what follows is read as code", f, fences))
 		}
 		// Whole paragraphs, not lines: a link's text may wrap.
 		text := codeSpan.ReplaceAllString(strings.Join(prose(string(b)), "\n"), "")
