@@ -41,8 +41,9 @@ manifests: controller-gen ## Generate CRDs and the RBAC role from kubebuilder ma
 	"$(CONTROLLER_GEN)" rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
-generate: controller-gen ## Generate DeepCopy methods from kubebuilder markers.
+generate: controller-gen ## Generate DeepCopy methods from kubebuilder markers, and docs/flags.md from the manager's flags.
 	"$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt" paths="./..."
+	go run ./cmd/manager --print-flags-markdown > docs/flags.md.tmp && mv docs/flags.md.tmp docs/flags.md
 
 .PHONY: fmt
 fmt: ## Run go fmt against code.

@@ -51,26 +51,40 @@ func init() {
 }
 
 func main() {
+	// The hidden --print-flags-markdown writes docs/flags.md (make generate);
+	// it is not in the flag set, so it is not in the page it prints.
+	if len(os.Args) == 2 && os.Args[1] == printFlagsMarkdown {
+		fs, _, _ := newFlagSet()
+		fmt.Print(flagsMarkdown(fs))
+		return
+	}
 	if err := run(ctrl.SetupSignalHandler(), os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
+// newFlagSet builds the manager's flag set: its own options and
+// controller-runtime's logging flags. docs/flags.md is generated from it.
+func newFlagSet() (*flag.FlagSet, *options, *zap.Options) {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	opts := bindOptions(fs)
+	zapOpts := &zap.Options{Development: false}
+	zapOpts.BindFlags(fs)
+	return fs, opts, zapOpts
+}
+
 // run parses args, builds the manager and runs it until ctx is done. It
 // returns nil after a clean shutdown.
 func run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	opts := bindOptions(fs)
-	zapOpts := zap.Options{Development: false}
-	zapOpts.BindFlags(fs)
+	fs, opts, zapOpts := newFlagSet()
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("invalid flags: %w", err)
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
 	log := ctrl.Log.WithName("setup")
 	setMemoryLimit(log, "/sys/fs/cgroup")
 

@@ -21,7 +21,7 @@ limitations under the License.
 //
 // What it does (triggers, failures and timeouts, crash safety, waiting for
 // the service, ownership of backups, the final backup before a MyApp goes,
-// deletion) is told once, in the README's "BackupConfig" section.
+// deletion) is told once, in docs/spec/backupconfig.md.
 //
 // Files follow the pass and call downward only: backupconfig_controller.go
 // (setup, Reconcile, the phase list) runs the phases in backups.go,

@@ -18,7 +18,7 @@ limitations under the License.
 // and Ingress, and registers a DNS record for spec.host in the external DNS
 // service, which a finalizer removes before the MyApp is gone.
 //
-// What it does is told once, in the README's "MyApp" section.
+// What it does is told once, in docs/spec/myapp.md.
 //
 // The files are cut by job, and calls go down this list, never up:
 // myapp_controller.go (setup, Reconcile, the phase list); the phases,
