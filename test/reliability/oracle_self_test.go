@@ -111,12 +111,13 @@ func TestOracleCountsEachKindOfProblem(t *testing.T) {
 // TestOracleAcceptsAGenerationCoveredByAScheduledBackup: the README's
 // on-change trigger is "a generation no backup was taken of", and a
 // successful scheduled backup ends a change's retries; one backup runs at a
-// time and a due slot starts first, so an edit made while a slot was due is
-// often covered by the slot's backup alone, with no on-change backup at all
-// (family 9's seed-2 in the campaign on main b50733c: "has no backup of
-// MyApp app-0 generation 3", with every generation covered by a SUCCEEDED
-// backup). The oracle accepts that, and still counts a generation whose only
-// backups failed or are of another generation.
+// time and a due slot starts first, so a generation may be covered by the
+// slot's backup alone: no on-change backup was started, or it failed and
+// retention deleted it once the slot's backup succeeded (family 9's seed-2
+// in the campaign on main b50733c: "has no backup of MyApp app-0 generation
+// 3", with every generation covered by a SUCCEEDED backup). The oracle
+// accepts that, and still counts a generation whose only backups failed or
+// are of another generation.
 func TestOracleAcceptsAGenerationCoveredByAScheduledBackup(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()

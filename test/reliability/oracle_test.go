@@ -412,7 +412,10 @@ func checkBackupConfig(r *Report, bc *backupv1alpha1.BackupConfig, app *appsv1al
 // an on-change backup started for it (its key), or a successful backup of
 // any trigger, such as the scheduled backup that came due while the edit
 // waited (one backup runs at a time; the slot comes first and covers the
-// change), whose success ends the change's retries.
+// change), whose success ends the change's retries. Retention then deletes
+// a failed on-change backup older than that success (README, "Retention and
+// cleanup"), so the change's key may be gone although the generation is
+// covered.
 func coveredGenerations(backups []simulator.Backup) map[string]bool {
 	covered := map[string]bool{}
 	for _, b := range backups {
