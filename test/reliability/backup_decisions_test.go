@@ -112,18 +112,33 @@ func TestBackupDecisions(t *testing.T) {
 			healed := time.Now()
 
 			deadline := healed.Add(decisionSettle)
-			var owed []string
+			var owed, owedAtHeal []string
 			for {
 				owed = owedGenerations(t.Context(), s, apps)
+				if owedAtHeal == nil {
+					owedAtHeal = append([]string{}, owed...)
+				}
 				if len(owed) == 0 || time.Now().After(deadline) {
 					break
 				}
 				time.Sleep(time.Second)
 			}
+			// Measured here, not after the oracle settles: settling takes its
+			// quiet period, and up to settleTimeout (45 s) when it finds a
+			// problem, which the campaign's seed-2 on b50733c printed as
+			// covered-after=1m8s.
+			coveredAfter := time.Since(healed).Round(time.Second)
 			twice := watch()
 			r := s.oracle.settle(t)
-			t.Logf("RESULT family=9 case=seed-%d pairs=%d steps=%d covered-after=%s owed=%d two-running=%d clean=%v",
-				seed, decisionPairs, decisionSteps, time.Since(healed).Round(time.Second), len(owed), twice, r.Clean())
+			slotOnly := coveredBySlotOnly(t.Context(), s, apps, bcs)
+			t.Logf("RESULT family=9 case=seed-%d pairs=%d steps=%d covered-after=%s owed=%d two-running=%d slot-only=%d clean=%v",
+				seed, decisionPairs, decisionSteps, coveredAfter, len(owed), twice, len(slotOnly), r.Clean())
+			if len(owedAtHeal) > 0 {
+				t.Logf("generations without a SUCCEEDED backup when the faults ended: %v", owedAtHeal)
+			}
+			if len(slotOnly) > 0 {
+				t.Logf("generations covered by a SUCCEEDED scheduled backup, with no on-change backup left: %v", slotOnly)
+			}
 			if len(owed) > 0 {
 				t.Errorf("%s after the faults ended, generations without a SUCCEEDED backup: %v (steps: %v)",
 					decisionSettle, owed, steps)
@@ -159,6 +174,41 @@ func owedGenerations(ctx context.Context, s *scenario, apps []*appsv1alpha1.MyAp
 		}
 	}
 	return owed
+}
+
+// coveredBySlotOnly lists the MyApps whose current generation has a
+// SUCCEEDED backup of its BackupConfig but no on-change backup left: none
+// was started (a slot due while the edit waited started first), or it failed
+// and retention deleted it once the slot's backup succeeded. The README
+// allows both ("a successful scheduled backup ends the retries"; "every
+// failed backup older than the newest successful one goes"); the oracle
+// before this count did not (the campaign's seed-2 on b50733c).
+func coveredBySlotOnly(ctx context.Context, s *scenario, apps []*appsv1alpha1.MyApp,
+	bcs []*backupv1alpha1.BackupConfig) []string {
+	backups := s.sim.Backups()
+	var only []string
+	for i, app := range apps {
+		current := &appsv1alpha1.MyApp{}
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(app), current); err != nil {
+			continue
+		}
+		owner := backupOwner(bcs[i])
+		generation := strconv.FormatInt(current.Generation, 10)
+		change, succeeded := false, false
+		for _, b := range backups {
+			if b.Owner != owner || b.Labels["backup.myapp.dev/myapp-uid"] != string(current.UID) ||
+				b.Labels["backup.myapp.dev/myapp-generation"] != generation {
+				continue
+			}
+			change = change || b.IdempotencyKey == fmt.Sprintf("%s/change/%s/%s", owner, current.UID, generation)
+			succeeded = succeeded || b.Phase == simulator.PhaseSucceeded &&
+				b.Labels["backup.myapp.dev/trigger"] == string(backupv1alpha1.TriggerSchedule)
+		}
+		if succeeded && !change {
+			only = append(only, fmt.Sprintf("%s generation %s", app.Name, generation))
+		}
+	}
+	return only
 }
 
 // watchRunning samples the service's backups every 100 ms until the
