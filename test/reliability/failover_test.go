@@ -195,6 +195,8 @@ func startFailoverPair(t *testing.T, s *scenario, bin string) []*fixtures.Manage
 		"--dns-url=" + s.url, "--dns-token-file=" + token,
 		"--backup-url=" + s.url, "--backup-token-file=" + token,
 		"--dns-default-target=" + defaultTarget,
+		// The oracle knows this installation's records by its owner ID.
+		"--owner-id=" + ownerID,
 		"--dns-pending-poll-interval=200ms",
 		"--dns-orphan-sweep-interval=" + orphanSweepInterval.String(),
 		"--backup-poll-interval=200ms",
