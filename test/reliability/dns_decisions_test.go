@@ -100,7 +100,7 @@ func dnsDecisionSequence(t *testing.T, seed uint64, n, steps int) {
 		s.create(app)
 		return app
 	}
-	var apps []*appsv1alpha1.MyApp
+	apps := make([]*appsv1alpha1.MyApp, 0, n)
 	for range n {
 		apps = append(apps, newApp())
 	}

@@ -258,41 +258,49 @@ func (o *oracle) checkApps(r *Report, apps []appsv1alpha1.MyApp, bcs []backupv1a
 		if !app.DeletionTimestamp.IsZero() {
 			r.add(&r.Stuck, "MyApp %s (uid %s) is stuck deleting, finalizers %v", key, app.UID, app.Finalizers)
 		} else {
-			if err := myAppReady(app); err != nil {
-				r.add(&r.NotReady, "MyApp %s: %v", key, err)
-			}
-			for _, c := range app.Status.Conditions {
-				if (c.Type == appsv1alpha1.ReadyCondition || c.Type == appsv1alpha1.DNSReadyCondition) && c.ObservedGeneration != app.Generation {
-					r.add(&r.StatusMismatches, "MyApp %s: condition %s observed generation %d of %d", key, c.Type, c.ObservedGeneration, app.Generation)
-				}
-			}
-			// Exactly one record, for the current host, under the owner its
-			// policy asks for: any other record the MyApp owns (an old
-			// host's, say) is one too many.
-			hasHost := false
-			for _, rec := range owned[app] {
-				switch {
-				case rec.Name != app.Spec.Host:
-					r.add(&r.DuplicateRecords, "MyApp %s also owns record %s, not its host %s", key, rec.Name, app.Spec.Host)
-				case rec.State != simulator.StateActive:
-					hasHost = true
-					r.add(&r.NotReady, "MyApp %s: record %s is %s", key, rec.Name, rec.State)
-				case rec.Owner != wantedRecordOwner(app):
-					hasHost = true
-					r.add(&r.StatusMismatches, "MyApp %s (deletionPolicy %s): record %s is owned by %s (marked orphaned: %v)",
-						key, app.Spec.DeletionPolicy, rec.Name, rec.Owner, rec.Owner == orphanedRecordOwner(app))
-				default:
-					hasHost = true
-				}
-			}
-			if !hasHost {
-				r.add(&r.MissingRecords, "MyApp %s has no record for %s", key, app.Spec.Host)
-			}
+			checkLiveApp(r, app, owned[app])
 		}
 		if controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) && !holdWanted(app, bcs) {
 			r.add(&r.OrphanedHolds, "MyApp %s carries %s but no BackupConfig wants a final backup of it",
 				key, backupv1alpha1.FinalBackupFinalizer)
 		}
+	}
+}
+
+// checkLiveApp judges a MyApp that is not being deleted: Ready, its
+// conditions observed at its generation, and exactly one record, for its
+// host, under the owner its policy asks for.
+func checkLiveApp(r *Report, app *appsv1alpha1.MyApp, owned []simulator.Record) {
+	key := app.Namespace + "/" + app.Name
+	if err := myAppReady(app); err != nil {
+		r.add(&r.NotReady, "MyApp %s: %v", key, err)
+	}
+	for _, c := range app.Status.Conditions {
+		if (c.Type == appsv1alpha1.ReadyCondition || c.Type == appsv1alpha1.DNSReadyCondition) && c.ObservedGeneration != app.Generation {
+			r.add(&r.StatusMismatches, "MyApp %s: condition %s observed generation %d of %d", key, c.Type, c.ObservedGeneration, app.Generation)
+		}
+	}
+	// Exactly one record, for the current host, under the owner its
+	// policy asks for: any other record the MyApp owns (an old
+	// host's, say) is one too many.
+	hasHost := false
+	for _, rec := range owned {
+		switch {
+		case rec.Name != app.Spec.Host:
+			r.add(&r.DuplicateRecords, "MyApp %s also owns record %s, not its host %s", key, rec.Name, app.Spec.Host)
+		case rec.State != simulator.StateActive:
+			hasHost = true
+			r.add(&r.NotReady, "MyApp %s: record %s is %s", key, rec.Name, rec.State)
+		case rec.Owner != wantedRecordOwner(app):
+			hasHost = true
+			r.add(&r.StatusMismatches, "MyApp %s (deletionPolicy %s): record %s is owned by %s (marked orphaned: %v)",
+				key, app.Spec.DeletionPolicy, rec.Name, rec.Owner, rec.Owner == orphanedRecordOwner(app))
+		default:
+			hasHost = true
+		}
+	}
+	if !hasHost {
+		r.add(&r.MissingRecords, "MyApp %s has no record for %s", key, app.Spec.Host)
 	}
 }
 
