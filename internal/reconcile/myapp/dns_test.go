@@ -412,7 +412,10 @@ func TestHostRotationsConvergeOnTheCluster(t *testing.T) {
 				g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
 			}
 			for i := range tc.n {
-				eventuallyReady(t, g, apps[i])
+				// Alone a rotation of four takes about 3 s; under make
+				// test's parallel packages on a loaded 2-core machine one
+				// took over 30, so this wait is twice the suite's.
+				fixtures.EventuallyReady(t.Context(), g, k8sClient, 2*timeout, apps[i])
 				g.Expect(apps[i].Status.DNS).To(HaveField("Name", hosts[(i+1)%tc.n]))
 			}
 			for i := range tc.n {
