@@ -178,7 +178,9 @@ type DNSRecordStatus struct {
 
 // MyAppStatus is the observed state of a MyApp.
 type MyAppStatus struct {
-	// ObservedGeneration is the generation last reconciled successfully.
+	// ObservedGeneration is the generation last reconciled successfully,
+	// or found stalled (the Stalled condition says why): either way the
+	// operator has looked at that spec and concluded.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -195,7 +197,9 @@ type MyAppStatus struct {
 	// +optional
 	DNS *DNSRecordStatus `json:"dns,omitempty"`
 
-	// Conditions are Ready and DNSReady.
+	// Conditions are Ready and DNSReady, each True or False, plus
+	// Reconciling and Stalled, present (True) only while they apply, as
+	// kstatus expects. Each carries the generation it was set for.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

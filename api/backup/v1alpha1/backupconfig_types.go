@@ -180,7 +180,8 @@ type BackupStatus struct {
 
 // BackupConfigStatus is the observed state of a BackupConfig.
 type BackupConfigStatus struct {
-	// ObservedGeneration is the generation last reconciled successfully.
+	// ObservedGeneration is the generation last reconciled successfully,
+	// or found stalled (the Stalled condition says why).
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -211,7 +212,9 @@ type BackupConfigStatus struct {
 	// +optional
 	ObservedAppUID types.UID `json:"observedAppUID,omitempty"`
 
-	// Conditions are Ready and BackupSucceeded.
+	// Conditions are Ready and BackupSucceeded, plus Reconciling and
+	// Stalled, present (True) only while they apply, as kstatus expects.
+	// Each carries the generation it was set for.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -376,16 +376,21 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome
 }
 
 // patchStatus writes the status the pass computed, in one patch. It sets
-// observedGeneration only after a successful pass, so a spec the controller
-// failed to act on never looks handled.
+// observedGeneration only after a successful pass or one that found the
+// spec stalled, so a spec the controller failed to act on never looks
+// handled.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) error {
-	if complete {
-		s.bc.Status.ObservedGeneration = s.bc.Generation
-	}
 	s.readiness.deleting = !s.bc.DeletionTimestamp.IsZero()
 	s.readiness.suspended = s.bc.Spec.Suspend
 	setReadyCondition(s.bc, s.readiness, s.now)
 	setBackupSucceededCondition(s.bc, s.now)
+	stalled := setProgressConditions(s.bc, s.now)
+	if complete || stalled {
+		// A pass that found the spec stalled has looked at the generation
+		// and concluded too: kstatus reads Stalled as Failed only for an
+		// observed generation.
+		s.bc.Status.ObservedGeneration = s.bc.Generation
+	}
 	if equality.Semantic.DeepEqual(s.base.Status, s.bc.Status) {
 		return nil
 	}

@@ -167,6 +167,41 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, now)
 }
 
+// setProgressConditions derives the kstatus conditions, Reconciling and
+// Stalled, from Ready and the last backup, and reports whether the
+// BackupConfig is stalled. Both have abnormal-true polarity: present, True
+// and at the current generation while they apply, absent otherwise.
+// Stalled: an unusable schedule, or a final backup whose attempts ran out;
+// neither gets better without a change. Reconciling: a backup is running,
+// or Ready is False for a reason a retry or time resolves (the MyApp is
+// awaited, the service is retried, a final backup or a cleanup runs). A
+// suspended BackupConfig carries neither: nothing is in progress, and
+// nothing is wrong.
+func setProgressConditions(bc *backupv1alpha1.BackupConfig, now time.Time) bool {
+	ready := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition)
+	if ready == nil {
+		return false
+	}
+	switch {
+	case ready.Status != metav1.ConditionTrue && (ready.Reason == backupv1alpha1.InvalidScheduleReason ||
+		ready.Reason == backupv1alpha1.FinalBackupFailedReason):
+		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
+		setCondition(bc, backupv1alpha1.StalledCondition, metav1.ConditionTrue, ready.Reason, ready.Message, now)
+		return true
+	case ready.Status != metav1.ConditionTrue && ready.Reason == backupv1alpha1.SuspendedReason:
+		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
+	case ready.Status != metav1.ConditionTrue:
+		setCondition(bc, backupv1alpha1.ReconcilingCondition, metav1.ConditionTrue, ready.Reason, ready.Message, now)
+	case bc.Status.LastBackup != nil && bc.Status.LastBackup.Phase == backupv1alpha1.BackupRunning:
+		setCondition(bc, backupv1alpha1.ReconcilingCondition, metav1.ConditionTrue, backupv1alpha1.BackupRunningReason,
+			fmt.Sprintf("A backup (trigger %s) is running; status.lastBackup follows it.", bc.Status.LastBackup.Trigger), now)
+	default:
+		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
+	}
+	meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.StalledCondition)
+	return false
+}
+
 // readyMessage describes what a healthy BackupConfig does, so the Ready
 // condition answers "when will my app be backed up?".
 func readyMessage(bc *backupv1alpha1.BackupConfig, appName string) string {

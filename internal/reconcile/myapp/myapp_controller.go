@@ -189,7 +189,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return
 		}
 		setConditions(s)
-		if retErr == nil && out.Complete {
+		if (retErr == nil && out.Complete) || stalledAtGeneration(app) {
 			app.Status.ObservedGeneration = app.Generation
 		}
 		// The status is written with the caller's context: it records what

@@ -83,6 +83,9 @@ type readiness struct {
 type conditionState struct {
 	ok              bool
 	reason, message string
+	// stalled marks a failure no retry fixes (a spec the API server
+	// refuses): the MyApp reports Stalled until its spec changes.
+	stalled bool
 }
 
 // setConditions derives DNSReady and Ready from what the pass learned. A
@@ -108,7 +111,78 @@ func setConditions(s *scope) {
 		setReadyConditionFalse(app, rd.child.reason, rd.child.message)
 	case rd.childrenWritten:
 		setReadyCondition(app, s.deployment)
+	default:
+		// Ready stands as the last pass left it, and so do Reconciling and
+		// Stalled, which follow it.
+		return
 	}
+	setProgressConditions(app, rd)
+}
+
+// setProgressConditions derives the kstatus conditions, Reconciling and
+// Stalled, from Ready and DNSReady as this pass set them. Both have
+// abnormal-true polarity: each is present, True and at the current
+// generation while it applies, and absent otherwise, so a Ready MyApp
+// carries neither. kstatus (Helm 4's --wait, Flux, Argo CD through the
+// shipped health check) reads Stalled as Failed and Reconciling as
+// InProgress; status.observedGeneration tells it whether the spec was
+// looked at at all.
+func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
+	ready := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
+	if reason, message, ok := stallOf(app, rd); ok {
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
+		setCondition(app, appsv1alpha1.StalledCondition, true, reason, message)
+		return
+	}
+	meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
+	if ready == nil || ready.Status == metav1.ConditionTrue {
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
+		return
+	}
+	// The DNS condition's reason says more than Ready's DNSNotReady: the
+	// record is PENDING, or the service is being retried.
+	reason, message := ready.Reason, ready.Message
+	if dns := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); reason == appsv1alpha1.DNSNotReadyReason &&
+		dns != nil && dns.Status != metav1.ConditionTrue {
+		reason = dns.Reason
+	}
+	setCondition(app, appsv1alpha1.ReconcilingCondition, true, reason, message)
+}
+
+// stallOf returns the reason and message of what keeps the MyApp from
+// getting better without a change, if anything does: an object in the way
+// of a child, a spec the API server refuses, a host another owner holds, a
+// DNS request the service rejects. A MyApp being deleted is never stalled
+// (kstatus reports it Terminating).
+func stallOf(app *appsv1alpha1.MyApp, rd readiness) (reason, message string, ok bool) {
+	if rd.deleting {
+		return "", "", false
+	}
+	if rd.child != nil {
+		if rd.child.reason == appsv1alpha1.ChildConflictReason || rd.child.stalled {
+			return rd.child.reason, rd.child.message, true
+		}
+		return "", "", false
+	}
+	dns := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
+	if dns == nil || dns.Status == metav1.ConditionTrue || dns.ObservedGeneration != app.Generation {
+		return "", "", false
+	}
+	switch dns.Reason {
+	case appsv1alpha1.HostConflictReason, appsv1alpha1.DNSRequestRejectedReason:
+		return dns.Reason, dns.Message, true
+	}
+	return "", "", false
+}
+
+// stalledAtGeneration reports whether the pass found the current spec
+// stalled. Such a pass has looked at the generation and concluded, so
+// status.observedGeneration says so: kstatus reads Stalled as Failed only
+// for an observed generation, and would otherwise show a spec no retry can
+// fix as forever in progress.
+func stalledAtGeneration(app *appsv1alpha1.MyApp) bool {
+	c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.StalledCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == app.Generation
 }
 
 // dnsState records DNSReady as the DNS phase decided it.
