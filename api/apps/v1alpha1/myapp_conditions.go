@@ -50,6 +50,8 @@ const (
 	ChildWriteFailedReason = "ChildWriteFailed"
 	// DeletingReason: the MyApp is being deleted.
 	DeletingReason = "Deleting"
+	// SuspendedReason: spec.suspend is set; the operator writes nothing.
+	SuspendedReason = "Suspended"
 )
 
 // Reasons of the DNSReady condition.

@@ -133,6 +133,15 @@ type MyAppSpec struct {
 	// +kubebuilder:default=Delete
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// Suspend freezes the MyApp (the Flux convention): while it is true the
+	// operator writes nothing, neither to the Deployment, Service and
+	// Ingress nor to the DNS service, and Ready says Suspended. A Normal
+	// event marks suspend and resume; the first pass after a resume reads
+	// the DNS record at once. Deleting a suspended MyApp is never blocked:
+	// its DNS cleanup runs as usual.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // DNSRecordStatus is the DNS record this MyApp registered.

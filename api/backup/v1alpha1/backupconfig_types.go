@@ -132,8 +132,13 @@ type BackupConfigSpec struct {
 	// +optional
 	BackupBeforeAppDeletion bool `json:"backupBeforeAppDeletion,omitempty"`
 
-	// Suspend stops new backups; running ones are still followed, retention
-	// and cleanup still apply.
+	// Suspend stops every write to the backup service (the Flux
+	// convention): no new backup is started, a schedule slot that passes is
+	// skipped with an event and not caught up on resume, and retention
+	// prunes nothing. A running backup is still followed. Deleting the
+	// BackupConfig is never blocked by it: its cleanup (deletionPolicy)
+	// still runs. Ready says Suspended, and a Normal event marks suspend and
+	// resume.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -364,6 +365,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // service again or wakes the controller before the wait is over (pass.Run).
 // The next pass starts again from the top, which every phase tolerates.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome {
+	r.announceSuspend(s)
 	return pass.Run(ctx, s,
 		pass.NotBlocking(r.reconcileSchedule),
 		r.reconcileApp,
@@ -373,6 +375,21 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome
 		r.reconcileNewBackup,
 		r.reconcileRetention,
 	)
+}
+
+// announceSuspend sends a Normal event when spec.suspend turned on or off
+// since the status was last written: Ready's reason says whether the
+// BackupConfig was suspended then.
+func (r *Reconciler) announceSuspend(s *scope) {
+	was := suspendedReason(readyReason(s.base))
+	switch {
+	case s.bc.Spec.Suspend && !was:
+		r.event(s, corev1.EventTypeNormal, eventSuspended, "Suspend",
+			"Backups are suspended: no new backup is started and schedule slots are skipped until spec.suspend is false")
+	case !s.bc.Spec.Suspend && was:
+		r.event(s, corev1.EventTypeNormal, eventResumed, "Resume",
+			"Backups are resumed; schedule slots missed while suspended are not caught up")
+	}
 }
 
 // patchStatus writes the status the pass computed, in one patch. It sets

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -104,6 +105,11 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 			// saved up: resuming should not fire a backup by itself.
 			ctrl.LoggerFrom(ctx).Info("Skipping scheduled backup", "slot", s.bc.Status.NextScheduleTime,
 				"suspended", s.bc.Spec.Suspend, "appExists", app != nil)
+			if s.bc.Spec.Suspend && s.bc.Status.NextScheduleTime != nil {
+				r.event(s, corev1.EventTypeNormal, eventScheduledBackupSkipped, "Skip",
+					"The backup scheduled for %s is skipped because spec.suspend is set; it is not caught up on resume",
+					s.bc.Status.NextScheduleTime.UTC().Format(time.RFC3339))
+			}
 			r.advanceSchedule(s)
 		}
 		return r.scheduleWakeup(s), nil

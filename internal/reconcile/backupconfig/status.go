@@ -50,7 +50,16 @@ const (
 	eventInvalidSchedule        eventReason = "InvalidSchedule"
 	eventBackupServiceFailed    eventReason = "BackupServiceFailed"
 	eventScheduledBackupSkipped eventReason = "ScheduledBackupSkipped"
+	eventSuspended              eventReason = "Suspended"
+	eventResumed                eventReason = "Resumed"
 )
+
+// suspendedReason reports whether a Ready reason says the BackupConfig is
+// suspended: while spec.suspend is set and it is not being deleted, Ready
+// says one of these two and nothing else.
+func suspendedReason(reason string) bool {
+	return reason == backupv1alpha1.SuspendedReason || reason == backupv1alpha1.FinalBackupSuspendedReason
+}
 
 // tryAgain says what happens after a failed backup of a trigger.
 func tryAgain(trigger backupv1alpha1.BackupTrigger) string {
@@ -135,6 +144,15 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	case r.deleting:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
 		message = "This BackupConfig is being deleted; its backups are removed first when spec.deletionPolicy is Delete."
+	// A suspended BackupConfig says so before anything else, since it
+	// tries nothing: what it would otherwise report waits for the resume.
+	case r.suspended && r.finalBackupPending:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupSuspendedReason
+		message = fmt.Sprintf("MyApp %q is being deleted, but backups are suspended. Set spec.suspend to false to take the "+
+			"final backup, or spec.backupBeforeAppDeletion to false to release the MyApp without one.", r.appName)
+	case r.suspended:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.SuspendedReason
+		message = "Backups are suspended: no new backup is started, no backup is deleted by retention, and schedule slots that pass are skipped, not caught up. Set spec.suspend to false to resume."
 	case r.invalidSchedule != "":
 		status, reason = metav1.ConditionFalse, backupv1alpha1.InvalidScheduleReason
 		message = fmt.Sprintf("spec.schedule %q is not usable: %s. Use a 5-field cron expression such as \"0 3 * * *\"; "+
@@ -151,18 +169,11 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	case r.serviceErr != nil:
 		status, reason = metav1.ConditionFalse, backupReasons.For(r.serviceErr)
 		message = capitalize(serviceProblem(r.serviceErr)) + " No backups can be started or followed until it is resolved."
-	case r.finalBackupPending && r.suspended:
-		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupSuspendedReason
-		message = fmt.Sprintf("MyApp %q is being deleted, but backups are suspended. Set spec.suspend to false to take the "+
-			"final backup, or spec.backupBeforeAppDeletion to false to release the MyApp without one.", r.appName)
 	case r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
 		message = fmt.Sprintf("MyApp %q is being deleted; it is released once its final backup succeeded.", r.appName)
 	case r.refusedSlot != "":
 		status, reason, message = metav1.ConditionFalse, backupv1alpha1.ScheduledBackupRefusedReason, r.refusedSlot
-	case r.suspended:
-		status, reason = metav1.ConditionFalse, backupv1alpha1.SuspendedReason
-		message = "Backups are suspended: no new backup is started. Set spec.suspend to false to resume."
 	}
 	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, now)
 }

@@ -43,6 +43,8 @@ const (
 	eventDNSRecordDeleted  eventReason = "DNSRecordDeleted"
 	eventDNSRecordOrphaned eventReason = "DNSRecordOrphaned"
 	eventDNSRecordReleased eventReason = "DNSRecordReleased"
+	eventSuspended         eventReason = "Suspended"
+	eventResumed           eventReason = "Resumed"
 )
 
 // Warnings that explain a condition carry the condition's reason.
@@ -77,6 +79,9 @@ type readiness struct {
 	childrenWritten bool
 	// deleting is set while the MyApp's cleanup runs.
 	deleting bool
+	// suspended is set when spec.suspend kept the pass from writing
+	// anything.
+	suspended bool
 }
 
 // conditionState is a condition as a phase decided it.
@@ -107,6 +112,9 @@ func setConditions(s *scope) {
 	switch {
 	case rd.deleting:
 		setReadyConditionFalse(app, appsv1alpha1.DeletingReason, "The MyApp is being deleted")
+	case rd.suspended:
+		setReadyConditionFalse(app, appsv1alpha1.SuspendedReason, "The MyApp is suspended: the operator writes nothing to "+
+			"its children or the DNS service. Set spec.suspend to false to resume.")
 	case rd.child != nil:
 		setReadyConditionFalse(app, rd.child.reason, rd.child.message)
 	case rd.childrenWritten:
@@ -128,6 +136,12 @@ func setConditions(s *scope) {
 // InProgress; status.observedGeneration tells it whether the spec was
 // looked at at all.
 func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
+	if rd.suspended {
+		// Nothing is in progress and nothing is judged while suspended.
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
+		return
+	}
 	ready := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
 	if reason, message, ok := stallOf(app, rd); ok {
 		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
@@ -210,6 +224,13 @@ func setDNSCondition(app *appsv1alpha1.MyApp, ready bool, reason, message string
 
 func setReadyConditionFalse(app *appsv1alpha1.MyApp, reason, message string) {
 	setCondition(app, appsv1alpha1.ReadyCondition, false, reason, message)
+}
+
+// wasSuspended reports whether the status shows the MyApp suspended, as
+// the last pass left it.
+func wasSuspended(app *appsv1alpha1.MyApp) bool {
+	c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
+	return c != nil && c.Reason == appsv1alpha1.SuspendedReason
 }
 
 // hasReadyCondition reports whether Ready already says reason and message,
