@@ -67,6 +67,14 @@ const DNSCleanupFinalizer = "apps.myapp.dev/dns-cleanup"
 // such a record is never taken over: the MyApp reports HostConflict.
 const AdoptDNSRecordAnnotation = "apps.myapp.dev/adopt-dns-record"
 
+// ReconcileRequestAnnotation asks for a reconcile now (the Flux
+// convention, as `kubectl annotate --overwrite myapp web
+// reconcile.myapp.dev/requested-at="$(date +%s)"`): each new value makes the
+// next pass read the DNS record and repair drift at once, instead of at the
+// next drift check. status.lastHandledReconcileAt acknowledges the value.
+// Any value is accepted.
+const ReconcileRequestAnnotation = "reconcile.myapp.dev/requested-at"
+
 // MyAppSpec is the desired state of a MyApp.
 type MyAppSpec struct {
 	// Replicas is the number of pods of the app.
@@ -205,6 +213,12 @@ type MyAppStatus struct {
 	// DNS is the record registered for the app, if any.
 	// +optional
 	DNS *DNSRecordStatus `json:"dns,omitempty"`
+
+	// LastHandledReconcileAt is the value of the
+	// reconcile.myapp.dev/requested-at annotation the last pass handled:
+	// that pass read the DNS record.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 
 	// Conditions are Ready and DNSReady, each True or False, plus
 	// Reconciling and Stalled, present (True) only while they apply, as

@@ -48,7 +48,7 @@ const (
 )
 
 // BackupTrigger is why a backup was started.
-// +kubebuilder:validation:Enum=Schedule;AppChange;AppDeletion
+// +kubebuilder:validation:Enum=Schedule;AppChange;AppDeletion;Manual
 type BackupTrigger string
 
 const (
@@ -58,6 +58,21 @@ const (
 	TriggerAppChange BackupTrigger = "AppChange"
 	// TriggerAppDeletion is the final backup before the MyApp goes.
 	TriggerAppDeletion BackupTrigger = "AppDeletion"
+	// TriggerManual is an on-demand backup asked for with the
+	// backup.myapp.dev/backup-now annotation.
+	TriggerManual BackupTrigger = "Manual"
+)
+
+const (
+	// BackupNowAnnotation asks for an on-demand backup: each new value
+	// starts one (trigger Manual), whose idempotency key is derived from the
+	// value, so a value is never backed up twice. Any value is accepted, a
+	// timestamp is customary; status.lastHandledBackupNow acknowledges it.
+	BackupNowAnnotation = "backup.myapp.dev/backup-now"
+	// ReconcileRequestAnnotation asks for a reconcile now (the Flux
+	// convention): each new value makes the controller reconcile the
+	// BackupConfig, and status.lastHandledReconcileAt acknowledges it.
+	ReconcileRequestAnnotation = "reconcile.myapp.dev/requested-at"
 )
 
 const (
@@ -216,6 +231,17 @@ type BackupConfigStatus struct {
 	// a baseline backup like any new MyApp.
 	// +optional
 	ObservedAppUID types.UID `json:"observedAppUID,omitempty"`
+
+	// LastHandledReconcileAt is the value of the
+	// reconcile.myapp.dev/requested-at annotation the last pass handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
+	// LastHandledBackupNow is the value of the backup.myapp.dev/backup-now
+	// annotation whose on-demand backup was started: status.lastBackup
+	// follows it.
+	// +optional
+	LastHandledBackupNow string `json:"lastHandledBackupNow,omitempty"`
 
 	// Conditions are Ready and BackupSucceeded, plus Reconciling and
 	// Stalled, present (True) only while they apply, as kstatus expects.

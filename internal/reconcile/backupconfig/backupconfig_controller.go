@@ -399,6 +399,11 @@ func (r *Reconciler) announceSuspend(s *scope) {
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) error {
 	s.readiness.deleting = !s.bc.DeletionTimestamp.IsZero()
 	s.readiness.suspended = s.bc.Spec.Suspend
+	if v, ok := s.bc.Annotations[backupv1alpha1.ReconcileRequestAnnotation]; ok {
+		// Every pass reconciles the BackupConfig as a whole; the one that
+		// ran for the new value handled it.
+		s.bc.Status.LastHandledReconcileAt = v
+	}
 	setReadyCondition(s.bc, s.readiness, s.now)
 	setBackupSucceededCondition(s.bc, s.now)
 	stalled := setProgressConditions(s.bc, s.now)

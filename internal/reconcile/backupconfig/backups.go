@@ -119,6 +119,9 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		// and a due slot or a new generation is still due then.
 		return ctrl.Result{}, nil
 	}
+	if value, ok := backupNowRequested(s.bc); ok {
+		return r.startManualBackup(ctx, s, value)
+	}
 	// A refused slot is reported until a backup is started again, or until
 	// there is no schedule any more.
 	if c := meta.FindStatusCondition(s.base.Status.Conditions, backupv1alpha1.ReadyCondition); c != nil &&
@@ -144,6 +147,31 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		return r.serviceError(ctx, s, "starting a backup", err)
 	}
 	return pass.Soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerAppChange, due.attempt), r.scheduleWakeup(s)), nil
+}
+
+// backupNowRequested returns the backup-now annotation's value when no
+// backup was started for it yet.
+func backupNowRequested(bc *backupv1alpha1.BackupConfig) (string, bool) {
+	v, ok := bc.Annotations[backupv1alpha1.BackupNowAnnotation]
+	return v, ok && v != bc.Status.LastHandledBackupNow
+}
+
+// startManualBackup starts the on-demand backup the backup-now annotation
+// asks for, keyed by the annotation's value, and acknowledges the value in
+// status.lastHandledBackupNow. It runs only when no backup is running (one
+// at a time, as for every trigger), and never while suspended. A due slot
+// or change waits for the next pass; the manual backup counts for
+// retention like the others.
+func (r *Reconciler) startManualBackup(ctx context.Context, s *scope, value string) (ctrl.Result, error) {
+	if result, stop, err := r.followRunningBackup(ctx, s); stop {
+		return result, err
+	}
+	b, err := r.requestBackup(ctx, s, backupv1alpha1.TriggerManual, manualKey(s.owner, s.app.UID, value))
+	if err != nil {
+		return r.serviceError(ctx, s, "starting an on-demand backup", err)
+	}
+	s.bc.Status.LastHandledBackupNow = value
+	return pass.Soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerManual, 0), r.scheduleWakeup(s)), nil
 }
 
 // observeDue is what the scope says about the backups owed (planDue).

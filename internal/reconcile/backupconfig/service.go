@@ -18,6 +18,8 @@ package backupconfig
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -141,7 +143,8 @@ func isRefusal(err error) bool {
 // leaving it to the next slot.
 func (r *Reconciler) recordCoverage(s *scope, b backup.Backup, trigger backupv1alpha1.BackupTrigger, startedNow bool) {
 	app := s.app
-	if app == nil || trigger == backupv1alpha1.TriggerSchedule && b.Phase != backup.PhaseSucceeded {
+	if app == nil || (trigger == backupv1alpha1.TriggerSchedule || trigger == backupv1alpha1.TriggerManual) &&
+		b.Phase != backup.PhaseSucceeded {
 		return
 	}
 	uid, generation, ok := coveredApp(b)
@@ -450,6 +453,15 @@ func scheduleKey(owner string, appUID types.UID, slot time.Time) string {
 	return fmt.Sprintf("%s/schedule/%s/%s", owner, appUID, slot.UTC().Format("20060102T1504Z"))
 }
 
+// manualKey names the on-demand backup asked for with one value of the
+// backup-now annotation: a retry, or a pass that could not record the
+// start, gets the same backup back, never a second one. The value is
+// hashed, so any value makes a key of bounded length and safe characters.
+func manualKey(owner string, appUID types.UID, value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return fmt.Sprintf("%s/manual/%s/%s", owner, appUID, hex.EncodeToString(sum[:12]))
+}
+
 // finalKeyPrefix is shared by every final backup attempt for one MyApp.
 func finalKeyPrefix(owner string, appUID types.UID) string {
 	return fmt.Sprintf("%s/final/%s/", owner, appUID)
@@ -514,7 +526,7 @@ func coveredApp(b backup.Backup) (uid types.UID, generation int64, ok bool) {
 // trigger claims nothing about the MyApp.
 func triggerOf(b backup.Backup) backupv1alpha1.BackupTrigger {
 	switch t := backupv1alpha1.BackupTrigger(b.Labels[labelTrigger]); t {
-	case backupv1alpha1.TriggerAppChange, backupv1alpha1.TriggerAppDeletion:
+	case backupv1alpha1.TriggerAppChange, backupv1alpha1.TriggerAppDeletion, backupv1alpha1.TriggerManual:
 		return t
 	}
 	return backupv1alpha1.TriggerSchedule

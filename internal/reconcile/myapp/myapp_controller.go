@@ -189,6 +189,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return
 		}
 		setConditions(s)
+		acknowledgeReconcileRequest(app, s.readiness)
 		if (retErr == nil && out.Complete) || stalledAtGeneration(app) {
 			app.Status.ObservedGeneration = app.Generation
 		}

@@ -226,6 +226,24 @@ func setReadyConditionFalse(app *appsv1alpha1.MyApp, reason, message string) {
 	setCondition(app, appsv1alpha1.ReadyCondition, false, reason, message)
 }
 
+// reconcileRequested reports whether the MyApp carries a
+// reconcile.myapp.dev/requested-at value no pass has handled yet.
+func reconcileRequested(app *appsv1alpha1.MyApp) bool {
+	v, ok := app.Annotations[appsv1alpha1.ReconcileRequestAnnotation]
+	return ok && v != app.Status.LastHandledReconcileAt
+}
+
+// acknowledgeReconcileRequest records the reconcile.myapp.dev/requested-at
+// value as handled once a pass has done what it asks: read the DNS record
+// (the DNS phase decided DNSReady), or cleaned up a MyApp being deleted. A
+// pass that stopped before the DNS phase leaves it to the next one.
+func acknowledgeReconcileRequest(app *appsv1alpha1.MyApp, rd readiness) {
+	if !reconcileRequested(app) || (rd.dns == nil && !rd.deleting) {
+		return
+	}
+	app.Status.LastHandledReconcileAt = app.Annotations[appsv1alpha1.ReconcileRequestAnnotation]
+}
+
 // wasSuspended reports whether the status shows the MyApp suspended, as
 // the last pass left it.
 func wasSuspended(app *appsv1alpha1.MyApp) bool {
