@@ -193,6 +193,26 @@ type DNSRecordStatus struct {
 	Previous []string `json:"previous,omitempty"`
 }
 
+// FailureStatus says why nothing seems to happen: how many calls to an
+// external service failed in a row, when the last one failed, and when the
+// operator tries again (cert-manager's failedIssuanceAttempts and
+// lastFailureTime). It changes only when another attempt fails, never with
+// the error's text, which goes to the events and the log.
+type FailureStatus struct {
+	// Count is the number of attempts that failed in a row.
+	Count int32 `json:"count"`
+
+	// LastFailureTime is when the last attempt failed.
+	LastFailureTime metav1.Time `json:"lastFailureTime"`
+
+	// NextRetryTime is when the operator tries again: the time the service
+	// asked for with Retry-After, or the end of the controller's backoff (an
+	// event, such as an edit, can bring the retry sooner). Absent when no
+	// retry is scheduled: a request the service rejects waits for a change.
+	// +optional
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+}
+
 // MyAppStatus is the observed state of a MyApp.
 type MyAppStatus struct {
 	// ObservedGeneration is the generation last reconciled successfully,
@@ -213,6 +233,12 @@ type MyAppStatus struct {
 	// DNS is the record registered for the app, if any.
 	// +optional
 	DNS *DNSRecordStatus `json:"dns,omitempty"`
+
+	// DNSFailures, while calls to the DNS service for this MyApp's record
+	// fail, counts them and says when the next one is due. It is cleared by
+	// the first call that succeeds.
+	// +optional
+	DNSFailures *FailureStatus `json:"dnsFailures,omitempty"`
 
 	// LastHandledReconcileAt is the value of the
 	// reconcile.myapp.dev/requested-at annotation the last pass handled:

@@ -198,6 +198,28 @@ type BackupStatus struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// FailureStatus says why no backup seems to happen: how many backups or
+// calls to the backup service failed in a row, when the last one failed,
+// and when the operator tries again (cert-manager's failedIssuanceAttempts
+// and lastFailureTime). It changes only when another attempt fails, never
+// with the error's text, which goes to the events and the log.
+type FailureStatus struct {
+	// Count is the number of attempts that failed in a row.
+	Count int32 `json:"count"`
+
+	// LastFailureTime is when the last attempt failed.
+	LastFailureTime metav1.Time `json:"lastFailureTime"`
+
+	// NextRetryTime is when the operator tries again: the time the service
+	// asked for with Retry-After or the end of the controller's backoff for
+	// a failed call; the retry of a failed on-change backup; the next
+	// schedule slot for a failed scheduled backup. Absent when nothing is
+	// scheduled (a failed on-demand backup waits for a new backup-now
+	// value).
+	// +optional
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+}
+
 // BackupConfigStatus is the observed state of a BackupConfig.
 type BackupConfigStatus struct {
 	// ObservedGeneration is the generation last reconciled successfully,
@@ -231,6 +253,12 @@ type BackupConfigStatus struct {
 	// a baseline backup like any new MyApp.
 	// +optional
 	ObservedAppUID types.UID `json:"observedAppUID,omitempty"`
+
+	// BackupFailures, while backups or calls to the backup service fail,
+	// counts them and says when the next attempt is due. The next
+	// successful backup clears it.
+	// +optional
+	BackupFailures *FailureStatus `json:"backupFailures,omitempty"`
 
 	// LastHandledReconcileAt is the value of the
 	// reconcile.myapp.dev/requested-at annotation the last pass handled.

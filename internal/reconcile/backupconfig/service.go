@@ -262,6 +262,7 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		duration = b.CompletedAt.Sub(b.StartedAt).Seconds()
 	}
 	backupDuration.WithLabelValues(string(trigger), string(recorded.Phase)).Observe(duration)
+	s.readiness.backupOutcome = recorded.Phase
 	switch b.Phase {
 	case backup.PhaseSucceeded:
 		backupsSucceeded.WithLabelValues(string(trigger)).Inc()
@@ -297,7 +298,9 @@ func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, 
 		// needs; the condition keeps a stable summary.
 		r.event(s, corev1.EventTypeWarning, eventBackupServiceFailed, actionCallService, "%s: %v", action, err)
 	}
+	s.readiness.serviceRetryIn = backoffDelay(s.bc.Status.BackupFailures, r.MaxRetryDelay)
 	if delay, ok := external.RetryAfter(err); ok {
+		s.readiness.serviceRetryIn = delay
 		ctrl.LoggerFrom(ctx).Info("Backup service asked to wait", "action", action, "retryAfter", delay)
 		// Not jittered: the service named the time, and a jitter added on
 		// top would only make the wait longer than it asked for.

@@ -23,6 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
@@ -114,6 +115,11 @@ type readiness struct {
 	// finalBackupAbandoned says why a BackupConfig being deleted gave its
 	// MyApp's final backup up.
 	finalBackupAbandoned string
+	// serviceRetryIn is how long until a failed call to the backup service
+	// is tried again; set with serviceErr.
+	serviceRetryIn time.Duration
+	// backupOutcome is the phase of a backup this pass saw finish, or "".
+	backupOutcome backupv1alpha1.BackupPhase
 	// refusedSlot is the message of a schedule slot skipped because the
 	// backup service refused to start its backup; it stands until a backup
 	// is started again.
@@ -211,6 +217,52 @@ func setProgressConditions(bc *backupv1alpha1.BackupConfig, now time.Time) bool 
 	}
 	meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.StalledCondition)
 	return false
+}
+
+// setBackupFailures keeps status.backupFailures: one more failure, with its
+// time and the time of the next attempt, for a pass that saw a backup fail
+// or a call to the backup service fail; cleared by a pass that saw a backup
+// succeed. Any other pass leaves it as it was.
+func setBackupFailures(bc *backupv1alpha1.BackupConfig, rd readiness, now time.Time, retryDelay time.Duration) {
+	var next *metav1.Time
+	switch {
+	case rd.backupOutcome == backupv1alpha1.BackupSucceeded:
+		bc.Status.BackupFailures = nil
+		return
+	case rd.serviceErr != nil:
+		next = ptr.To(metav1.NewTime(now.Add(rd.serviceRetryIn).Truncate(time.Second)))
+	case rd.backupOutcome == backupv1alpha1.BackupFailed:
+		last := bc.Status.LastBackup
+		switch {
+		case changeAttemptFailed(last):
+			wait := retryWait(dueObservation{last: last, retryDelay: retryDelay, now: now})
+			next = ptr.To(metav1.NewTime(now.Add(wait).Truncate(time.Second)))
+		case last.Trigger == backupv1alpha1.TriggerSchedule:
+			next = bc.Status.NextScheduleTime
+		}
+	default:
+		return
+	}
+	f := &backupv1alpha1.FailureStatus{Count: 1, LastFailureTime: metav1.NewTime(now.Truncate(time.Second)), NextRetryTime: next}
+	if bc.Status.BackupFailures != nil {
+		f.Count = bc.Status.BackupFailures.Count + 1
+	}
+	bc.Status.BackupFailures = f
+}
+
+// backoffDelay is when the controller's backoff (pass.RateLimiter) brings
+// a BackupConfig back after one more failure in a row: 5ms doubled per
+// failure, at most maxDelay.
+func backoffDelay(failures *backupv1alpha1.FailureStatus, maxDelay time.Duration) time.Duration {
+	n := int32(0)
+	if failures != nil {
+		n = failures.Count
+	}
+	d := 5 * time.Millisecond
+	for i := int32(0); i < n && d < maxDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxDelay)
 }
 
 // readyMessage describes what a healthy BackupConfig does, so the Ready

@@ -190,6 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		setConditions(s)
 		acknowledgeReconcileRequest(app, s.readiness)
+		setDNSFailures(app, s.readiness, r.Clock.Now())
 		if (retErr == nil && out.Complete) || stalledAtGeneration(app) {
 			app.Status.ObservedGeneration = app.Generation
 		}

@@ -18,6 +18,7 @@ package myapp
 
 import (
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -82,6 +83,15 @@ type readiness struct {
 	// suspended is set when spec.suspend kept the pass from writing
 	// anything.
 	suspended bool
+	// dnsFailure is set when a call to the DNS service failed in this
+	// pass; its retryIn is nil when no retry is scheduled.
+	dnsFailure *dnsFailure
+}
+
+// dnsFailure is a failed call to the DNS service: how long until the retry,
+// or nil for none.
+type dnsFailure struct {
+	retryIn *time.Duration
 }
 
 // conditionState is a condition as a phase decided it.
@@ -197,6 +207,32 @@ func stallOf(app *appsv1alpha1.MyApp, rd readiness) (reason, message string, ok 
 func stalledAtGeneration(app *appsv1alpha1.MyApp) bool {
 	c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.StalledCondition)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == app.Generation
+}
+
+// dnsFailed records that a call to the DNS service failed, and when the
+// next attempt comes (nil: none is scheduled).
+func (s *scope) dnsFailed(retryIn *time.Duration) {
+	s.readiness.dnsFailure = &dnsFailure{retryIn: retryIn}
+}
+
+// setDNSFailures keeps status.dnsFailures: one more failure, with its time
+// and the time of the retry, for a pass whose call failed; cleared by a
+// pass whose DNS phase decided without a failure. A pass that decided
+// nothing about the record leaves it as it was.
+func setDNSFailures(app *appsv1alpha1.MyApp, rd readiness, now time.Time) {
+	switch {
+	case rd.dnsFailure != nil:
+		f := &appsv1alpha1.FailureStatus{Count: 1, LastFailureTime: metav1.NewTime(now.Truncate(time.Second))}
+		if app.Status.DNSFailures != nil {
+			f.Count = app.Status.DNSFailures.Count + 1
+		}
+		if rd.dnsFailure.retryIn != nil {
+			f.NextRetryTime = ptr.To(metav1.NewTime(now.Add(*rd.dnsFailure.retryIn).Truncate(time.Second)))
+		}
+		app.Status.DNSFailures = f
+	case rd.dns != nil:
+		app.Status.DNSFailures = nil
+	}
 }
 
 // dnsState records DNSReady as the DNS phase decided it.
