@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/health"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -49,7 +50,36 @@ func kstatusOf(t *testing.T, bc *backupv1alpha1.BackupConfig) *status.Result {
 	return res
 }
 
-// eventuallyKstatus waits until kstatus reads bc as want and the given
+
+// argoCDFor is the Argo CD health each kstatus status must read as with the
+// shipped check (config/health).
+var argoCDFor = map[status.Status]string{
+	status.CurrentStatus:     health.Healthy,
+	status.InProgressStatus:  health.Progressing,
+	status.FailedStatus:      health.Degraded,
+	status.TerminatingStatus: health.Progressing,
+}
+
+// argoCDHealthOf runs the shipped Argo CD health check of a BackupConfig over obj.
+func argoCDHealthOf(t *testing.T, obj runtime.Object, group, kind string) health.Result {
+	t.Helper()
+	checks, err := health.LoadArgoCDChecks("../../../config/health/argocd-cm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := health.Run(checks[health.CheckKey(group, kind)], content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// eventuallyKstatus waits until kstatus reads bc as want (and the shipped
+// Argo CD check as its counterpart) and the given
 // abnormal-true condition (empty for none) is the only one set, True at the
 // current generation with reason. It returns the BackupConfig as it was.
 func (e *testEnv) eventuallyKstatus(bc *backupv1alpha1.BackupConfig, want status.Status,
@@ -60,6 +90,8 @@ func (e *testEnv) eventuallyKstatus(bc *backupv1alpha1.BackupConfig, want status
 		current = e.fetchBackupConfig(bc)(g)
 		res := kstatusOf(e.t, current)
 		g.Expect(res.Status).To(Equal(want), "kstatus says %s: %s", res.Status, res.Message)
+		argo := argoCDHealthOf(e.t, current, backupv1alpha1.GroupVersion.Group, "BackupConfig")
+		g.Expect(argo.Status).To(Equal(argoCDFor[want]), "Argo CD says %s: %s", argo.Status, argo.Message)
 		for _, c := range []string{string(status.ConditionReconciling), string(status.ConditionStalled)} {
 			cond := fixtures.Condition(current.Status.Conditions, c)
 			if c != condType {
@@ -99,6 +131,7 @@ func TestKstatusReadsEveryStageOfABackupConfig(t *testing.T) {
 	current.Spec.Schedule = "0 3 * * *"
 	g.Expect(e.c.Update(t.Context(), current)).To(Succeed())
 	g.Expect(kstatusOf(t, current).Status).To(Equal(status.InProgressStatus), "the new generation is not observed yet")
+	g.Expect(argoCDHealthOf(t, current, backupv1alpha1.GroupVersion.Group, "BackupConfig").Status).To(Equal(health.Progressing))
 	e.eventuallyKstatus(bc, status.CurrentStatus, "", "")
 
 	// A schedule the API server accepts and the cron parser refuses: Failed.

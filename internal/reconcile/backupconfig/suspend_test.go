@@ -24,6 +24,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/health"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -57,6 +58,8 @@ func TestSuspendSkipsSlotsAndWritesNothing(t *testing.T) {
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
 	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
+	g.Expect(argoCDHealthOf(t, e.fetchBackupConfig(bc)(g), backupv1alpha1.GroupVersion.Group, "BackupConfig").Status).
+		To(Equal(health.Suspended))
 
 	// Three slots pass while suspended, and retention is lowered to one.
 	for hour := 12; hour <= 14; hour++ {

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/health"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -53,7 +54,36 @@ func kstatusOf(t *testing.T, app *appsv1alpha1.MyApp) *status.Result {
 	return res
 }
 
-// eventuallyKstatus waits until kstatus reads app as want, and returns the
+
+// argoCDFor is the Argo CD health each kstatus status must read as with the
+// shipped check (config/health).
+var argoCDFor = map[status.Status]string{
+	status.CurrentStatus:     health.Healthy,
+	status.InProgressStatus:  health.Progressing,
+	status.FailedStatus:      health.Degraded,
+	status.TerminatingStatus: health.Progressing,
+}
+
+// argoCDHealthOf runs the shipped Argo CD health check of a MyApp over obj.
+func argoCDHealthOf(t *testing.T, obj runtime.Object, group, kind string) health.Result {
+	t.Helper()
+	checks, err := health.LoadArgoCDChecks("../../../config/health/argocd-cm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := health.Run(checks[health.CheckKey(group, kind)], content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// eventuallyKstatus waits until kstatus reads app as want, and the shipped
+// Argo CD check as its counterpart, and returns the
 // MyApp as it was then.
 func eventuallyKstatus(t *testing.T, g *WithT, app *appsv1alpha1.MyApp, want status.Status) *appsv1alpha1.MyApp {
 	t.Helper()
@@ -62,6 +92,8 @@ func eventuallyKstatus(t *testing.T, g *WithT, app *appsv1alpha1.MyApp, want sta
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 		res = kstatusOf(t, app)
 		g.Expect(res.Status).To(Equal(want), "kstatus says %s: %s", res.Status, res.Message)
+		argo := argoCDHealthOf(t, app, appsv1alpha1.GroupVersion.Group, "MyApp")
+		g.Expect(argo.Status).To(Equal(argoCDFor[want]), "Argo CD says %s: %s", argo.Status, argo.Message)
 	}, timeout, interval).Should(Succeed())
 	return app
 }
@@ -106,6 +138,7 @@ func TestKstatusReadsEveryStageOfAMyApp(t *testing.T) {
 		g.Expect(cond.Reason).To(Equal(appsv1alpha1.DNSServiceUnavailableReason))
 	}, timeout, interval).Should(Succeed())
 	g.Expect(kstatusOf(t, app).Status).To(Equal(status.InProgressStatus))
+	g.Expect(argoCDHealthOf(t, app, appsv1alpha1.GroupVersion.Group, "MyApp").Status).To(Equal(health.Progressing))
 	expectProgress(g, app, string(status.ConditionReconciling), appsv1alpha1.DNSServiceUnavailableReason)
 
 	// Ready: Current, and neither abnormal condition is left.
@@ -119,6 +152,7 @@ func TestKstatusReadsEveryStageOfAMyApp(t *testing.T) {
 	app.Spec.Image = "nginx:1.28"
 	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
 	g.Expect(kstatusOf(t, app).Status).To(Equal(status.InProgressStatus), "the new generation is not observed yet")
+	g.Expect(argoCDHealthOf(t, app, appsv1alpha1.GroupVersion.Group, "MyApp").Status).To(Equal(health.Progressing))
 	eventuallyReady(t, g, app)
 	eventuallyKstatus(t, g, app, status.CurrentStatus)
 
