@@ -284,16 +284,7 @@ func (o *options) validate() error {
 	if o.backup.url == "" {
 		errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
 	}
-	seen := map[string]bool{}
-	for _, ns := range o.watchNamespaces {
-		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("--watch-namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
-		}
-		if seen[ns] {
-			errs = append(errs, fmt.Errorf("--watch-namespaces names %q twice", ns))
-		}
-		seen[ns] = true
-	}
+	errs = append(errs, validateWatchNamespaces(o.watchNamespaces))
 	if o.backupPollInterval <= 0 {
 		errs = append(errs, errors.New("--backup-poll-interval must be positive"))
 	}
@@ -370,6 +361,23 @@ func validateDefaultTarget(target string) error {
 		return fmt.Errorf("--dns-default-target %q is neither an IPv4 address nor a host name: %w", target, err)
 	}
 	return nil
+}
+
+// validateWatchNamespaces checks --watch-namespaces: namespace names, each
+// once.
+func validateWatchNamespaces(names []string) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, ns := range names {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--watch-namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
+		}
+		if seen[ns] {
+			errs = append(errs, fmt.Errorf("--watch-namespaces names %q twice", ns))
+		}
+		seen[ns] = true
+	}
+	return errors.Join(errs...)
 }
 
 func parseNamespacedName(s string) (types.NamespacedName, error) {

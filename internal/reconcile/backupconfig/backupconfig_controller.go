@@ -372,6 +372,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome
 		r.reconcileAppHolds,
 		r.reconcileRunningBackup,
 		r.reconcileFinalBackup,
+		r.reconcileBackupNow,
 		r.reconcileNewBackup,
 		r.reconcileRetention,
 	)

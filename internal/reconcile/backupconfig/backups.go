@@ -119,9 +119,6 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		// and a due slot or a new generation is still due then.
 		return ctrl.Result{}, nil
 	}
-	if value, ok := backupNowRequested(s.bc); ok {
-		return r.startManualBackup(ctx, s, value)
-	}
 	// A refused slot is reported until a backup is started again, or until
 	// there is no schedule any more.
 	if c := meta.FindStatusCondition(s.base.Status.Conditions, backupv1alpha1.ReadyCondition); c != nil &&
@@ -156,13 +153,23 @@ func backupNowRequested(bc *backupv1alpha1.BackupConfig) (string, bool) {
 	return v, ok && v != bc.Status.LastHandledBackupNow
 }
 
-// startManualBackup starts the on-demand backup the backup-now annotation
+// reconcileBackupNow starts the on-demand backup the backup-now annotation
 // asks for, keyed by the annotation's value, and acknowledges the value in
-// status.lastHandledBackupNow. It runs only when no backup is running (one
-// at a time, as for every trigger), and never while suspended. A due slot
-// or change waits for the next pass; the manual backup counts for
+// status.lastHandledBackupNow. It starts one only when no backup is running
+// (one at a time, as for every trigger), never while suspended, and only
+// for a MyApp that exists and is not being deleted (its final backup is
+// another phase's). A due slot or change then waits for the manual backup
+// to finish, as for any running backup; the manual backup counts for
 // retention like the others.
-func (r *Reconciler) startManualBackup(ctx context.Context, s *scope, value string) (ctrl.Result, error) {
+func (r *Reconciler) reconcileBackupNow(ctx context.Context, s *scope) (ctrl.Result, error) {
+	value, requested := backupNowRequested(s.bc)
+	app := s.app
+	if !requested || s.bc.Spec.Suspend || app == nil || !app.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if last := s.bc.Status.LastBackup; last != nil && last.Phase == backupv1alpha1.BackupRunning {
+		return ctrl.Result{}, nil // the poll of the running one comes back here
+	}
 	if result, stop, err := r.followRunningBackup(ctx, s); stop {
 		return result, err
 	}

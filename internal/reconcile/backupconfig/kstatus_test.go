@@ -50,7 +50,6 @@ func kstatusOf(t *testing.T, bc *backupv1alpha1.BackupConfig) *status.Result {
 	return res
 }
 
-
 // argoCDFor is the Argo CD health each kstatus status must read as with the
 // shipped check (config/health).
 var argoCDFor = map[status.Status]string{
@@ -61,7 +60,7 @@ var argoCDFor = map[status.Status]string{
 }
 
 // argoCDHealthOf runs the shipped Argo CD health check of a BackupConfig over obj.
-func argoCDHealthOf(t *testing.T, obj runtime.Object, group, kind string) health.Result {
+func argoCDHealthOf(t *testing.T, obj runtime.Object) health.Result {
 	t.Helper()
 	checks, err := health.LoadArgoCDChecks("../../../config/health/argocd-cm.yaml")
 	if err != nil {
@@ -71,7 +70,7 @@ func argoCDHealthOf(t *testing.T, obj runtime.Object, group, kind string) health
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := health.Run(checks[health.CheckKey(group, kind)], content)
+	res, err := health.Run(checks[health.CheckKey(backupv1alpha1.GroupVersion.Group, "BackupConfig")], content)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func (e *testEnv) eventuallyKstatus(bc *backupv1alpha1.BackupConfig, want status
 		current = e.fetchBackupConfig(bc)(g)
 		res := kstatusOf(e.t, current)
 		g.Expect(res.Status).To(Equal(want), "kstatus says %s: %s", res.Status, res.Message)
-		argo := argoCDHealthOf(e.t, current, backupv1alpha1.GroupVersion.Group, "BackupConfig")
+		argo := argoCDHealthOf(e.t, current)
 		g.Expect(argo.Status).To(Equal(argoCDFor[want]), "Argo CD says %s: %s", argo.Status, argo.Message)
 		for _, c := range []string{string(status.ConditionReconciling), string(status.ConditionStalled)} {
 			cond := fixtures.Condition(current.Status.Conditions, c)
@@ -131,7 +130,7 @@ func TestKstatusReadsEveryStageOfABackupConfig(t *testing.T) {
 	current.Spec.Schedule = "0 3 * * *"
 	g.Expect(e.c.Update(t.Context(), current)).To(Succeed())
 	g.Expect(kstatusOf(t, current).Status).To(Equal(status.InProgressStatus), "the new generation is not observed yet")
-	g.Expect(argoCDHealthOf(t, current, backupv1alpha1.GroupVersion.Group, "BackupConfig").Status).To(Equal(health.Progressing))
+	g.Expect(argoCDHealthOf(t, current).Status).To(Equal(health.Progressing))
 	e.eventuallyKstatus(bc, status.CurrentStatus, "", "")
 
 	// A schedule the API server accepts and the cron parser refuses: Failed.

@@ -158,7 +158,8 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 			"final backup, or spec.backupBeforeAppDeletion to false to release the MyApp without one.", r.appName)
 	case r.suspended:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.SuspendedReason
-		message = "Backups are suspended: no new backup is started, no backup is deleted by retention, and schedule slots that pass are skipped, not caught up. Set spec.suspend to false to resume."
+		message = "Backups are suspended: no new backup is started, no backup is deleted by retention, and " +
+			"schedule slots that pass are skipped, not caught up. Set spec.suspend to false to resume."
 	case r.invalidSchedule != "":
 		status, reason = metav1.ConditionFalse, backupv1alpha1.InvalidScheduleReason
 		message = fmt.Sprintf("spec.schedule %q is not usable: %s. Use a 5-field cron expression such as \"0 3 * * *\"; "+

@@ -58,7 +58,7 @@ func TestSuspendSkipsSlotsAndWritesNothing(t *testing.T) {
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
 	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
-	g.Expect(argoCDHealthOf(t, e.fetchBackupConfig(bc)(g), backupv1alpha1.GroupVersion.Group, "BackupConfig").Status).
+	g.Expect(argoCDHealthOf(t, e.fetchBackupConfig(bc)(g)).Status).
 		To(Equal(health.Suspended))
 
 	// Three slots pass while suspended, and retention is lowered to one.

@@ -54,7 +54,6 @@ func kstatusOf(t *testing.T, app *appsv1alpha1.MyApp) *status.Result {
 	return res
 }
 
-
 // argoCDFor is the Argo CD health each kstatus status must read as with the
 // shipped check (config/health).
 var argoCDFor = map[status.Status]string{
@@ -65,7 +64,7 @@ var argoCDFor = map[status.Status]string{
 }
 
 // argoCDHealthOf runs the shipped Argo CD health check of a MyApp over obj.
-func argoCDHealthOf(t *testing.T, obj runtime.Object, group, kind string) health.Result {
+func argoCDHealthOf(t *testing.T, obj runtime.Object) health.Result {
 	t.Helper()
 	checks, err := health.LoadArgoCDChecks("../../../config/health/argocd-cm.yaml")
 	if err != nil {
@@ -75,7 +74,7 @@ func argoCDHealthOf(t *testing.T, obj runtime.Object, group, kind string) health
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := health.Run(checks[health.CheckKey(group, kind)], content)
+	res, err := health.Run(checks[health.CheckKey(appsv1alpha1.GroupVersion.Group, "MyApp")], content)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +91,7 @@ func eventuallyKstatus(t *testing.T, g *WithT, app *appsv1alpha1.MyApp, want sta
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 		res = kstatusOf(t, app)
 		g.Expect(res.Status).To(Equal(want), "kstatus says %s: %s", res.Status, res.Message)
-		argo := argoCDHealthOf(t, app, appsv1alpha1.GroupVersion.Group, "MyApp")
+		argo := argoCDHealthOf(t, app)
 		g.Expect(argo.Status).To(Equal(argoCDFor[want]), "Argo CD says %s: %s", argo.Status, argo.Message)
 	}, timeout, interval).Should(Succeed())
 	return app
@@ -138,7 +137,7 @@ func TestKstatusReadsEveryStageOfAMyApp(t *testing.T) {
 		g.Expect(cond.Reason).To(Equal(appsv1alpha1.DNSServiceUnavailableReason))
 	}, timeout, interval).Should(Succeed())
 	g.Expect(kstatusOf(t, app).Status).To(Equal(status.InProgressStatus))
-	g.Expect(argoCDHealthOf(t, app, appsv1alpha1.GroupVersion.Group, "MyApp").Status).To(Equal(health.Progressing))
+	g.Expect(argoCDHealthOf(t, app).Status).To(Equal(health.Progressing))
 	expectProgress(g, app, string(status.ConditionReconciling), appsv1alpha1.DNSServiceUnavailableReason)
 
 	// Ready: Current, and neither abnormal condition is left.
@@ -152,7 +151,7 @@ func TestKstatusReadsEveryStageOfAMyApp(t *testing.T) {
 	app.Spec.Image = "nginx:1.28"
 	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
 	g.Expect(kstatusOf(t, app).Status).To(Equal(status.InProgressStatus), "the new generation is not observed yet")
-	g.Expect(argoCDHealthOf(t, app, appsv1alpha1.GroupVersion.Group, "MyApp").Status).To(Equal(health.Progressing))
+	g.Expect(argoCDHealthOf(t, app).Status).To(Equal(health.Progressing))
 	eventuallyReady(t, g, app)
 	eventuallyKstatus(t, g, app, status.CurrentStatus)
 

@@ -60,7 +60,7 @@ func TestSuspendFreezesAMyApp(t *testing.T) {
 	g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
 	g.Expect(conditionOf(app, appsv1alpha1.ReconcilingCondition)).To(BeNil())
 	g.Expect(conditionOf(app, appsv1alpha1.StalledCondition)).To(BeNil())
-	g.Expect(argoCDHealthOf(t, app, appsv1alpha1.GroupVersion.Group, "MyApp").Status).To(Equal(health.Suspended))
+	g.Expect(argoCDHealthOf(t, app).Status).To(Equal(health.Suspended))
 	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).
 		Should(ContainElement(eventSuspended))
 
