@@ -407,7 +407,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) e
 	}
 	setReadyCondition(s.bc, s.readiness, s.now)
 	setBackupSucceededCondition(s.bc, s.now)
-	setBackupFailures(s.bc, s.readiness, s.now, r.FailedBackupRetryDelay)
+	setBackupFailures(s.bc, s.readiness, s.now)
 	stalled := setProgressConditions(s.bc, s.now)
 	if complete || stalled {
 		// A pass that found the spec stalled has looked at the generation

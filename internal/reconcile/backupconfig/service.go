@@ -275,6 +275,7 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		r.event(s, corev1.EventTypeNormal, eventBackupSucceeded, actionPollBackup,
 			"Backup %s succeeded: %d bytes stored at %s", b.ID, b.SizeBytes, b.Location)
 	default:
+		s.readiness.failedBackupRetry = failedBackupRetry(s.bc, s.now, r.FailedBackupRetryDelay)
 		backupsFailed.WithLabelValues(string(trigger)).Inc()
 		log.Info("Backup failed", "backupID", b.ID, "trigger", trigger, "reason", b.Reason)
 		r.event(s, corev1.EventTypeWarning, eventBackupFailed, actionPollBackup,

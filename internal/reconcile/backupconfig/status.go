@@ -120,6 +120,10 @@ type readiness struct {
 	serviceRetryIn time.Duration
 	// backupOutcome is the phase of a backup this pass saw finish, or "".
 	backupOutcome backupv1alpha1.BackupPhase
+	// failedBackupRetry is when a backup this pass saw fail is tried again,
+	// decided when it was recorded (a retry the same pass starts replaces
+	// status.lastBackup); nil when nothing is planned.
+	failedBackupRetry *metav1.Time
 	// refusedSlot is the message of a schedule slot skipped because the
 	// backup service refused to start its backup; it stands until a backup
 	// is started again.
@@ -224,7 +228,7 @@ func setProgressConditions(bc *backupv1alpha1.BackupConfig, now time.Time) bool 
 // time and the time of the next attempt, for a pass that saw a backup fail
 // or a call to the backup service fail; cleared by a pass that saw a backup
 // succeed. Any other pass leaves it as it was.
-func setBackupFailures(bc *backupv1alpha1.BackupConfig, rd readiness, now time.Time, retryDelay time.Duration) {
+func setBackupFailures(bc *backupv1alpha1.BackupConfig, rd readiness, now time.Time) {
 	var next *metav1.Time
 	switch {
 	case rd.backupOutcome == backupv1alpha1.BackupSucceeded:
@@ -233,14 +237,7 @@ func setBackupFailures(bc *backupv1alpha1.BackupConfig, rd readiness, now time.T
 	case rd.serviceErr != nil:
 		next = ptr.To(metav1.NewTime(now.Add(rd.serviceRetryIn).Truncate(time.Second)))
 	case rd.backupOutcome == backupv1alpha1.BackupFailed:
-		last := bc.Status.LastBackup
-		switch {
-		case changeAttemptFailed(last):
-			wait := retryWait(dueObservation{last: last, retryDelay: retryDelay, now: now})
-			next = ptr.To(metav1.NewTime(now.Add(wait).Truncate(time.Second)))
-		case last.Trigger == backupv1alpha1.TriggerSchedule:
-			next = bc.Status.NextScheduleTime
-		}
+		next = rd.failedBackupRetry
 	default:
 		return
 	}
@@ -249,6 +246,22 @@ func setBackupFailures(bc *backupv1alpha1.BackupConfig, rd readiness, now time.T
 		f.Count = bc.Status.BackupFailures.Count + 1
 	}
 	bc.Status.BackupFailures = f
+}
+
+// failedBackupRetry is when the failed backup in status.lastBackup is tried
+// again: the planned retry of a failed on-change attempt, the next slot for
+// a failed scheduled backup, nil for anything else (a manual backup waits
+// for a new backup-now value; a final backup has its own attempts).
+func failedBackupRetry(bc *backupv1alpha1.BackupConfig, now time.Time, retryDelay time.Duration) *metav1.Time {
+	last := bc.Status.LastBackup
+	switch {
+	case changeAttemptFailed(last):
+		wait := retryWait(dueObservation{last: last, retryDelay: retryDelay, now: now})
+		return ptr.To(metav1.NewTime(now.Add(wait).Truncate(time.Second)))
+	case last.Trigger == backupv1alpha1.TriggerSchedule:
+		return bc.Status.NextScheduleTime
+	}
+	return nil
 }
 
 // backoffDelay is when the controller's backoff (pass.RateLimiter) brings
