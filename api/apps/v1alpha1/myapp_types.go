@@ -218,6 +218,10 @@ type MyAppStatus struct {
 	// ObservedGeneration is the generation last reconciled successfully,
 	// or found stalled (the Stalled condition says why): either way the
 	// operator has looked at that spec and concluded.
+	// A new object reads 0 until the controller has looked at it, so that
+	// kstatus (Helm 4's --wait, Flux) sees a generation not observed yet,
+	// never an object without status, which it would take for Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -275,6 +279,7 @@ type MyApp struct {
 	// +required
 	Spec MyAppSpec `json:"spec"`
 
+	// +kubebuilder:default={observedGeneration: 0}
 	// +optional
 	Status MyAppStatus `json:"status,omitempty"`
 }

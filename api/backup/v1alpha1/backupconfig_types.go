@@ -224,6 +224,10 @@ type FailureStatus struct {
 type BackupConfigStatus struct {
 	// ObservedGeneration is the generation last reconciled successfully,
 	// or found stalled (the Stalled condition says why).
+	// A new object reads 0 until the controller has looked at it, so that
+	// kstatus (Helm 4's --wait, Flux) sees a generation not observed yet,
+	// never an object without status, which it would take for Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -300,6 +304,7 @@ type BackupConfig struct {
 	// +required
 	Spec BackupConfigSpec `json:"spec"`
 
+	// +kubebuilder:default={observedGeneration: 0}
 	// +optional
 	Status BackupConfigStatus `json:"status,omitempty"`
 }

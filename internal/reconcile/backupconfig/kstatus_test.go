@@ -118,6 +118,14 @@ func TestKstatusReadsEveryStageOfABackupConfig(t *testing.T) {
 	// The MyApp is awaited.
 	bc := e.newBackupConfig("web", "web")
 	e.create(bc)
+	// Just created, before any pass: a generation not observed yet, never an
+	// object without status, which kstatus would take for Current.
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(backupv1alpha1.GroupVersion.WithKind("BackupConfig"))
+	g.Expect(e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), stored)).To(Succeed())
+	res, err := status.Compute(stored)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Status).To(Equal(status.InProgressStatus), "a new BackupConfig is not Current")
 	e.eventuallyKstatus(bc, status.InProgressStatus, string(status.ConditionReconciling), backupv1alpha1.AppNotFoundReason)
 
 	// Its first backup runs, then succeeds.
