@@ -219,15 +219,31 @@ func (s *scope) dnsFailed(retryIn *time.Duration) {
 // and the time of the retry, for a pass whose call failed; cleared by a
 // pass whose DNS phase decided without a failure. A pass that decided
 // nothing about the record leaves it as it was.
+//
+// A failure counts only when it is the planned retry: a pass before the
+// recorded next retry time (one that this very status write started, since
+// every status write is an event), or after a failure no retry was planned
+// for, leaves the status as it is. Otherwise each failed pass would write
+// the status, and each write start another pass at once, around the
+// controller's backoff.
 func setDNSFailures(app *appsv1alpha1.MyApp, rd readiness, now time.Time) {
+	prev := app.Status.DNSFailures
 	switch {
+	case rd.dnsFailure != nil && prev != nil && (prev.NextRetryTime == nil || now.Before(prev.NextRetryTime.Time)):
+		// Not the planned retry: the count stands.
 	case rd.dnsFailure != nil:
 		f := &appsv1alpha1.FailureStatus{Count: 1, LastFailureTime: metav1.NewTime(now.Truncate(time.Second))}
-		if app.Status.DNSFailures != nil {
-			f.Count = app.Status.DNSFailures.Count + 1
+		if prev != nil {
+			f.Count = prev.Count + 1
 		}
 		if rd.dnsFailure.retryIn != nil {
-			f.NextRetryTime = ptr.To(metav1.NewTime(now.Add(*rd.dnsFailure.retryIn).Truncate(time.Second)))
+			// Rounded up to the second the API keeps, so that a pass
+			// before the retry never reads as after it.
+			next := now.Add(*rd.dnsFailure.retryIn)
+			if rounded := next.Truncate(time.Second); rounded.Before(next) {
+				next = rounded.Add(time.Second)
+			}
+			f.NextRetryTime = ptr.To(metav1.NewTime(next))
 		}
 		app.Status.DNSFailures = f
 	case rd.dns != nil:
