@@ -292,6 +292,7 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 HELM ?= $(LOCALBIN)/helm
+HELM4 ?= $(LOCALBIN)/helm4
 
 # kustomize v5.8.3 needs Go 1.27; v5.8.1 is the newest that builds with 1.26.
 KUSTOMIZE_VERSION ?= v5.8.1
@@ -300,6 +301,8 @@ SETUP_ENVTEST_VERSION ?= v0.25.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 # helm v3.22.0 builds with Go 1.26 (its go.mod asks for 1.26.0).
 HELM_VERSION ?= v3.22.0
+# helm v4.3.1 builds with Go 1.26 too; only the Helm 4 --wait test uses it.
+HELM4_VERSION ?= v4.3.1
 
 .PHONY: kubectl
 kubectl: $(LOCALBIN)/kubectl-v$(ENVTEST_K8S_VERSION) ## Provide bin/kubectl-vENVTEST_K8S_VERSION: the control plane's, else kubectl built alone.
@@ -329,6 +332,14 @@ $(SETUP_ENVTEST): $(LOCALBIN)
 golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
 $(GOLANGCI_LINT): $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: helm4
+helm4: $(HELM4) ## Install helm v4 into bin/helm4, for the Helm 4 --wait test (TestHelm4WaitReturnsOnlyOnceTheMyAppIsReady).
+$(HELM4): $(LOCALBIN)
+	@[ -f "$(HELM4)-$(HELM4_VERSION)" ] || { set -e; tmp=$$(mktemp -d); \
+	  GOBIN=$$tmp go install helm.sh/helm/v4/cmd/helm@$(HELM4_VERSION); \
+	  mv "$$tmp/helm" "$(HELM4)-$(HELM4_VERSION)"; rm -rf "$$tmp"; }
+	ln -sf "$$(basename "$(HELM4)-$(HELM4_VERSION)")" "$(HELM4)"
 
 .PHONY: helm
 helm: $(HELM) ## Install helm into bin/.

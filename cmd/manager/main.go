@@ -116,8 +116,9 @@ func run(ctx context.Context, args []string) error {
 		// their managedFields (which the operator never reads): its memory
 		// grows with the MyApps, not with the cluster.
 		Cache: cache.Options{
-			ByObject:         myapp.CacheByObject(),
-			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject:          myapp.CacheByObject(),
+			DefaultTransform:  cache.TransformStripManagedFields(),
+			DefaultNamespaces: watchedNamespaces(opts.watchNamespaces),
 		},
 		HealthProbeBindAddress:        opts.probeAddr,
 		LeaderElection:                opts.leaderElect,
@@ -151,7 +152,7 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	log.Info("Starting manager", "leaderElection", opts.leaderElect, "metricsAddress", opts.metricsAddr,
-		"probeAddress", opts.probeAddr, "ownerID", ownerID, "ownerIDFrom", ownerIDFrom)
+		"probeAddress", opts.probeAddr, "ownerID", ownerID, "ownerIDFrom", ownerIDFrom, "watchNamespaces", opts.watchNamespaces)
 	if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("running the manager: %w", err)
 	}
@@ -185,4 +186,19 @@ func loadConfig(opts *options) (*rest.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// watchedNamespaces is the cache's namespaces for --watch-namespaces: nil
+// (every namespace) when none are named. Both controllers see only what the
+// cache holds, so they reconcile, and the final-backup safety net releases,
+// only in these namespaces; the manager's role needs no more than them.
+func watchedNamespaces(names []string) map[string]cache.Config {
+	if len(names) == 0 {
+		return nil
+	}
+	out := make(map[string]cache.Config, len(names))
+	for _, ns := range names {
+		out[ns] = cache.Config{}
+	}
+	return out
 }

@@ -161,6 +161,8 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--dns-provider=rfc2136"}, "needs --rfc2136-tsig-key-file or --rfc2136-tsig-key-secret"},
 		{[]string{"--dns-provider=rfc2136", "--dns-url=https://dns.example.com"}, "--dns-url is for --dns-provider=http"},
 		{[]string{"--dns-provider=rfc2136", "--rfc2136-tsig-key-file=/k", "--rfc2136-tsig-key-secret=ns/n"}, "are exclusive"},
+		{[]string{"--watch-namespaces=team-a,Team_B"}, `--watch-namespaces: "Team_B" is not a namespace name`},
+		{[]string{"--watch-namespaces=team-a,team-a"}, `--watch-namespaces names "team-a" twice`},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {

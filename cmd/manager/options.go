@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
@@ -51,6 +52,9 @@ type options struct {
 	renewDeadline           time.Duration
 	retryPeriod             time.Duration
 	gracefulShutdownTimeout time.Duration
+	// watchNamespaces, when set, limits both controllers and their caches
+	// to these namespaces (--watch-namespaces=a,b): one install per tenant.
+	watchNamespaces []string
 
 	// dnsProvider picks the DNS backend: the HTTP service (dns) or an RFC
 	// 2136 server (rfc2136).
@@ -199,6 +203,18 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.gracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second,
 		"How long in-flight reconciles may run after SIGTERM before the manager exits.")
 
+	fs.Func("watch-namespaces", "Comma-separated namespaces the manager reconciles MyApps and BackupConfigs in, "+
+		"caching only those (one install per tenant); empty, the default, means every namespace.",
+		func(v string) error {
+			o.watchNamespaces = nil
+			for _, ns := range strings.Split(v, ",") {
+				if ns = strings.TrimSpace(ns); ns != "" {
+					o.watchNamespaces = append(o.watchNamespaces, ns)
+				}
+			}
+			return nil
+		})
+
 	fs.StringVar(&o.dnsProvider, "dns-provider", dnsProviderHTTP,
 		"Where DNS records are kept: http (the DNS service at --dns-url) or rfc2136 (a DNS server that accepts "+
 			"TSIG-signed dynamic updates, see the --rfc2136-* flags).")
@@ -289,6 +305,7 @@ func (o *options) validate() error {
 	if o.backup.url == "" {
 		errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
 	}
+	errs = append(errs, validateWatchNamespaces(o.watchNamespaces))
 	if o.backupPollInterval <= 0 {
 		errs = append(errs, errors.New("--backup-poll-interval must be positive"))
 	}
@@ -366,6 +383,23 @@ func validateDefaultTarget(target string) error {
 		return fmt.Errorf("--dns-default-target %q is neither an IPv4 address nor a host name: %w", target, err)
 	}
 	return nil
+}
+
+// validateWatchNamespaces checks --watch-namespaces: namespace names, each
+// once.
+func validateWatchNamespaces(names []string) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, ns := range names {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--watch-namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
+		}
+		if seen[ns] {
+			errs = append(errs, fmt.Errorf("--watch-namespaces names %q twice", ns))
+		}
+		seen[ns] = true
+	}
+	return errors.Join(errs...)
 }
 
 func parseNamespacedName(s string) (types.NamespacedName, error) {

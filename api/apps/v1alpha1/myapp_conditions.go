@@ -24,6 +24,15 @@ const (
 	// DNSReadyCondition is true when the DNS record for spec.host is active
 	// and owned by this MyApp.
 	DNSReadyCondition = "DNSReady"
+	// ReconcilingCondition is true while work is in progress: a rollout, a
+	// PENDING record, a DNS service being retried, a cleanup. It is absent
+	// (abnormal-true polarity, as kstatus reads it) when nothing is going on.
+	ReconcilingCondition = "Reconciling"
+	// StalledCondition is true when the MyApp will not get better without a
+	// change: a spec the Deployment API refuses, an object in the way of a
+	// child, a host held by another owner, a DNS request the service
+	// rejects. It is absent otherwise.
+	StalledCondition = "Stalled"
 )
 
 // Reasons of the Ready condition.
@@ -41,6 +50,8 @@ const (
 	ChildWriteFailedReason = "ChildWriteFailed"
 	// DeletingReason: the MyApp is being deleted.
 	DeletingReason = "Deleting"
+	// SuspendedReason: spec.suspend is set; the operator writes nothing.
+	SuspendedReason = "Suspended"
 )
 
 // Reasons of the DNSReady condition.

@@ -67,6 +67,14 @@ const DNSCleanupFinalizer = "apps.myapp.dev/dns-cleanup"
 // such a record is never taken over: the MyApp reports HostConflict.
 const AdoptDNSRecordAnnotation = "apps.myapp.dev/adopt-dns-record"
 
+// ReconcileRequestAnnotation asks for a reconcile now (the Flux
+// convention, as `kubectl annotate --overwrite myapp web
+// reconcile.myapp.dev/requested-at="$(date +%s)"`): each new value makes the
+// next pass read the DNS record and repair drift at once, instead of at the
+// next drift check. status.lastHandledReconcileAt acknowledges the value.
+// Any value is accepted.
+const ReconcileRequestAnnotation = "reconcile.myapp.dev/requested-at"
+
 // MyAppSpec is the desired state of a MyApp.
 type MyAppSpec struct {
 	// Replicas is the number of pods of the app.
@@ -133,6 +141,15 @@ type MyAppSpec struct {
 	// +kubebuilder:default=Delete
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// Suspend freezes the MyApp (the Flux convention): while it is true the
+	// operator writes nothing, neither to the Deployment, Service and
+	// Ingress nor to the DNS service, and Ready says Suspended. A Normal
+	// event marks suspend and resume; the first pass after a resume reads
+	// the DNS record at once. Deleting a suspended MyApp is never blocked:
+	// its DNS cleanup runs as usual.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // DNSRecordStatus is the DNS record this MyApp registered.
@@ -178,9 +195,35 @@ type DNSRecordStatus struct {
 	Previous []string `json:"previous,omitempty"`
 }
 
+// FailureStatus says why nothing seems to happen: how many calls to an
+// external service failed in a row, when the last one failed, and when the
+// operator tries again (cert-manager's failedIssuanceAttempts and
+// lastFailureTime). It changes only when another attempt fails, never with
+// the error's text, which goes to the events and the log.
+type FailureStatus struct {
+	// Count is the number of attempts that failed in a row.
+	Count int32 `json:"count"`
+
+	// LastFailureTime is when the last attempt failed.
+	LastFailureTime metav1.Time `json:"lastFailureTime"`
+
+	// NextRetryTime is when the operator tries again: the time the service
+	// asked for with Retry-After, or the end of the controller's backoff (an
+	// event, such as an edit, can bring the retry sooner). Absent when no
+	// retry is scheduled: a request the service rejects waits for a change.
+	// +optional
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+}
+
 // MyAppStatus is the observed state of a MyApp.
 type MyAppStatus struct {
-	// ObservedGeneration is the generation last reconciled successfully.
+	// ObservedGeneration is the generation last reconciled successfully,
+	// or found stalled (the Stalled condition says why): either way the
+	// operator has looked at that spec and concluded.
+	// A new object reads 0 until the controller has looked at it, so that
+	// kstatus (Helm 4's --wait, Flux) sees a generation not observed yet,
+	// never an object without status, which it would take for Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -197,7 +240,21 @@ type MyAppStatus struct {
 	// +optional
 	DNS *DNSRecordStatus `json:"dns,omitempty"`
 
-	// Conditions are Ready and DNSReady.
+	// DNSFailures, while calls to the DNS service for this MyApp's record
+	// fail, counts them and says when the next one is due. It is cleared by
+	// the first call that succeeds.
+	// +optional
+	DNSFailures *FailureStatus `json:"dnsFailures,omitempty"`
+
+	// LastHandledReconcileAt is the value of the
+	// reconcile.myapp.dev/requested-at annotation the last pass handled:
+	// that pass read the DNS record.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
+	// Conditions are Ready and DNSReady, each True or False, plus
+	// Reconciling and Stalled, present (True) only while they apply, as
+	// kstatus expects. Each carries the generation it was set for.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -226,6 +283,7 @@ type MyApp struct {
 	// +required
 	Spec MyAppSpec `json:"spec"`
 
+	// +kubebuilder:default={observedGeneration: 0}
 	// +optional
 	Status MyAppStatus `json:"status,omitempty"`
 }

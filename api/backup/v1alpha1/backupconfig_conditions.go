@@ -24,6 +24,15 @@ const (
 	// BackupSucceededCondition reflects the outcome of the last finished
 	// backup.
 	BackupSucceededCondition = "BackupSucceeded"
+	// ReconcilingCondition is true while work is in progress: a backup is
+	// running, the MyApp is awaited, the backup service is being retried, a
+	// final backup or a cleanup is under way. It is absent (abnormal-true
+	// polarity, as kstatus reads it) when nothing is going on.
+	ReconcilingCondition = "Reconciling"
+	// StalledCondition is true when the BackupConfig will not get better
+	// without a change: an unusable schedule, a final backup whose attempts
+	// ran out. It is absent otherwise.
+	StalledCondition = "Stalled"
 )
 
 // Reasons of the Ready condition.

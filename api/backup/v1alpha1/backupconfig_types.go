@@ -48,7 +48,7 @@ const (
 )
 
 // BackupTrigger is why a backup was started.
-// +kubebuilder:validation:Enum=Schedule;AppChange;AppDeletion
+// +kubebuilder:validation:Enum=Schedule;AppChange;AppDeletion;Manual
 type BackupTrigger string
 
 const (
@@ -58,6 +58,21 @@ const (
 	TriggerAppChange BackupTrigger = "AppChange"
 	// TriggerAppDeletion is the final backup before the MyApp goes.
 	TriggerAppDeletion BackupTrigger = "AppDeletion"
+	// TriggerManual is an on-demand backup asked for with the
+	// backup.myapp.dev/backup-now annotation.
+	TriggerManual BackupTrigger = "Manual"
+)
+
+const (
+	// BackupNowAnnotation asks for an on-demand backup: each new value
+	// starts one (trigger Manual), whose idempotency key is derived from the
+	// value, so a value is never backed up twice. Any value is accepted, a
+	// timestamp is customary; status.lastHandledBackupNow acknowledges it.
+	BackupNowAnnotation = "backup.myapp.dev/backup-now"
+	// ReconcileRequestAnnotation asks for a reconcile now (the Flux
+	// convention): each new value makes the controller reconcile the
+	// BackupConfig, and status.lastHandledReconcileAt acknowledges it.
+	ReconcileRequestAnnotation = "reconcile.myapp.dev/requested-at"
 )
 
 const (
@@ -132,8 +147,13 @@ type BackupConfigSpec struct {
 	// +optional
 	BackupBeforeAppDeletion bool `json:"backupBeforeAppDeletion,omitempty"`
 
-	// Suspend stops new backups; running ones are still followed, retention
-	// and cleanup still apply.
+	// Suspend stops every write to the backup service (the Flux
+	// convention): no new backup is started, a schedule slot that passes is
+	// skipped with an event and not caught up on resume, and retention
+	// prunes nothing. A running backup is still followed. Deleting the
+	// BackupConfig is never blocked by it: its cleanup (deletionPolicy)
+	// still runs. Ready says Suspended, and a Normal event marks suspend and
+	// resume.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }
@@ -178,9 +198,36 @@ type BackupStatus struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// FailureStatus says why no backup seems to happen: how many backups or
+// calls to the backup service failed in a row, when the last one failed,
+// and when the operator tries again (cert-manager's failedIssuanceAttempts
+// and lastFailureTime). It changes only when another attempt fails, never
+// with the error's text, which goes to the events and the log.
+type FailureStatus struct {
+	// Count is the number of attempts that failed in a row.
+	Count int32 `json:"count"`
+
+	// LastFailureTime is when the last attempt failed.
+	LastFailureTime metav1.Time `json:"lastFailureTime"`
+
+	// NextRetryTime is when the operator tries again: the time the service
+	// asked for with Retry-After or the end of the controller's backoff for
+	// a failed call; the retry of a failed on-change backup; the next
+	// schedule slot for a failed scheduled backup. Absent when nothing is
+	// scheduled (a failed on-demand backup waits for a new backup-now
+	// value).
+	// +optional
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+}
+
 // BackupConfigStatus is the observed state of a BackupConfig.
 type BackupConfigStatus struct {
-	// ObservedGeneration is the generation last reconciled successfully.
+	// ObservedGeneration is the generation last reconciled successfully,
+	// or found stalled (the Stalled condition says why).
+	// A new object reads 0 until the controller has looked at it, so that
+	// kstatus (Helm 4's --wait, Flux) sees a generation not observed yet,
+	// never an object without status, which it would take for Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -211,7 +258,26 @@ type BackupConfigStatus struct {
 	// +optional
 	ObservedAppUID types.UID `json:"observedAppUID,omitempty"`
 
-	// Conditions are Ready and BackupSucceeded.
+	// BackupFailures, while backups or calls to the backup service fail,
+	// counts them and says when the next attempt is due. The next
+	// successful backup clears it.
+	// +optional
+	BackupFailures *FailureStatus `json:"backupFailures,omitempty"`
+
+	// LastHandledReconcileAt is the value of the
+	// reconcile.myapp.dev/requested-at annotation the last pass handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
+	// LastHandledBackupNow is the value of the backup.myapp.dev/backup-now
+	// annotation whose on-demand backup was started: status.lastBackup
+	// follows it.
+	// +optional
+	LastHandledBackupNow string `json:"lastHandledBackupNow,omitempty"`
+
+	// Conditions are Ready and BackupSucceeded, plus Reconciling and
+	// Stalled, present (True) only while they apply, as kstatus expects.
+	// Each carries the generation it was set for.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -238,6 +304,7 @@ type BackupConfig struct {
 	// +required
 	Spec BackupConfigSpec `json:"spec"`
 
+	// +kubebuilder:default={observedGeneration: 0}
 	// +optional
 	Status BackupConfigStatus `json:"status,omitempty"`
 }

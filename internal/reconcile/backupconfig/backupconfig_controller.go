@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -364,28 +365,56 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // service again or wakes the controller before the wait is over (pass.Run).
 // The next pass starts again from the top, which every phase tolerates.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome {
+	r.announceSuspend(s)
 	return pass.Run(ctx, s,
 		pass.NotBlocking(r.reconcileSchedule),
 		r.reconcileApp,
 		r.reconcileAppHolds,
 		r.reconcileRunningBackup,
 		r.reconcileFinalBackup,
+		r.reconcileBackupNow,
 		r.reconcileNewBackup,
 		r.reconcileRetention,
 	)
 }
 
-// patchStatus writes the status the pass computed, in one patch. It sets
-// observedGeneration only after a successful pass, so a spec the controller
-// failed to act on never looks handled.
-func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) error {
-	if complete {
-		s.bc.Status.ObservedGeneration = s.bc.Generation
+// announceSuspend sends a Normal event when spec.suspend turned on or off
+// since the status was last written: Ready's reason says whether the
+// BackupConfig was suspended then.
+func (r *Reconciler) announceSuspend(s *scope) {
+	was := suspendedReason(readyReason(s.base))
+	switch {
+	case s.bc.Spec.Suspend && !was:
+		r.event(s, corev1.EventTypeNormal, eventSuspended, "Suspend",
+			"Backups are suspended: no new backup is started and schedule slots are skipped until spec.suspend is false")
+	case !s.bc.Spec.Suspend && was:
+		r.event(s, corev1.EventTypeNormal, eventResumed, "Resume",
+			"Backups are resumed; schedule slots missed while suspended are not caught up")
 	}
+}
+
+// patchStatus writes the status the pass computed, in one patch. It sets
+// observedGeneration only after a successful pass or one that found the
+// spec stalled, so a spec the controller failed to act on never looks
+// handled.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) error {
 	s.readiness.deleting = !s.bc.DeletionTimestamp.IsZero()
 	s.readiness.suspended = s.bc.Spec.Suspend
+	if v, ok := s.bc.Annotations[backupv1alpha1.ReconcileRequestAnnotation]; ok {
+		// Every pass reconciles the BackupConfig as a whole; the one that
+		// ran for the new value handled it.
+		s.bc.Status.LastHandledReconcileAt = v
+	}
 	setReadyCondition(s.bc, s.readiness, s.now)
 	setBackupSucceededCondition(s.bc, s.now)
+	setBackupFailures(s.bc, s.readiness, s.now)
+	stalled := setProgressConditions(s.bc, s.now)
+	if complete || stalled {
+		// A pass that found the spec stalled has looked at the generation
+		// and concluded too: kstatus reads Stalled as Failed only for an
+		// observed generation.
+		s.bc.Status.ObservedGeneration = s.bc.Generation
+	}
 	if equality.Semantic.DeepEqual(s.base.Status, s.bc.Status) {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -104,6 +105,11 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 		// saved up: resuming should not fire a backup by itself.
 		ctrl.LoggerFrom(ctx).Info("Skipping scheduled backup", "slot", s.bc.Status.NextScheduleTime,
 			"suspended", s.bc.Spec.Suspend, "appExists", app != nil)
+		if s.bc.Spec.Suspend && s.bc.Status.NextScheduleTime != nil {
+			r.event(s, corev1.EventTypeNormal, eventScheduledBackupSkipped, "Skip",
+				"The backup scheduled for %s is skipped because spec.suspend is set; it is not caught up on resume",
+				s.bc.Status.NextScheduleTime.UTC().Format(time.RFC3339))
+		}
 		r.advanceSchedule(s)
 		return r.scheduleWakeup(s), nil
 	case newAsleep:
@@ -155,6 +161,41 @@ func (r *Reconciler) observeNewBackup(s *scope) newBackupObservation {
 		o.appDeleting = !s.app.DeletionTimestamp.IsZero()
 	}
 	return o
+}
+
+// backupNowRequested returns the backup-now annotation's value when no
+// backup was started for it yet.
+func backupNowRequested(bc *backupv1alpha1.BackupConfig) (string, bool) {
+	v, ok := bc.Annotations[backupv1alpha1.BackupNowAnnotation]
+	return v, ok && v != bc.Status.LastHandledBackupNow
+}
+
+// reconcileBackupNow starts the on-demand backup the backup-now annotation
+// asks for, keyed by the annotation's value, and acknowledges the value in
+// status.lastHandledBackupNow. It starts one only when no backup is running
+// (one at a time, as for every trigger), never while suspended, and only
+// for a MyApp that exists and is not being deleted (its final backup is
+// another phase's). A due slot or change then waits for the manual backup
+// to finish, as for any running backup; the manual backup counts for
+// retention like the others.
+func (r *Reconciler) reconcileBackupNow(ctx context.Context, s *scope) (ctrl.Result, error) {
+	value, requested := backupNowRequested(s.bc)
+	app := s.app
+	if !requested || s.bc.Spec.Suspend || app == nil || !app.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if last := s.bc.Status.LastBackup; last != nil && last.Phase == backupv1alpha1.BackupRunning {
+		return ctrl.Result{}, nil // the poll of the running one comes back here
+	}
+	if result, stop, err := r.followRunningBackup(ctx, s); stop {
+		return result, err
+	}
+	b, err := r.requestBackup(ctx, s, backupv1alpha1.TriggerManual, manualKey(s.owner, s.app.UID, value))
+	if err != nil {
+		return r.serviceError(ctx, s, "starting an on-demand backup", err)
+	}
+	s.bc.Status.LastHandledBackupNow = value
+	return pass.Soonest(r.startedBackup(ctx, s, b, backupv1alpha1.TriggerManual, 0), r.scheduleWakeup(s)), nil
 }
 
 // observeDue is what the scope says about the backups owed (planDue).

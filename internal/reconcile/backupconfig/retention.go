@@ -36,6 +36,11 @@ const defaultKeepLast = 7
 // its own owner are candidates, and the service refuses to delete anyone
 // else's anyway.
 func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if s.bc.Spec.Suspend {
+		// A suspended BackupConfig writes nothing to the backup service,
+		// deletions included; retention catches up on resume.
+		return ctrl.Result{}, nil
+	}
 	if last := s.bc.Status.LastBackup; last != nil && last.Phase == backupv1alpha1.BackupRunning {
 		// Pruning waits for the running backup, so it never counts one that
 		// may yet fail among the kept.

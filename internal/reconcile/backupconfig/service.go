@@ -18,6 +18,8 @@ package backupconfig
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -141,7 +143,8 @@ func isRefusal(err error) bool {
 // leaving it to the next slot.
 func (r *Reconciler) recordCoverage(s *scope, b backup.Backup, trigger backupv1alpha1.BackupTrigger, startedNow bool) {
 	app := s.app
-	if app == nil || trigger == backupv1alpha1.TriggerSchedule && b.Phase != backup.PhaseSucceeded {
+	if app == nil || (trigger == backupv1alpha1.TriggerSchedule || trigger == backupv1alpha1.TriggerManual) &&
+		b.Phase != backup.PhaseSucceeded {
 		return
 	}
 	uid, generation, ok := coveredApp(b)
@@ -259,6 +262,7 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		duration = b.CompletedAt.Sub(b.StartedAt).Seconds()
 	}
 	backupDuration.WithLabelValues(string(trigger), string(recorded.Phase)).Observe(duration)
+	s.readiness.backupOutcome = recorded.Phase
 	switch b.Phase {
 	case backup.PhaseSucceeded:
 		backupsSucceeded.WithLabelValues(string(trigger)).Inc()
@@ -271,6 +275,7 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		r.event(s, corev1.EventTypeNormal, eventBackupSucceeded, actionPollBackup,
 			"Backup %s succeeded: %d bytes stored at %s", b.ID, b.SizeBytes, b.Location)
 	default:
+		s.readiness.failedBackupRetry = failedBackupRetry(s.bc, s.now, r.FailedBackupRetryDelay)
 		backupsFailed.WithLabelValues(string(trigger)).Inc()
 		log.Info("Backup failed", "backupID", b.ID, "trigger", trigger, "reason", b.Reason)
 		r.event(s, corev1.EventTypeWarning, eventBackupFailed, actionPollBackup,
@@ -294,7 +299,9 @@ func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, 
 		// needs; the condition keeps a stable summary.
 		r.event(s, corev1.EventTypeWarning, eventBackupServiceFailed, actionCallService, "%s: %v", action, err)
 	}
+	s.readiness.serviceRetryIn = backoffDelay(s.bc.Status.BackupFailures, r.MaxRetryDelay)
 	if delay, ok := external.RetryAfter(err); ok {
+		s.readiness.serviceRetryIn = delay
 		ctrl.LoggerFrom(ctx).Info("Backup service asked to wait", "action", action, "retryAfter", delay)
 		// Not jittered: the service named the time, and a jitter added on
 		// top would only make the wait longer than it asked for.
@@ -450,6 +457,15 @@ func scheduleKey(owner string, appUID types.UID, slot time.Time) string {
 	return fmt.Sprintf("%s/schedule/%s/%s", owner, appUID, slot.UTC().Format("20060102T1504Z"))
 }
 
+// manualKey names the on-demand backup asked for with one value of the
+// backup-now annotation: a retry, or a pass that could not record the
+// start, gets the same backup back, never a second one. The value is
+// hashed, so any value makes a key of bounded length and safe characters.
+func manualKey(owner string, appUID types.UID, value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return fmt.Sprintf("%s/manual/%s/%s", owner, appUID, hex.EncodeToString(sum[:12]))
+}
+
 // finalKeyPrefix is shared by every final backup attempt for one MyApp.
 func finalKeyPrefix(owner string, appUID types.UID) string {
 	return fmt.Sprintf("%s/final/%s/", owner, appUID)
@@ -514,7 +530,7 @@ func coveredApp(b backup.Backup) (uid types.UID, generation int64, ok bool) {
 // trigger claims nothing about the MyApp.
 func triggerOf(b backup.Backup) backupv1alpha1.BackupTrigger {
 	switch t := backupv1alpha1.BackupTrigger(b.Labels[labelTrigger]); t {
-	case backupv1alpha1.TriggerAppChange, backupv1alpha1.TriggerAppDeletion:
+	case backupv1alpha1.TriggerAppChange, backupv1alpha1.TriggerAppDeletion, backupv1alpha1.TriggerManual:
 		return t
 	}
 	return backupv1alpha1.TriggerSchedule

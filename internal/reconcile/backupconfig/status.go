@@ -23,6 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
@@ -50,7 +51,16 @@ const (
 	eventInvalidSchedule        eventReason = "InvalidSchedule"
 	eventBackupServiceFailed    eventReason = "BackupServiceFailed"
 	eventScheduledBackupSkipped eventReason = "ScheduledBackupSkipped"
+	eventSuspended              eventReason = "Suspended"
+	eventResumed                eventReason = "Resumed"
 )
+
+// suspendedReason reports whether a Ready reason says the BackupConfig is
+// suspended: while spec.suspend is set and it is not being deleted, Ready
+// says one of these two and nothing else.
+func suspendedReason(reason string) bool {
+	return reason == backupv1alpha1.SuspendedReason || reason == backupv1alpha1.FinalBackupSuspendedReason
+}
 
 // tryAgain says what happens after a failed backup of a trigger.
 func tryAgain(trigger backupv1alpha1.BackupTrigger) string {
@@ -105,6 +115,15 @@ type readiness struct {
 	// finalBackupAbandoned says why a BackupConfig being deleted gave its
 	// MyApp's final backup up.
 	finalBackupAbandoned string
+	// serviceRetryIn is how long until a failed call to the backup service
+	// is tried again; set with serviceErr.
+	serviceRetryIn time.Duration
+	// backupOutcome is the phase of a backup this pass saw finish, or "".
+	backupOutcome backupv1alpha1.BackupPhase
+	// failedBackupRetry is when a backup this pass saw fail is tried again,
+	// decided when it was recorded (a retry the same pass starts replaces
+	// status.lastBackup); nil when nothing is planned.
+	failedBackupRetry *metav1.Time
 	// refusedSlot is the message of a schedule slot skipped because the
 	// backup service refused to start its backup; it stands until a backup
 	// is started again.
@@ -135,6 +154,16 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	case r.deleting:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
 		message = "This BackupConfig is being deleted; its backups are removed first when spec.deletionPolicy is Delete."
+	// A suspended BackupConfig says so before anything else, since it
+	// tries nothing: what it would otherwise report waits for the resume.
+	case r.suspended && r.finalBackupPending:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupSuspendedReason
+		message = fmt.Sprintf("MyApp %q is being deleted, but backups are suspended. Set spec.suspend to false to take the "+
+			"final backup, or spec.backupBeforeAppDeletion to false to release the MyApp without one.", r.appName)
+	case r.suspended:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.SuspendedReason
+		message = "Backups are suspended: no new backup is started, no backup is deleted by retention, and " +
+			"schedule slots that pass are skipped, not caught up. Set spec.suspend to false to resume."
 	case r.invalidSchedule != "":
 		status, reason = metav1.ConditionFalse, backupv1alpha1.InvalidScheduleReason
 		message = fmt.Sprintf("spec.schedule %q is not usable: %s. Use a 5-field cron expression such as \"0 3 * * *\"; "+
@@ -151,20 +180,103 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	case r.serviceErr != nil:
 		status, reason = metav1.ConditionFalse, backupReasons.For(r.serviceErr)
 		message = capitalize(serviceProblem(r.serviceErr)) + " No backups can be started or followed until it is resolved."
-	case r.finalBackupPending && r.suspended:
-		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupSuspendedReason
-		message = fmt.Sprintf("MyApp %q is being deleted, but backups are suspended. Set spec.suspend to false to take the "+
-			"final backup, or spec.backupBeforeAppDeletion to false to release the MyApp without one.", r.appName)
 	case r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
 		message = fmt.Sprintf("MyApp %q is being deleted; it is released once its final backup succeeded.", r.appName)
 	case r.refusedSlot != "":
 		status, reason, message = metav1.ConditionFalse, backupv1alpha1.ScheduledBackupRefusedReason, r.refusedSlot
-	case r.suspended:
-		status, reason = metav1.ConditionFalse, backupv1alpha1.SuspendedReason
-		message = "Backups are suspended: no new backup is started. Set spec.suspend to false to resume."
 	}
 	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, now)
+}
+
+// setProgressConditions derives the kstatus conditions, Reconciling and
+// Stalled, from Ready and the last backup, and reports whether the
+// BackupConfig is stalled. Both have abnormal-true polarity: present, True
+// and at the current generation while they apply, absent otherwise.
+// Stalled: an unusable schedule, or a final backup whose attempts ran out;
+// neither gets better without a change. Reconciling: a backup is running,
+// or Ready is False for a reason a retry or time resolves (the MyApp is
+// awaited, the service is retried, a final backup or a cleanup runs). A
+// suspended BackupConfig carries neither: nothing is in progress, and
+// nothing is wrong.
+func setProgressConditions(bc *backupv1alpha1.BackupConfig, now time.Time) bool {
+	ready := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition)
+	if ready == nil {
+		return false
+	}
+	switch {
+	case ready.Status != metav1.ConditionTrue && (ready.Reason == backupv1alpha1.InvalidScheduleReason ||
+		ready.Reason == backupv1alpha1.FinalBackupFailedReason):
+		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
+		setCondition(bc, backupv1alpha1.StalledCondition, metav1.ConditionTrue, ready.Reason, ready.Message, now)
+		return true
+	case ready.Status != metav1.ConditionTrue && ready.Reason == backupv1alpha1.SuspendedReason:
+		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
+	case ready.Status != metav1.ConditionTrue:
+		setCondition(bc, backupv1alpha1.ReconcilingCondition, metav1.ConditionTrue, ready.Reason, ready.Message, now)
+	case bc.Status.LastBackup != nil && bc.Status.LastBackup.Phase == backupv1alpha1.BackupRunning:
+		setCondition(bc, backupv1alpha1.ReconcilingCondition, metav1.ConditionTrue, backupv1alpha1.BackupRunningReason,
+			fmt.Sprintf("A backup (trigger %s) is running; status.lastBackup follows it.", bc.Status.LastBackup.Trigger), now)
+	default:
+		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
+	}
+	meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.StalledCondition)
+	return false
+}
+
+// setBackupFailures keeps status.backupFailures: one more failure, with its
+// time and the time of the next attempt, for a pass that saw a backup fail
+// or a call to the backup service fail; cleared by a pass that saw a backup
+// succeed. Any other pass leaves it as it was.
+func setBackupFailures(bc *backupv1alpha1.BackupConfig, rd readiness, now time.Time) {
+	var next *metav1.Time
+	switch {
+	case rd.backupOutcome == backupv1alpha1.BackupSucceeded:
+		bc.Status.BackupFailures = nil
+		return
+	case rd.serviceErr != nil:
+		next = ptr.To(metav1.NewTime(now.Add(rd.serviceRetryIn).Truncate(time.Second)))
+	case rd.backupOutcome == backupv1alpha1.BackupFailed:
+		next = rd.failedBackupRetry
+	default:
+		return
+	}
+	f := &backupv1alpha1.FailureStatus{Count: 1, LastFailureTime: metav1.NewTime(now.Truncate(time.Second)), NextRetryTime: next}
+	if bc.Status.BackupFailures != nil {
+		f.Count = bc.Status.BackupFailures.Count + 1
+	}
+	bc.Status.BackupFailures = f
+}
+
+// failedBackupRetry is when the failed backup in status.lastBackup is tried
+// again: the planned retry of a failed on-change attempt, the next slot for
+// a failed scheduled backup, nil for anything else (a manual backup waits
+// for a new backup-now value; a final backup has its own attempts).
+func failedBackupRetry(bc *backupv1alpha1.BackupConfig, now time.Time, retryDelay time.Duration) *metav1.Time {
+	last := bc.Status.LastBackup
+	switch {
+	case changeAttemptFailed(last):
+		wait := retryWait(dueObservation{last: last, retryDelay: retryDelay, now: now})
+		return ptr.To(metav1.NewTime(now.Add(wait).Truncate(time.Second)))
+	case last.Trigger == backupv1alpha1.TriggerSchedule:
+		return bc.Status.NextScheduleTime
+	}
+	return nil
+}
+
+// backoffDelay is when the controller's backoff (pass.RateLimiter) brings
+// a BackupConfig back after one more failure in a row: 5ms doubled per
+// failure, at most maxDelay.
+func backoffDelay(failures *backupv1alpha1.FailureStatus, maxDelay time.Duration) time.Duration {
+	n := int32(0)
+	if failures != nil {
+		n = failures.Count
+	}
+	d := 5 * time.Millisecond
+	for i := int32(0); i < n && d < maxDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxDelay)
 }
 
 // readyMessage describes what a healthy BackupConfig does, so the Ready

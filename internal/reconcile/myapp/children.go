@@ -331,7 +331,7 @@ func (r *Reconciler) handleChildError(ctx context.Context, s *scope, err error) 
 	if r.childTroubles.remember(client.ObjectKeyFromObject(app), msg) && !hasReadyCondition(app, appsv1alpha1.ChildWriteFailedReason, msg) {
 		r.event(app, nil, corev1.EventTypeWarning, eventChildWriteFailed, strings.ToUpper(verb[:1])+verb[1:]+kind, "%s", msg)
 	}
-	s.readiness.child = &conditionState{reason: appsv1alpha1.ChildWriteFailedReason, message: msg}
+	s.readiness.child = &conditionState{reason: appsv1alpha1.ChildWriteFailedReason, message: msg, stalled: invalid}
 	if invalid {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}

@@ -69,7 +69,10 @@ func TestDeploymentTheAPIRefusesTurnsReadyFalse(t *testing.T) {
 	g.Expect(cond.Message).To(ContainSubstring("Could not update Deployment web"))
 	g.Expect(cond.Message).To(ContainSubstring(`Invalid value: "metadata.bogus"`), "the server's message, naming the field")
 	g.Expect(cond.Message).To(ContainSubstring("fix the MyApp's spec"))
-	g.Expect(app.Status.ObservedGeneration).To(BeNumerically("<", app.Generation), "the new generation is not observed")
+	// The refused spec has been looked at: it is Stalled at this generation
+	// (kstatus reads that as Failed only for an observed generation).
+	g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation), "the refused generation is observed, and Stalled")
+	g.Expect(conditionOf(app, appsv1alpha1.StalledCondition)).To(HaveField("Reason", appsv1alpha1.ChildWriteFailedReason))
 
 	// The refusal is not retried: no spec change, no write.
 	before := writes.count(ns)

@@ -294,12 +294,32 @@ func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string
 		// Never sooner than asked, and spread over a little more: every
 		// MyApp the gate held would otherwise call again at the instant
 		// it opens, and a service still throttling would close it again.
-		return ctrl.Result{}, pass.Wait(wait.Jitter(retryAfter, retryAfterJitter), err)
+		d := wait.Jitter(retryAfter, retryAfterJitter)
+		s.dnsFailed(&d)
+		return ctrl.Result{}, pass.Wait(d, err)
 	}
 	if reason == appsv1alpha1.DNSRequestRejectedReason && !deleting {
+		s.dnsFailed(nil)
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
+	d := backoffDelay(app.Status.DNSFailures, r.MaxRetryDelay)
+	s.dnsFailed(&d)
 	return ctrl.Result{}, err
+}
+
+// backoffDelay is when the controller's backoff (pass.RateLimiter) brings
+// a MyApp back after one more failure in a row: 5ms doubled per failure,
+// at most maxDelay.
+func backoffDelay(failures *appsv1alpha1.FailureStatus, maxDelay time.Duration) time.Duration {
+	n := int32(0)
+	if failures != nil {
+		n = failures.Count
+	}
+	d := 5 * time.Millisecond
+	for i := int32(0); i < n && d < maxDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxDelay)
 }
 
 // retryAfterJitter spreads the MyApps that wait out one Retry-After over a

@@ -212,6 +212,12 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 	seen := seenOf(app)
 	conflict := seen.reason == appsv1alpha1.HostConflictReason
 
+	if wasSuspended(app) {
+		return true, 0 // the first pass after a resume: the record may have changed meanwhile
+	}
+	if reconcileRequested(app) {
+		return true, 0 // reconcile.myapp.dev/requested-at has a value not handled yet
+	}
 	last, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID)
 	if !known {
 		return r.dueAfterRestart(app, asWanted, seen, now)

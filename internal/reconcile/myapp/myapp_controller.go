@@ -198,7 +198,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return
 		}
 		setConditions(s)
-		if retErr == nil && out.Complete {
+		acknowledgeReconcileRequest(app, s.readiness)
+		setDNSFailures(app, s.readiness, r.Clock.Now())
+		if (retErr == nil && out.Complete) || stalledAtGeneration(app) {
 			app.Status.ObservedGeneration = app.Generation
 		}
 		// The status is written with the caller's context: it records what
@@ -213,12 +215,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 	phaseCtx, cancel := context.WithTimeout(ctx, r.ReconcileTimeout)
 	defer cancel()
-	if !app.DeletionTimestamp.IsZero() {
+	switch {
+	case !app.DeletionTimestamp.IsZero():
+		// Suspend never blocks a deletion: the DNS cleanup runs as usual.
 		out = pass.Run(phaseCtx, s, r.reconcileDelete)
-	} else {
+	case app.Spec.Suspend:
+		out = r.reconcileSuspended(s)
+	default:
 		out = r.reconcileNormal(phaseCtx, s)
 	}
 	return out.Return()
+}
+
+// reconcileSuspended is the whole pass of a suspended MyApp: it writes
+// nothing but its status (Ready says Suspended), and announces the suspend
+// once with a Normal event. Edits to the MyApp or its children wait for the
+// resume. The pass is complete: the spec was looked at, and suspended.
+func (r *Reconciler) reconcileSuspended(s *scope) pass.Outcome {
+	if !wasSuspended(s.app) {
+		r.event(s.app, nil, corev1.EventTypeNormal, eventSuspended, "Suspend",
+			"Suspended: nothing is written to the children or the DNS service until spec.suspend is false")
+	}
+	s.readiness.suspended = true
+	return pass.Outcome{Complete: true}
 }
 
 // reconcileNormal runs the phases of a live MyApp in order (pass.Run).
@@ -227,6 +246,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // service that fails or asks to wait must not keep a new Ingress from being
 // created; its error or wait ends the pass once they are written.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome {
+	if wasSuspended(s.app) {
+		// The DNS phase reads the record at once (dnsReadDue): what
+		// changed while suspended is found now, not at the next drift check.
+		r.event(s.app, nil, corev1.EventTypeNormal, eventResumed, "Resume",
+			"Resumed: the children and the DNS record are brought to the spec")
+	}
 	defer r.reportCreated(s)
 	return pass.Run(ctx, s,
 		r.reconcileChildren,

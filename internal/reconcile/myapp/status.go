@@ -18,6 +18,7 @@ package myapp
 
 import (
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,8 @@ const (
 	eventDNSRecordDeleted  eventReason = "DNSRecordDeleted"
 	eventDNSRecordOrphaned eventReason = "DNSRecordOrphaned"
 	eventDNSRecordReleased eventReason = "DNSRecordReleased"
+	eventSuspended         eventReason = "Suspended"
+	eventResumed           eventReason = "Resumed"
 )
 
 // Warnings that explain a condition carry the condition's reason.
@@ -77,12 +80,27 @@ type readiness struct {
 	childrenWritten bool
 	// deleting is set while the MyApp's cleanup runs.
 	deleting bool
+	// suspended is set when spec.suspend kept the pass from writing
+	// anything.
+	suspended bool
+	// dnsFailure is set when a call to the DNS service failed in this
+	// pass; its retryIn is nil when no retry is scheduled.
+	dnsFailure *dnsFailure
+}
+
+// dnsFailure is a failed call to the DNS service: how long until the retry,
+// or nil for none.
+type dnsFailure struct {
+	retryIn *time.Duration
 }
 
 // conditionState is a condition as a phase decided it.
 type conditionState struct {
 	ok              bool
 	reason, message string
+	// stalled marks a failure no retry fixes (a spec the API server
+	// refuses): the MyApp reports Stalled until its spec changes.
+	stalled bool
 }
 
 // setConditions derives DNSReady and Ready from what the pass learned. A
@@ -104,10 +122,132 @@ func setConditions(s *scope) {
 	switch {
 	case rd.deleting:
 		setReadyConditionFalse(app, appsv1alpha1.DeletingReason, "The MyApp is being deleted")
+	case rd.suspended:
+		setReadyConditionFalse(app, appsv1alpha1.SuspendedReason, "The MyApp is suspended: the operator writes nothing to "+
+			"its children or the DNS service. Set spec.suspend to false to resume.")
 	case rd.child != nil:
 		setReadyConditionFalse(app, rd.child.reason, rd.child.message)
 	case rd.childrenWritten:
 		setReadyCondition(app, s.deployment)
+	default:
+		// Ready stands as the last pass left it, and so do Reconciling and
+		// Stalled, which follow it.
+		return
+	}
+	setProgressConditions(app, rd)
+}
+
+// setProgressConditions derives the kstatus conditions, Reconciling and
+// Stalled, from Ready and DNSReady as this pass set them. Both have
+// abnormal-true polarity: each is present, True and at the current
+// generation while it applies, and absent otherwise, so a Ready MyApp
+// carries neither. kstatus (Helm 4's --wait, Flux, Argo CD through the
+// shipped health check) reads Stalled as Failed and Reconciling as
+// InProgress; status.observedGeneration tells it whether the spec was
+// looked at at all.
+func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
+	if rd.suspended {
+		// Nothing is in progress and nothing is judged while suspended.
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
+		return
+	}
+	ready := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
+	if reason, message, ok := stallOf(app, rd); ok {
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
+		setCondition(app, appsv1alpha1.StalledCondition, true, reason, message)
+		return
+	}
+	meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
+	if ready == nil || ready.Status == metav1.ConditionTrue {
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
+		return
+	}
+	// The DNS condition's reason says more than Ready's DNSNotReady: the
+	// record is PENDING, or the service is being retried.
+	reason, message := ready.Reason, ready.Message
+	if dns := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); reason == appsv1alpha1.DNSNotReadyReason &&
+		dns != nil && dns.Status != metav1.ConditionTrue {
+		reason = dns.Reason
+	}
+	setCondition(app, appsv1alpha1.ReconcilingCondition, true, reason, message)
+}
+
+// stallOf returns the reason and message of what keeps the MyApp from
+// getting better without a change, if anything does: an object in the way
+// of a child, a spec the API server refuses, a host another owner holds, a
+// DNS request the service rejects. A MyApp being deleted is never stalled
+// (kstatus reports it Terminating).
+func stallOf(app *appsv1alpha1.MyApp, rd readiness) (reason, message string, ok bool) {
+	if rd.deleting {
+		return "", "", false
+	}
+	if rd.child != nil {
+		if rd.child.reason == appsv1alpha1.ChildConflictReason || rd.child.stalled {
+			return rd.child.reason, rd.child.message, true
+		}
+		return "", "", false
+	}
+	dns := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
+	if dns == nil || dns.Status == metav1.ConditionTrue || dns.ObservedGeneration != app.Generation {
+		return "", "", false
+	}
+	switch dns.Reason {
+	case appsv1alpha1.HostConflictReason, appsv1alpha1.DNSRequestRejectedReason:
+		return dns.Reason, dns.Message, true
+	}
+	return "", "", false
+}
+
+// stalledAtGeneration reports whether the pass found the current spec
+// stalled. Such a pass has looked at the generation and concluded, so
+// status.observedGeneration says so: kstatus reads Stalled as Failed only
+// for an observed generation, and would otherwise show a spec no retry can
+// fix as forever in progress.
+func stalledAtGeneration(app *appsv1alpha1.MyApp) bool {
+	c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.StalledCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == app.Generation
+}
+
+// dnsFailed records that a call to the DNS service failed, and when the
+// next attempt comes (nil: none is scheduled).
+func (s *scope) dnsFailed(retryIn *time.Duration) {
+	s.readiness.dnsFailure = &dnsFailure{retryIn: retryIn}
+}
+
+// setDNSFailures keeps status.dnsFailures: one more failure, with its time
+// and the time of the retry, for a pass whose call failed; cleared by a
+// pass whose DNS phase decided without a failure. A pass that decided
+// nothing about the record leaves it as it was.
+//
+// A failure counts only when it is the planned retry: a pass before the
+// recorded next retry time (one that this very status write started, since
+// every status write is an event), or after a failure no retry was planned
+// for, leaves the status as it is. Otherwise each failed pass would write
+// the status, and each write start another pass at once, around the
+// controller's backoff.
+func setDNSFailures(app *appsv1alpha1.MyApp, rd readiness, now time.Time) {
+	prev := app.Status.DNSFailures
+	switch {
+	case rd.dnsFailure != nil && prev != nil && (prev.NextRetryTime == nil || now.Before(prev.NextRetryTime.Time)):
+		// Not the planned retry: the count stands.
+	case rd.dnsFailure != nil:
+		f := &appsv1alpha1.FailureStatus{Count: 1, LastFailureTime: metav1.NewTime(now.Truncate(time.Second))}
+		if prev != nil {
+			f.Count = prev.Count + 1
+		}
+		if rd.dnsFailure.retryIn != nil {
+			// Rounded up to the second the API keeps, so that a pass
+			// before the retry never reads as after it.
+			next := now.Add(*rd.dnsFailure.retryIn)
+			if rounded := next.Truncate(time.Second); rounded.Before(next) {
+				next = rounded.Add(time.Second)
+			}
+			f.NextRetryTime = ptr.To(metav1.NewTime(next))
+		}
+		app.Status.DNSFailures = f
+	case rd.dns != nil:
+		app.Status.DNSFailures = nil
 	}
 }
 
@@ -136,6 +276,31 @@ func setDNSCondition(app *appsv1alpha1.MyApp, ready bool, reason, message string
 
 func setReadyConditionFalse(app *appsv1alpha1.MyApp, reason, message string) {
 	setCondition(app, appsv1alpha1.ReadyCondition, false, reason, message)
+}
+
+// reconcileRequested reports whether the MyApp carries a
+// reconcile.myapp.dev/requested-at value no pass has handled yet.
+func reconcileRequested(app *appsv1alpha1.MyApp) bool {
+	v, ok := app.Annotations[appsv1alpha1.ReconcileRequestAnnotation]
+	return ok && v != app.Status.LastHandledReconcileAt
+}
+
+// acknowledgeReconcileRequest records the reconcile.myapp.dev/requested-at
+// value as handled once a pass has done what it asks: read the DNS record
+// (the DNS phase decided DNSReady), or cleaned up a MyApp being deleted. A
+// pass that stopped before the DNS phase leaves it to the next one.
+func acknowledgeReconcileRequest(app *appsv1alpha1.MyApp, rd readiness) {
+	if !reconcileRequested(app) || (rd.dns == nil && !rd.deleting) {
+		return
+	}
+	app.Status.LastHandledReconcileAt = app.Annotations[appsv1alpha1.ReconcileRequestAnnotation]
+}
+
+// wasSuspended reports whether the status shows the MyApp suspended, as
+// the last pass left it.
+func wasSuspended(app *appsv1alpha1.MyApp) bool {
+	c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
+	return c != nil && c.Reason == appsv1alpha1.SuspendedReason
 }
 
 // hasReadyCondition reports whether Ready already says reason and message,

@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backupconfig
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/health"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
+)
+
+// TestSuspendSkipsSlotsAndWritesNothing: a suspended BackupConfig writes
+// nothing to the backup service: slots that pass are skipped with a Normal
+// event and not caught up on resume, and retention prunes nothing (even
+// with keepLast lowered). Normal events mark suspend and resume, and a
+// suspended BackupConfig is still deleted with its backups.
+func TestSuspendSkipsSlotsAndWritesNothing(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	start := time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC)
+	clock := clocktesting.NewFakeClock(start)
+	e.startManager(func(r *Reconciler) { r.Clock = clock })
+	at := func(hour int) time.Time { return time.Date(2026, 3, 1, hour, 0, 0, 0, time.UTC) }
+
+	app := e.newApp("billing")
+	bc := e.newBackupConfig("hourly", "billing", fixtures.WithSchedule("0 * * * *"), fixtures.WithKeepLast(2),
+		fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
+	e.create(app, bc)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	clock.SetTime(at(11).Add(time.Second))
+	e.poke(bc)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
+	g.Expect(e.ownBackups(bc)).To(HaveLen(2))
+
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).
+		Should(ContainElement(eventSuspended))
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
+	g.Expect(argoCDHealthOf(t, e.fetchBackupConfig(bc)(g)).Status).
+		To(Equal(health.Suspended))
+
+	// Three slots pass while suspended, and retention is lowered to one.
+	for hour := 12; hour <= 14; hour++ {
+		clock.SetTime(at(hour).Add(time.Second))
+		e.poke(bc)
+		g.Eventually(func(g Gomega) time.Time {
+			return e.fetchBackupConfig(bc)(g).Status.NextScheduleTime.UTC()
+		}, eventually, tick).Should(Equal(at(hour + 1)))
+	}
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Retention.KeepLast = 1 })
+	g.Consistently(func() int { return len(e.ownBackups(bc)) }, consistently, tick).Should(Equal(2),
+		"no backup is started or pruned while suspended")
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).
+		Should(ContainElement(eventScheduledBackupSkipped))
+
+	// Resumed: no catch-up burst; retention applies again.
+	clock.SetTime(at(14).Add(30 * time.Minute))
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = false })
+	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).
+		Should(ContainElement(eventResumed))
+	g.Eventually(func() int { return len(e.ownBackups(bc)) }, eventually, tick).Should(Equal(1))
+	g.Consistently(func() []simulator.Backup { return e.ownBackups(bc) }, consistently, tick).Should(HaveLen(1),
+		"the slots missed while suspended are not caught up")
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(backupv1alpha1.ReadyReason))
+
+}
+
+// TestSuspendNeverBlocksDeletion: a suspended BackupConfig that is deleted
+// still runs its cleanup (deletionPolicy Delete removes its backups) and
+// goes.
+func TestSuspendNeverBlocksDeletion(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	bc := e.newBackupConfig("web", "web", fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyDelete))
+	e.create(e.newApp("web"), bc)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
+	g.Expect(e.ownBackups(bc)).To(HaveLen(1))
+
+	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
+	g.Eventually(e.get(bc), eventually, tick).ShouldNot(Succeed())
+	g.Expect(e.ownBackups(bc)).To(BeEmpty(), "deletionPolicy Delete removed its backups")
+}
