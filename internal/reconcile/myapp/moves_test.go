@@ -20,6 +20,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
@@ -449,4 +450,52 @@ func TestAStaleStatusAndAFailingServiceNeverRouteAReleasedHost(t *testing.T) {
 
 	g.Expect(w.routed(a).Has(h1)).To(BeFalse(), "a never routes the host b holds")
 	w.checkRoutes(a, b)
+}
+
+// TestHostMoveUnderStaleReadsReleasesTheOldRecord: while the DNS service
+// answers 404 to reads of records created moments ago (read-after-create-404,
+// docs/external-api.md), a host move still ends with the old record deleted:
+// the old host, read as absent, is unrouted and released by an owner-checked
+// Delete, not forgotten (B8 in docs/reliability.md).
+func TestHostMoveUnderStaleReadsReleasesTheOldRecord(t *testing.T) {
+	g := NewWithT(t)
+	const ns = "stale"
+	h1, h2 := "web.stale.example.com", "moved.stale.example.com"
+	app := worldApp(ns, "web", h1)
+	w := newFakeWorld(t, app)
+	// Every record this test creates reads as absent for its whole run.
+	w.dns.sim.SetConsistencyDelay(simulator.ServiceDNS, time.Hour)
+	w.settle(3, app)
+	g.Expect(w.owners()).To(HaveKeyWithValue(h1, recordOwner(app)), "the MyApp holds h1")
+	g.Expect(w.routed(app)).To(Equal(sets.New(h1)))
+
+	w.setHost(app, h2)
+	w.settle(5, app)
+
+	g.Expect(w.owners()).To(HaveKeyWithValue(h2, recordOwner(app)), "the MyApp holds its new host")
+	g.Expect(w.owners()).NotTo(HaveKey(h1), "the old record is deleted, though its reads answered 404")
+	g.Expect(w.routed(app)).To(Equal(sets.New(h2)))
+	got := w.get(app)
+	g.Expect(got.Status.DNS).NotTo(BeNil())
+	g.Expect(got.Status.DNS.Name).To(Equal(h2))
+	g.Expect(got.Status.DNS.Previous).To(BeEmpty())
+}
+
+// TestDeletionUnderStaleReadsDeletesTheRecord: a MyApp deleted while its
+// record still reads as absent deletes it with its owner before the
+// finalizer goes.
+func TestDeletionUnderStaleReadsDeletesTheRecord(t *testing.T) {
+	g := NewWithT(t)
+	const ns = "stale-delete"
+	h1 := "web.stale-delete.example.com"
+	app := worldApp(ns, "web", h1)
+	w := newFakeWorld(t, app)
+	w.dns.sim.SetConsistencyDelay(simulator.ServiceDNS, time.Hour)
+	w.settle(3, app)
+	g.Expect(w.owners()).To(HaveKeyWithValue(h1, recordOwner(app)), "the MyApp holds h1")
+
+	g.Expect(w.c.Delete(context.Background(), w.get(app))).To(Succeed())
+	w.settle(2, app)
+	g.Expect(w.get(app)).To(BeNil(), "the MyApp is gone")
+	g.Expect(w.owners()).NotTo(HaveKey(h1), "its record is deleted, though its reads answered 404")
 }

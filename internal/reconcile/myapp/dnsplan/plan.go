@@ -345,6 +345,23 @@ func planOthers(o Observation, holds bool) moves {
 	}
 	for _, h := range o.others() {
 		r, read := o.Records[h]
+		if read && r.Name == "" && slices.Contains(o.Held, h) {
+			// Held, yet read as absent: the read may be stale (a record
+			// created moments ago answers 404 for a while), so the host is
+			// not forgotten on this answer. It is not routed (it may be
+			// gone, and another MyApp may take it), and it leaves the
+			// status only through an owner-checked Delete: a Delete of
+			// what is gone succeeds, and one of a record another owner
+			// holds is a conflict, observed again.
+			switch {
+			case routed[h] || !holds || !specRouted:
+				keep(h, false)
+				m.busy = m.busy || holds
+			default:
+				m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: o.Want().Owner, Why: WhyRelease})
+			}
+			continue
+		}
 		if !read || !o.Self.Owns(r.Owner) {
 			// Not ours any more: nothing to keep, route or release. A held
 			// host not read is kept as it is.
@@ -393,6 +410,20 @@ func planDelete(o Observation) Plan {
 		r, read := o.Records[name]
 		if !read {
 			unread = true
+			continue
+		}
+		if r.Name == "" {
+			// Read as absent: the read may be stale (a record created
+			// moments ago answers 404 for a while). Under Delete, it is
+			// deleted with the owner all the same (a Delete of what is
+			// gone succeeds); under Orphan, a host the status holds
+			// cannot be proved marked, so it counts as not read.
+			switch {
+			case !o.Orphan:
+				calls = append(calls, Call{Op: OpDelete, Name: name, Owner: o.Self.Owner, Why: WhyDelete})
+			case slices.Contains(o.Held, name):
+				unread = true
+			}
 			continue
 		}
 		if !o.Self.Owns(r.Owner) {

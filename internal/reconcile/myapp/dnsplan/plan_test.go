@@ -18,6 +18,7 @@ package dnsplan
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -51,14 +52,21 @@ func ofAnotherInstallation(owner string) bool { return owner == otherInst }
 // recordState is one state of one name in the service, as a read sees it.
 type recordState struct {
 	unread bool
-	owner  string // "" none
-	value  string
+	// stale: the read answers that the name holds no record, yet the
+	// service holds this MyApp's (its identity under the policy): a read
+	// soon after the record was created (eventual consistency, the
+	// read-after-create-404 fault of docs/external-api.md).
+	stale bool
+	owner string // "" none
+	value string
 }
 
 func (s recordState) String() string {
 	switch {
 	case s.unread:
 		return "unread"
+	case s.stale:
+		return "stale-absent"
 	case s.owner == "":
 		return "none"
 	}
@@ -78,7 +86,7 @@ var (
 		}
 		return out
 	}()
-	heldStates = []recordState{{unread: true}, {}, {owner: me, value: wantedIP}, {owner: meOrphaned, value: wantedIP},
+	heldStates = []recordState{{unread: true}, {}, {stale: true}, {owner: me, value: wantedIP}, {owner: meOrphaned, value: wantedIP},
 		{owner: foreign, value: staleIP}, {owner: peerOwner, value: staleIP}, {owner: otherInst, value: wantedIP},
 		{owner: meLegacy, value: wantedIP}}
 )
@@ -89,7 +97,7 @@ var (
 // policy; the deletion state (live, deleting just now, deleting past the
 // Orphan wait); the adoption annotation, leak replacement and whether the
 // API server showed this MyApp live. It returns how many it checked.
-func everyObservation(check func(o Observation)) int {
+func everyObservation(check func(o Observation, truth service)) int {
 	now := time.Unix(1_800_000_000, 0)
 	helds := [][]string{nil, {"a"}, {"b"}, {"a", "b"}, {"b", "c"}}
 	routeds := [][]string{nil, {"a"}, {"b"}, {"c"}, {"a", "b"}, {"a", "c"}, {"b", "c"}, {"a", "b", "c"}}
@@ -113,9 +121,18 @@ func everyObservation(check func(o Observation)) int {
 											ReplaceLeaks: ad.leaks,
 										}
 										o.GiveFirst = deleting == 0 && ad.live == ad.adopt // both values, at no cost in size
+										truth := service{}
 										for name, st := range map[string]recordState{"a": sa, "b": sb, "c": sc} {
-											if !st.unread {
+											switch {
+											case st.stale:
+												o.Records[name] = Record{}
+												truth[name] = Record{Name: name, Type: "A", Value: wantedIP, TTL: 300,
+													Owner: o.Want().Owner, Active: true}
+											case !st.unread:
 												o.Records[name] = record(name, st)
+												if st.owner != "" {
+													truth[name] = record(name, st)
+												}
 											}
 										}
 										switch sa.owner {
@@ -136,7 +153,7 @@ func everyObservation(check func(o Observation)) int {
 										case 2:
 											o.Deleting, o.DeletingSince = true, now.Add(-OrphanMarkWait)
 										}
-										check(o)
+										check(o, truth)
 										n++
 									}
 								}
@@ -194,24 +211,29 @@ func (s service) apply(c Call) error {
 	return nil
 }
 
-// checkPlan asserts the per-plan properties; it returns the first broken.
-func checkPlan(o Observation, p Plan) error {
-	svc := service{}
-	for name, r := range o.Records {
-		if r.Name != "" {
-			svc[name] = r
-		}
-	}
+// checkPlan asserts the per-plan properties against truth, what the
+// service holds (which a stale read may not show); it returns the first
+// broken.
+func checkPlan(o Observation, p Plan, truth service) error {
+	svc := maps.Clone(truth)
 	for _, c := range p.Calls {
 		if err := checkCall(o, p, svc, c); err != nil {
 			return err
 		}
 		if err := svc.apply(c); err != nil {
+			if r, ok := truth[c.Name]; ok && o.Records[c.Name].Name == "" && r.Name != "" {
+				// A call on a stale read raced the record it did not see:
+				// the pass ends, and the next one observes it (apply).
+				return nil
+			}
 			return fmt.Errorf("%s %s: %v", c.Op, c.Name, err)
 		}
 	}
 	if o.Deleting {
 		return checkDeletion(o, p, svc)
+	}
+	if err := checkKept(o, p, svc); err != nil {
+		return err
 	}
 	if p.Outcome.Routes == nil {
 		// Nothing decided: the Ingress stays as it is.
@@ -306,8 +328,34 @@ func checkDeletion(o Observation, p Plan, svc service) error {
 			}
 		}
 	}
+	if p.Outcome.Kind == KindReleased && !o.Orphan {
+		// 13. Under Delete, the finalizer goes only once no record of this
+		// MyApp is left at a name it knows, whatever the reads answered.
+		for _, name := range o.Names() {
+			if r, ok := svc[name]; ok && o.Self.Owns(r.Owner) && (name == o.Host || slices.Contains(o.Held, name)) {
+				return fmt.Errorf("lets the MyApp go with %s still held by %s", name, r.Owner)
+			}
+		}
+	}
 	if p.Outcome.Unmarked && o.Now.Before(o.DeletingSince.Add(OrphanMarkWait)) {
 		return fmt.Errorf("gives up marking before the wait is over")
+	}
+	return nil
+}
+
+// checkKept checks property 12: a record this MyApp holds at a host its
+// status knows is never forgotten. Once the calls succeeded, every such
+// host whose record is still this MyApp's is still in the status (status.dns
+// or its previous hosts), whatever the read answered: a read that answers
+// absent for a record that exists must not drop it without a Delete.
+func checkKept(o Observation, p Plan, svc service) error {
+	if p.Outcome.Routes == nil {
+		return nil // nothing decided: the status stands
+	}
+	for _, h := range o.Held {
+		if r, ok := svc[h]; ok && o.Self.Owns(r.Owner) && p.Outcome.Holds != h && !slices.Contains(p.Outcome.Previous, h) {
+			return fmt.Errorf("forgets %s, still held by %s in the service (read %+v)", h, r.Owner, o.Records[h])
+		}
 	}
 	return nil
 }
@@ -351,13 +399,8 @@ func checkRoutes(o Observation, p Plan, svc service) error {
 // converge applies p and observes again, up to steps times, in a world where
 // every call and route write succeeds; it returns the number of steps to a
 // plan with no calls whose routes the Ingress already has, or an error.
-func converge(o Observation, steps int) (int, error) {
-	svc := service{}
-	for name, r := range o.Records {
-		if r.Name != "" {
-			svc[name] = r
-		}
-	}
+func converge(o Observation, truth service, steps int) (int, error) {
+	svc := maps.Clone(truth)
 	for step := range steps {
 		p := Make(o)
 		if len(p.Calls) == 0 && slices.Equal(p.Outcome.Routes, sorted(o.Routed)) {
@@ -406,12 +449,12 @@ func sorted(s []string) []string {
 // MyApp's plan and observing again reaches a plan with no calls.
 func TestPlanKeepsItsPromisesForEveryObservation(t *testing.T) {
 	failures := 0
-	n := everyObservation(func(o Observation) {
+	n := everyObservation(func(o Observation, truth service) {
 		if failures > 10 {
 			return
 		}
 		p := Make(o)
-		if err := checkPlan(o, p); err != nil {
+		if err := checkPlan(o, p, truth); err != nil {
 			failures++
 			t.Errorf("%v\nobservation: held %v routed %v records %v receivers %v orphan %t deleting %t former %v live %t adopt %t leaks %t\nplan: %+v",
 				err, o.Held, o.Routed, o.Records, o.Receivers, o.Orphan, o.Deleting, o.Former, o.SelfLive, o.Adopt,
@@ -421,7 +464,7 @@ func TestPlanKeepsItsPromisesForEveryObservation(t *testing.T) {
 		if o.Deleting {
 			return
 		}
-		if _, err := converge(o, 4); err != nil {
+		if _, err := converge(o, truth, 4); err != nil {
 			// A record another owner holds at spec.host is a conflict, and
 			// a plan that cannot touch it is a fixpoint too; only errors
 			// of the model count.
@@ -567,6 +610,10 @@ func (q *sequence) observe(a *seqApp, faults bool) (Observation, bool) {
 		if faults && q.rng.IntN(8) == 0 {
 			continue // the read failed
 		}
+		if faults && q.rng.IntN(8) == 0 && a.self.Owns(q.svc[name].Owner) {
+			o.Records[name] = Record{} // a stale read: a record of its own answers absent
+			continue
+		}
 		o.Records[name] = q.svc[name]
 	}
 	if _, ok := o.Records[a.host]; !ok && !a.deleted {
@@ -597,9 +644,10 @@ func (q *sequence) step(a *seqApp, faults bool) {
 		return
 	}
 	p := Make(o)
-	if err := checkPlan(o, p); err != nil {
+	if err := checkPlan(o, p, maps.Clone(q.svc)); err != nil {
 		q.t.Fatalf("seed %d: %s: %v", q.seed, a.name, err)
 	}
+	defer q.checkKnown(a, o)
 	if !a.deleted {
 		a.waited = p.Outcome.Read
 	}
@@ -624,6 +672,24 @@ func (q *sequence) step(a *seqApp, faults bool) {
 	a.setHeld(p.Outcome.Holds, p.Outcome.Previous)
 	if !faults || q.rng.IntN(8) != 0 { // the route write may be refused
 		a.routed = p.Outcome.Routes
+	}
+}
+
+// checkKnown asserts, after a's pass, that no record a held at a host its
+// status knew before the pass is forgotten while it is still a's, and that
+// a MyApp deleted under Delete leaves none of them behind.
+func (q *sequence) checkKnown(a *seqApp, o Observation) {
+	for _, h := range o.Names() {
+		r := q.svc[h]
+		if !a.self.Owns(r.Owner) || (h != o.Host && !slices.Contains(o.Held, h)) {
+			continue
+		}
+		if a.gone && !a.orphan {
+			q.t.Fatalf("seed %d: %s went with %s still held by %s", q.seed, a.name, h, r.Owner)
+		}
+		if !a.deleted && slices.Contains(o.Held, h) && !slices.Contains(a.held, h) {
+			q.t.Fatalf("seed %d: %s forgot %s, still held by %s (read %+v)", q.seed, a.name, h, r.Owner, o.Records[h])
+		}
 	}
 }
 
