@@ -378,8 +378,12 @@ func planOthers(o Observation, holds bool) moves {
 			m.busy = true
 		case !holds && (!wanted || !o.GiveFirst):
 			// In conflict: the old name is kept, unless this MyApp is the
-			// one of a closed cycle of moves that gives first.
+			// one of a closed cycle of moves that gives first. While
+			// another MyApp wants it, this one may be in a cycle whose
+			// last edit only woke another member: it comes back soon to
+			// follow the chain again, rather than at its drift check.
 			keep(h, true)
+			m.busy = m.busy || wanted
 		case routed[h]:
 			// Unrouted now; released once the Ingress no longer routes it.
 			keep(h, false)

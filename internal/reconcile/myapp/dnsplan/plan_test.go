@@ -807,3 +807,36 @@ func blocked(apps []*seqApp, svc service, a *seqApp) bool {
 	}
 	return false
 }
+
+// TestAConflictWhoseOldHostIsWantedComesBackSoon: a MyApp in conflict on
+// spec.host whose old host another live MyApp wants may be in a cycle of
+// moves that is not closed yet when it looks, and the edit that closes it
+// wakes only the holder of that edit's host, which need not be the member
+// that gives first. So such a MyApp comes back soon (Moving) to follow the
+// chain again; one whose old host nobody wants waits for its drift check.
+// A rotation of four MyApps across namespaces stalled for minutes without it.
+func TestAConflictWhoseOldHostIsWantedComesBackSoon(t *testing.T) {
+	self := Self{Owner: "myapp-operator/here/ns-b/b/uid-b", Orphaned: "myapp-operator-orphaned/here/ns-b/b/uid-b"}
+	base := Observation{
+		Self: self, Host: "h2", Target: Target{Type: "A", Value: "192.0.2.10"}, TTL: 300, Due: true,
+		Held: []string{"h1"}, Routed: []string{"h1"},
+		Records: map[string]Record{
+			"h2": {Name: "h2", Type: "A", Value: "192.0.2.10", TTL: 300, Owner: "myapp-operator/here/ns-c/c/uid-c", Active: true},
+			"h1": {Name: "h1", Type: "A", Value: "192.0.2.10", TTL: 300, Owner: self.Owner, Active: true},
+		},
+		Receivers: map[string]Peer{},
+	}
+	nobody := Make(base)
+	if nobody.Outcome.Kind != KindConflict || nobody.Outcome.Moving {
+		t.Fatalf("old host wanted by nobody: kind %s, moving %v; want a conflict that waits for the drift check", nobody.Outcome.Kind, nobody.Outcome.Moving)
+	}
+	wanted := base
+	wanted.Receivers = map[string]Peer{"h1": {Key: "ns-a/a", Owner: "myapp-operator/here/ns-a/a/uid-a"}}
+	p := Make(wanted)
+	if p.Outcome.Kind != KindConflict || !p.Outcome.Moving {
+		t.Fatalf("old host wanted by another MyApp, not the one to give first: kind %s, moving %v; want a conflict that comes back soon", p.Outcome.Kind, p.Outcome.Moving)
+	}
+	if len(p.Calls) != 0 || !slices.Contains(p.Outcome.Routes, "h1") {
+		t.Fatalf("it still keeps and routes its old host and calls nothing: calls %v, routes %v", p.Calls, p.Outcome.Routes)
+	}
+}
