@@ -239,7 +239,7 @@ func holdersWanting(s *scope, holders []*backupv1alpha1.BackupConfig,
 			return true, nil, nil
 		}
 		asked[holder.UID] = true
-		if finalBackupRecorded(holder.Status, app) {
+		if finalBackupRecorded(holder.Status, app) || suspendGaveFinalUp(s, holder) {
 			continue
 		}
 		if holder.UID != s.bc.UID {
@@ -253,6 +253,20 @@ func holdersWanting(s *scope, holders []*backupv1alpha1.BackupConfig,
 		needService = append(needService, holder)
 	}
 	return false, asked, needService
+}
+
+// suspendGaveFinalUp reports whether holder is suspended and its status
+// (as fetched, for this BackupConfig) already says it gave the final backup
+// up: suspend never blocks a deletion (final_plan.go), and once the give-up
+// was said the hold goes.
+func suspendGaveFinalUp(s *scope, holder *backupv1alpha1.BackupConfig) bool {
+	if !holder.Spec.Suspend {
+		return false
+	}
+	if holder.UID == s.bc.UID {
+		holder = s.base
+	}
+	return readyReason(holder) == backupv1alpha1.FinalBackupAbandonedReason
 }
 
 // wantsHoldOn reports whether holder's spec asks for a final backup of app:
