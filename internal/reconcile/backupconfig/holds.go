@@ -294,6 +294,11 @@ func wantsHoldOn(holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) b
 // guarded by the MyApp's resource version, so a hold put on after the read
 // stays.
 func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string) error {
+	if !r.watches(namespace) {
+		// Another install's namespace (--watch-namespaces): its holds are
+		// its own BackupConfigs' business.
+		return nil
+	}
 	var apps appsv1alpha1.MyAppList
 	if err := r.APIReader.List(ctx, &apps, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("listing MyApps: %w", err)
@@ -325,4 +330,10 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 			backupv1alpha1.FinalBackupFinalizer)
 	}
 	return errors.Join(errs...)
+}
+
+// watches reports whether namespace is one this controller watches: all
+// of them without WatchNamespaces.
+func (r *Reconciler) watches(namespace string) bool {
+	return len(r.WatchNamespaces) == 0 || slices.Contains(r.WatchNamespaces, namespace)
 }
