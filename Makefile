@@ -82,8 +82,8 @@ FUZZTIME ?= 10s
 GO_TEST_FLAGS ?=
 
 .PHONY: test
-test: manifests generate fmt vet controlplane kustomize helm-lint bind9 ## Run all tests on the locally built control plane (the alert rules' module too), then each fuzz target briefly.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
+test: manifests generate fmt vet controlplane kustomize helm-lint helm4 bind9 ## Run all tests on the locally built control plane (the alert rules' module too, and the Helm 4 --wait test with bin/helm4), then each fuzz target briefly.
+	HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 	cd test/alerts && KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz
 

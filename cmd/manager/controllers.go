@@ -64,10 +64,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	}
 	if opts.myApp.orphanSweepInterval > 0 {
 		if err := (&myapp.OrphanSweeper{
-			DNS:      dnsClient,
-			OwnerID:  opts.myApp.ownerID,
-			Reader:   mgr.GetAPIReader(),
-			Interval: opts.myApp.orphanSweepInterval,
+			DNS:             dnsClient,
+			OwnerID:         opts.myApp.ownerID,
+			Reader:          mgr.GetAPIReader(),
+			Interval:        opts.myApp.orphanSweepInterval,
+			WatchNamespaces: opts.watchNamespaces,
 		}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the DNS orphan sweep: %w", err)
 		}
@@ -82,6 +83,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		BackupPollInterval:      opts.backupPollInterval,
 		BackupTimeout:           opts.backupTimeout,
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+		WatchNamespaces:         opts.watchNamespaces,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the BackupConfig controller: %w", err)
 	}

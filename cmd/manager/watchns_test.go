@@ -24,6 +24,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -34,16 +35,17 @@ import (
 )
 
 // TestWatchNamespacesKeepsTwoInstallsApart: two managers on one cluster,
-// each with --watch-namespaces naming its own tenant's namespace, each
-// reconcile only their own MyApps and BackupConfigs; objects in a namespace
-// neither watches are never touched, and neither manager's log names the
-// other's namespace.
+// each with --watch-namespaces naming its own tenant's namespace and its own
+// --owner-id, each reconcile only their own MyApps and BackupConfigs;
+// objects in a namespace neither watches are never touched, neither
+// manager's log names the other's namespace, and with the orphan sweep
+// running every second neither deletes the other's DNS records.
 func TestWatchNamespacesKeepsTwoInstallsApart(t *testing.T) {
 	g := NewWithT(t)
 	bin := buildManager(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(cp.WriteKubeconfig(kubeconfig)).To(Succeed())
-	_, simURL := simtest.Start(t, simulator.Options{Token: "watch-test-token"})
+	sim, simURL := simtest.Start(t, simulator.Options{Token: "watch-test-token"})
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	g.Expect(os.WriteFile(tokenFile, []byte("watch-test-token\n"), 0o600)).To(Succeed())
 
@@ -52,20 +54,23 @@ func TestWatchNamespacesKeepsTwoInstallsApart(t *testing.T) {
 	tenantA, tenantB, other := fixtures.CreateNamespace(t, c, "tenant-a"), fixtures.CreateNamespace(t, c, "tenant-b"),
 		fixtures.CreateNamespace(t, c, "other")
 
-	start := func(name, namespaces string) *fixtures.ManagerProcess {
+	start := func(name, ownerID, namespaces string) *fixtures.ManagerProcess {
 		return fixtures.StartManagerProcess(t, name, bin,
 			"--kubeconfig="+kubeconfig,
 			"--health-probe-bind-address="+freeAddr(t),
 			"--metrics-bind-address="+freeAddr(t),
 			"--dns-url="+simURL, "--dns-token-file="+tokenFile,
 			"--backup-url="+simURL, "--backup-token-file="+tokenFile,
-			// The sweep judges records across namespaces; the owner ID that
-			// keeps two installs' sweeps apart is another flag's job.
-			"--dns-orphan-sweep-interval=0",
+			// The sweep runs often, so it gets several chances to judge
+			// the other install's records while the test watches.
+			"--dns-orphan-sweep-interval=1s",
+			"--owner-id="+ownerID,
+			// No Ingress controller gives an address: the record points here.
+			"--dns-default-target=192.0.2.10",
 			"--watch-namespaces="+namespaces,
 		)
 	}
-	installA, installB := start("install-a", tenantA), start("install-b", " "+tenantB+" ,")
+	installA, installB := start("install-a", "install-a", tenantA), start("install-b", "install-b", " "+tenantB+" ,")
 
 	apps := map[string]*appsv1alpha1.MyApp{}
 	configs := map[string]*backupv1alpha1.BackupConfig{}
@@ -87,6 +92,22 @@ func TestWatchNamespacesKeepsTwoInstallsApart(t *testing.T) {
 			g.Expect(bc.Status.Conditions).NotTo(BeEmpty())
 		}, 60*time.Second, 100*time.Millisecond).Should(Succeed(), "namespace %s is reconciled", ns)
 	}
+	// Each install's record is written under its own owner ID, and both
+	// survive several sweeps of both installs.
+	recordOwners := func() []string {
+		var owners []string
+		for _, rec := range sim.Records() {
+			owners = append(owners, rec.Owner)
+		}
+		return owners
+	}
+	ownsRecord := func(ownerID, ns string) gomegatypes.GomegaMatcher {
+		return ContainElement(And(HavePrefix("myapp-operator/"+ownerID+"/"), ContainSubstring("/"+ns+"/")))
+	}
+	g.Eventually(recordOwners, 60*time.Second, 100*time.Millisecond).Should(And(
+		ownsRecord("install-a", tenantA), ownsRecord("install-b", tenantB)), "each install wrote its record")
+	g.Consistently(recordOwners, 4*time.Second, 100*time.Millisecond).Should(And(
+		ownsRecord("install-a", tenantA), ownsRecord("install-b", tenantB)), "no sweep deletes the other's record")
 	g.Consistently(func(g Gomega) {
 		app := &appsv1alpha1.MyApp{}
 		g.Expect(c.Get(t.Context(), client.ObjectKeyFromObject(apps[other]), app)).To(Succeed())

@@ -58,8 +58,10 @@ const (
 	// FinalBackupInProgressReason: the MyApp is being deleted and its final
 	// backup is being taken.
 	FinalBackupInProgressReason = "FinalBackupInProgress"
-	// FinalBackupSuspendedReason: the MyApp is being deleted but spec.suspend
-	// holds its final backup back.
+	// FinalBackupSuspendedReason: the MyApp is being deleted and spec.suspend
+	// is set: a backup already running is followed to its end, no final
+	// backup is started, and the MyApp is then released (suspend never
+	// blocks a deletion).
 	FinalBackupSuspendedReason = "FinalBackupSuspended"
 	// FinalBackupFailedReason: every attempt at the final backup failed and the
 	// MyApp is held until a person decides.

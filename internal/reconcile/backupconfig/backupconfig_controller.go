@@ -140,6 +140,10 @@ type Reconciler struct {
 	// a hold before it is released. SetupWithManager defaults it to the
 	// manager's API reader; nil means Client.
 	APIReader client.Reader
+	// WatchNamespaces, when set, is the manager's --watch-namespaces: the
+	// safety net for holds nobody wants (releaseUnwantedHolds) acts only in
+	// these namespaces.
+	WatchNamespaces []string
 	// Backups is the backup service. Required.
 	Backups backup.Client
 	// Recorder records events. SetupWithManager defaults it to the manager's

@@ -122,9 +122,6 @@ func (r *Reconciler) applyFinal(ctx context.Context, s *scope, o finalObservatio
 		// the spec change or deletion that decides brings the object back.
 		r.reportFinalBackupFailed(ctx, s, attempts)
 		return ctrl.Result{}, false, nil
-	case finalSuspended:
-		s.readiness.finalBackupPending = true
-		return ctrl.Result{}, false, nil
 	case finalAbandon:
 		r.reportFinalBackupAbandoned(ctx, s, p.why)
 		if !p.release {
@@ -148,8 +145,8 @@ func (r *Reconciler) applyFinal(ctx context.Context, s *scope, o finalObservatio
 // abandonReportDelay is how soon the pass after a give-up's report comes.
 const abandonReportDelay = time.Second
 
-// reportFinalBackupAbandoned says that a BackupConfig being deleted gave its
-// MyApp's final backup up: a Warning event (once), a log line, a metric and
+// reportFinalBackupAbandoned says that a BackupConfig being deleted, or a
+// suspended one, gave its MyApp's final backup up: a Warning event (once), a log line, a metric and
 // the Ready condition, which the pass writes before the MyApp is released.
 func (r *Reconciler) reportFinalBackupAbandoned(ctx context.Context, s *scope, why string) {
 	s.readiness.finalBackupAbandoned = why

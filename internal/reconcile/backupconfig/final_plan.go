@@ -88,13 +88,12 @@ const (
 	// finalFailed: a BackupConfig in use ran out of attempts; the MyApp
 	// stays held until a person decides.
 	finalFailed
-	// finalSuspended: a BackupConfig in use is suspended; the MyApp waits.
-	finalSuspended
 	// finalWaitApp: the namespace is terminating, the MyApp's deletion has
 	// not begun yet; its final backup is taken once it has.
 	finalWaitApp
-	// finalAbandon: a BackupConfig being deleted gives the final backup up
-	// (plan.why); the status says so first, then the hold goes.
+	// finalAbandon: a BackupConfig being deleted, or a suspended one, gives
+	// the final backup up (plan.why); the status says so first, then the
+	// hold goes.
 	finalAbandon
 )
 
@@ -152,7 +151,7 @@ func planTeardownFinalBackup(o finalObservation) finalPlan {
 			o.teardownLimit))
 	}
 	if o.suspended {
-		return abandon(o, "spec.suspend is set, so no final backup is started")
+		return abandon(o, suspendedWhy)
 	}
 	if !o.appDeleting {
 		return finalPlan{action: finalWaitApp, keepHold: true}
@@ -173,20 +172,27 @@ func planAttempts(o finalObservation, teardown bool) finalPlan {
 		return finalPlan{action: finalDone, release: true}
 	case o.attempts.running:
 		return finalPlan{action: finalFollow, keepHold: true}
+	case o.suspended:
+		// Suspend means no write to the backup service, and it never blocks
+		// a deletion: the final backup is given up as a teardown gives it
+		// up, said first, then the MyApp is released.
+		return abandon(o, suspendedWhy)
 	case o.attempts.failed >= o.maxAttempts && teardown:
 		return abandon(o, fmt.Sprintf("the final backup failed %d times (last reason: %s)",
 			o.attempts.failed, normalizeReason(o.attempts.lastFailure)))
 	case o.attempts.failed >= o.maxAttempts:
 		return finalPlan{action: finalFailed, keepHold: true}
-	case o.suspended:
-		return finalPlan{action: finalSuspended, keepHold: true}
 	}
 	return finalPlan{action: finalStart, attempt: o.attempts.failed + 1, keepHold: true}
 }
 
-// abandon gives a teardown's final backup up: first the status and a
-// Warning event say so, and only the next pass, which reads that status,
-// releases the MyApp. A give-up is never silent.
+// suspendedWhy is why a suspended BackupConfig gives a final backup up.
+const suspendedWhy = "spec.suspend is set, so no final backup is started"
+
+// abandon gives a final backup up (a teardown's, or a suspended
+// BackupConfig's): first the status and a Warning event say so, and only
+// the next pass, which reads that status, releases the MyApp. A give-up is
+// never silent.
 func abandon(o finalObservation, why string) finalPlan {
 	return finalPlan{action: finalAbandon, why: why, keepHold: !o.abandonReported, release: o.abandonReported}
 }

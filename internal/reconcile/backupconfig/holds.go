@@ -239,7 +239,7 @@ func holdersWanting(s *scope, holders []*backupv1alpha1.BackupConfig,
 			return true, nil, nil
 		}
 		asked[holder.UID] = true
-		if finalBackupRecorded(holder.Status, app) {
+		if finalBackupRecorded(holder.Status, app) || suspendGaveFinalUp(s, holder) {
 			continue
 		}
 		if holder.UID != s.bc.UID {
@@ -253,6 +253,20 @@ func holdersWanting(s *scope, holders []*backupv1alpha1.BackupConfig,
 		needService = append(needService, holder)
 	}
 	return false, asked, needService
+}
+
+// suspendGaveFinalUp reports whether holder is suspended and its status
+// (as fetched, for this BackupConfig) already says it gave the final backup
+// up: suspend never blocks a deletion (final_plan.go), and once the give-up
+// was said the hold goes.
+func suspendGaveFinalUp(s *scope, holder *backupv1alpha1.BackupConfig) bool {
+	if !holder.Spec.Suspend {
+		return false
+	}
+	if holder.UID == s.bc.UID {
+		holder = s.base
+	}
+	return readyReason(holder) == backupv1alpha1.FinalBackupAbandonedReason
 }
 
 // wantsHoldOn reports whether holder's spec asks for a final backup of app:
@@ -280,6 +294,11 @@ func wantsHoldOn(holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) b
 // guarded by the MyApp's resource version, so a hold put on after the read
 // stays.
 func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string) error {
+	if !r.watches(namespace) {
+		// Another install's namespace (--watch-namespaces): its holds are
+		// its own BackupConfigs' business.
+		return nil
+	}
 	var apps appsv1alpha1.MyAppList
 	if err := r.APIReader.List(ctx, &apps, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("listing MyApps: %w", err)
@@ -311,4 +330,10 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 			backupv1alpha1.FinalBackupFinalizer)
 	}
 	return errors.Join(errs...)
+}
+
+// watches reports whether namespace is one this controller watches: all
+// of them without WatchNamespaces.
+func (r *Reconciler) watches(namespace string) bool {
+	return len(r.WatchNamespaces) == 0 || slices.Contains(r.WatchNamespaces, namespace)
 }

@@ -248,3 +248,24 @@ func TestAPassStopsAskingAFailingServiceAboutOtherMyApps(t *testing.T) {
 		g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer), "the holds stay")
 	}
 }
+
+// TestSafetyNetActsOnlyInWatchedNamespaces (issue 23 item 6): the safety
+// net for final-backup holds nobody wants lists and releases only in the
+// namespaces --watch-namespaces gives; another namespace's holds are
+// another install's business and stay.
+func TestSafetyNetActsOnlyInWatchedNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	e, _, r := newPhaseEnv(t)
+	app := e.newApp("held", dnsCleanupFinalizer, backupv1alpha1.FinalBackupFinalizer)
+	e.create(app)
+
+	r.WatchNamespaces = []string{"some-other-namespace"}
+	g.Expect(r.releaseUnwantedHolds(t.Context(), e.ns)).To(Succeed())
+	g.Expect(e.get(app)()).To(Succeed())
+	g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer), "an unwatched namespace's hold stays")
+
+	r.WatchNamespaces = []string{"some-other-namespace", e.ns}
+	g.Expect(r.releaseUnwantedHolds(t.Context(), e.ns)).To(Succeed())
+	g.Expect(e.get(app)()).To(Succeed())
+	g.Expect(app.Finalizers).To(ConsistOf(dnsCleanupFinalizer), "a watched namespace's unwanted hold goes")
+}

@@ -724,13 +724,15 @@ func TestReconcileFinalBackupPhase(t *testing.T) {
 			wantReady:   backupv1alpha1.FinalBackupInProgressReason,
 		},
 		{
-			name:        "suspended holds the MyApp without a backup",
-			opts:        []fixtures.BackupConfigOption{fixtures.WithFinalBackup(), withSuspend()},
-			appDeleting: true,
-			wantLists:   1,
-			wantPending: true,
-			wantResult:  func(*Reconciler) requeue { return requeue{} },
-			wantReady:   backupv1alpha1.FinalBackupSuspendedReason,
+			// Suspend never blocks a deletion: the final backup is given
+			// up, said first, and the next pass releases the MyApp.
+			name:            "suspended gives the final backup up without a backup",
+			opts:            []fixtures.BackupConfigOption{fixtures.WithFinalBackup(), withSuspend()},
+			appDeleting:     true,
+			wantLists:       1,
+			wantResult:      func(*Reconciler) requeue { return requeue{abandonReportDelay, abandonReportDelay} },
+			wantReady:       backupv1alpha1.FinalBackupAbandonedReason,
+			wantReadyDetail: "spec.suspend",
 		},
 		{
 			name:        "attempts run out and a person is asked to decide",

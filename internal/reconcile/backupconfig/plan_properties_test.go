@@ -108,7 +108,30 @@ func applyFinalModel(o finalObservation, p finalPlan) finalObservation {
 
 // finalRulesBroken lists the promises p breaks for o.
 func finalRulesBroken(o finalObservation, p finalPlan) []string {
-	return slices.Concat(releaseRulesBroken(o, p), giveUpRulesBroken(o, p), startRulesBroken(o, p))
+	return slices.Concat(releaseRulesBroken(o, p), giveUpRulesBroken(o, p), startRulesBroken(o, p),
+		suspendRulesBroken(o, p))
+}
+
+// suspendRulesBroken: suspend never blocks a deletion. A suspended
+// BackupConfig that a final backup is wanted of starts nothing, and holds
+// the MyApp only while it reads the service, follows a backup already
+// running, or says its give-up; it never waits for a person (finalFailed).
+func suspendRulesBroken(o finalObservation, p finalPlan) []string {
+	if !o.suspended || !finalWanted(o) {
+		return nil
+	}
+	if p.action == finalStart {
+		return []string{"started a backup while suspended"}
+	}
+	hold := p.keepHold && !p.release
+	switch p.action {
+	case finalList, finalFollow, finalWaitOther, finalAbandon:
+		return nil
+	}
+	if hold {
+		return []string{"suspend blocked the deletion"}
+	}
+	return nil
 }
 
 // releaseRulesBroken: a MyApp held for a final backup is let go only after
@@ -123,16 +146,16 @@ func releaseRulesBroken(o finalObservation, p finalPlan) []string {
 }
 
 // giveUpRulesBroken: a give-up is bounded and never silent. Only a
-// BackupConfig being deleted gives up, only out of attempts, past its limit
-// or suspended, and it keeps the hold until the status said so; past its
-// limit it never waits on.
+// BackupConfig being deleted (out of attempts, past its limit or suspended)
+// or a suspended one in use gives up, and it keeps the hold until the
+// status said so; past its limit it never waits on.
 func giveUpRulesBroken(o finalObservation, p finalPlan) []string {
 	var broken []string
 	past := o.deleting && !o.now.Before(o.deletionStarted.Add(o.teardownLimit))
 	if p.action == finalAbandon {
 		outOfAttempts := o.listed && o.attempts.failed >= o.maxAttempts
 		reason := past || o.suspended || outOfAttempts
-		if !o.deleting || !reason {
+		if !o.deleting && !o.suspended || !reason {
 			broken = append(broken, "gave up without a reason")
 		}
 		if !o.abandonReported && (!p.keepHold || p.release) {

@@ -57,9 +57,11 @@ const (
 
 // suspendedReason reports whether a Ready reason says the BackupConfig is
 // suspended: while spec.suspend is set and it is not being deleted, Ready
-// says one of these two and nothing else.
+// says one of these three and nothing else (a BackupConfig in use gives a
+// final backup up, FinalBackupAbandoned, only while suspended).
 func suspendedReason(reason string) bool {
-	return reason == backupv1alpha1.SuspendedReason || reason == backupv1alpha1.FinalBackupSuspendedReason
+	return reason == backupv1alpha1.SuspendedReason || reason == backupv1alpha1.FinalBackupSuspendedReason ||
+		reason == backupv1alpha1.FinalBackupAbandonedReason
 }
 
 // tryAgain says what happens after a failed backup of a trigger.
@@ -137,7 +139,7 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	switch {
 	case r.finalBackupAbandoned != "":
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupAbandonedReason
-		message = fmt.Sprintf("This BackupConfig is being deleted and gave the final backup of MyApp %q up: %s. "+
+		message = fmt.Sprintf("This BackupConfig gave the final backup of MyApp %q up: %s. "+
 			"The MyApp is released without one.", r.appName, r.finalBackupAbandoned)
 	case r.deleting && r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
@@ -158,8 +160,9 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	// tries nothing: what it would otherwise report waits for the resume.
 	case r.suspended && r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupSuspendedReason
-		message = fmt.Sprintf("MyApp %q is being deleted, but backups are suspended. Set spec.suspend to false to take the "+
-			"final backup, or spec.backupBeforeAppDeletion to false to release the MyApp without one.", r.appName)
+		message = fmt.Sprintf("MyApp %q is being deleted and spec.suspend is set: a backup already running is "+
+			"followed to its end, no final backup is started, and the MyApp is then released without one "+
+			"unless a final backup succeeded.", r.appName)
 	case r.suspended:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.SuspendedReason
 		message = "Backups are suspended: no new backup is started, no backup is deleted by retention, and " +

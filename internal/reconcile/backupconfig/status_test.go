@@ -103,11 +103,11 @@ func TestSetReadyCondition(t *testing.T) {
 			wantMessages: []string{"final backup"},
 		},
 		{
-			name:         "final backup held back by suspend says how to go on",
+			name:         "final backup under suspend says the MyApp is released without one",
 			readiness:    readiness{finalBackupPending: true, suspended: true},
 			wantStatus:   metav1.ConditionFalse,
 			wantReason:   backupv1alpha1.FinalBackupSuspendedReason,
-			wantMessages: []string{"spec.suspend", "spec.backupBeforeAppDeletion"},
+			wantMessages: []string{"spec.suspend", "no final backup is started", "released without one"},
 		},
 		{
 			name:         "final backup failed for good names the way out",

@@ -21,7 +21,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/health"
@@ -108,4 +110,41 @@ func TestSuspendNeverBlocksDeletion(t *testing.T) {
 	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
 	g.Eventually(e.get(bc), eventually, tick).ShouldNot(Succeed())
 	g.Expect(e.ownBackups(bc)).To(BeEmpty(), "deletionPolicy Delete removed its backups")
+}
+
+// TestSuspendNeverHoldsADeletedMyApp: a suspended BackupConfig with
+// backupBeforeAppDeletion does not keep its MyApp from going. Suspend means
+// no writes to the backup service, so the final backup is given up the way
+// a teardown gives it up: the Ready condition FinalBackupAbandoned and a
+// Warning event first, then the MyApp is released, with no backup started.
+func TestSuspendNeverHoldsADeletedMyApp(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("paused")
+	bc := e.newBackupConfig("paused", "paused", fixtures.WithFinalBackup())
+	e.create(app, bc)
+	e.waitForHold(app)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
+	backupsBefore := len(e.ownBackups(bc))
+
+	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
+	var sawCondition bool
+	g.Eventually(func() bool {
+		current := &backupv1alpha1.BackupConfig{}
+		if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), current); err == nil &&
+			condition(current, backupv1alpha1.ReadyCondition).Reason == backupv1alpha1.FinalBackupAbandonedReason {
+			sawCondition = true
+		}
+		return apierrors.IsNotFound(e.get(app)())
+	}, eventually, 20*time.Millisecond).Should(BeTrue(), "the MyApp goes although its BackupConfig is suspended")
+	g.Expect(sawCondition).To(BeTrue(), "Ready said FinalBackupAbandoned before the MyApp went")
+	g.Eventually(func(g Gomega) []eventReason {
+		return e.eventReasons(g, bc)
+	}, eventually, tick).Should(ContainElement(eventFinalBackupAbandoned))
+	g.Expect(e.ownBackups(bc)).To(HaveLen(backupsBefore), "no backup is started while suspended")
 }

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -90,6 +91,15 @@ type OrphanSweeper struct {
 	Pace time.Duration
 	// Log receives a line per record deleted and per sweep that found any.
 	Log logr.Logger
+	// WatchNamespaces, when set, is the manager's --watch-namespaces: only
+	// records whose MyApp lives in one of these namespaces are judged. The
+	// others belong to another install's namespaces, never this one's.
+	WatchNamespaces []string
+}
+
+// watches reports whether the sweep judges records of MyApps in namespace.
+func (s *OrphanSweeper) watches(namespace string) bool {
+	return len(s.WatchNamespaces) == 0 || slices.Contains(s.WatchNamespaces, namespace)
 }
 
 var _ manager.LeaderElectionRunnable = &OrphanSweeper{}
@@ -190,6 +200,9 @@ func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
 		owner, ok := parseRecordOwner(rec.Owner)
 		if !ok || owner.orphaned || owner.installation != s.OwnerID {
 			continue // not an owner this installation wrote: never ours to judge
+		}
+		if !s.watches(owner.key.Namespace) {
+			continue // a namespace this install does not watch: not ours to judge
 		}
 		gone, err := s.ownerGone(ctx, owner)
 		if err != nil {

@@ -99,3 +99,36 @@ func TestSweepHandlesTwentyThousandRecords(t *testing.T) {
 	}
 	t.Logf("%d records, %d of them orphans, all deleted; %d kept", ours+theirs, len(orphans), len(left))
 }
+
+// TestSweepJudgesOnlyWatchedNamespaces (issue 23 item 6): with
+// --watch-namespaces the sweep judges only records whose MyApp lives in a
+// watched namespace. A record of another namespace belongs to another
+// install (same owner ID or not), whose MyApp this one's RBAC may not even
+// read; it is kept although its MyApp looks gone from here.
+func TestSweepJudgesOnlyWatchedNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	gone := map[types.NamespacedName]bool{}
+	owner := func(i int) string {
+		ns := []string{"team-a", "team-b"}[i%2]
+		name := fmt.Sprintf("application-%012d", i)
+		gone[types.NamespacedName{Namespace: ns, Name: name}] = true
+		return fmt.Sprintf("myapp-operator/%s/%s/%s/%s", testOwnerID, ns, name, scaleUID(name))
+	}
+	sim, url := simtest.StartWithRecords(t, simulator.Options{Token: simToken}, 6, owner)
+	c, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken), MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	s := &OrphanSweeper{OwnerID: testOwnerID, DNS: c, Reader: appsExcept{gone: gone}, Pace: time.Nanosecond,
+		Log: logr.Discard(), WatchNamespaces: []string{"team-a"}}
+	removed, err := s.sweepOnce(t.Context())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(removed).To(Equal(3), "the three orphans of team-a")
+	var left []string
+	for _, rec := range sim.Records() {
+		left = append(left, rec.Owner)
+	}
+	g.Expect(left).To(HaveLen(3))
+	for _, o := range left {
+		g.Expect(o).To(ContainSubstring("/team-b/"), "the unwatched namespace's records are kept")
+	}
+}
