@@ -95,7 +95,7 @@ func TestWatchNamespacesKeepsTwoInstallsApart(t *testing.T) {
 	// Each install's record is written under its own owner ID, and both
 	// survive several sweeps of both installs.
 	recordOwners := func() []string {
-		var owners []string
+		owners := make([]string, 0, len(sim.Records()))
 		for _, rec := range sim.Records() {
 			owners = append(owners, rec.Owner)
 		}

@@ -123,7 +123,7 @@ func TestSweepJudgesOnlyWatchedNamespaces(t *testing.T) {
 	removed, err := s.sweepOnce(t.Context())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(removed).To(Equal(3), "the three orphans of team-a")
-	var left []string
+	left := make([]string, 0, len(sim.Records()))
 	for _, rec := range sim.Records() {
 		left = append(left, rec.Owner)
 	}

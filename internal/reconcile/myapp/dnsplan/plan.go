@@ -328,6 +328,22 @@ type moves struct {
 	busy bool
 }
 
+// heldReadAbsent decides a host the status holds that read as absent: the
+// read may be stale (a record created moments ago answers 404 for a
+// while), so the host is not forgotten on this answer. It is not routed
+// (it may be gone, and another MyApp may take it), and it leaves the
+// status only through an owner-checked Delete: a Delete of what is gone
+// succeeds, and one of a record another owner holds is a conflict,
+// observed again.
+func (m *moves) heldReadAbsent(o Observation, h string, routed, holds, specRouted bool) {
+	if routed || !holds || !specRouted {
+		m.kept = append(m.kept, h)
+		m.busy = m.busy || holds
+		return
+	}
+	m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: o.Want().Owner, Why: WhyRelease})
+}
+
 // planOthers decides each host held other than spec.host, given whether
 // spec.host is held once the calls succeeded.
 func planOthers(o Observation, holds bool) moves {
@@ -346,20 +362,7 @@ func planOthers(o Observation, holds bool) moves {
 	for _, h := range o.others() {
 		r, read := o.Records[h]
 		if read && r.Name == "" && slices.Contains(o.Held, h) {
-			// Held, yet read as absent: the read may be stale (a record
-			// created moments ago answers 404 for a while), so the host is
-			// not forgotten on this answer. It is not routed (it may be
-			// gone, and another MyApp may take it), and it leaves the
-			// status only through an owner-checked Delete: a Delete of
-			// what is gone succeeds, and one of a record another owner
-			// holds is a conflict, observed again.
-			switch {
-			case routed[h] || !holds || !specRouted:
-				keep(h, false)
-				m.busy = m.busy || holds
-			default:
-				m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: o.Want().Owner, Why: WhyRelease})
-			}
+			m.heldReadAbsent(o, h, routed[h], holds, specRouted)
 			continue
 		}
 		if !read || !o.Self.Owns(r.Owner) {

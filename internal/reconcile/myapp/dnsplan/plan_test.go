@@ -121,32 +121,9 @@ func everyObservation(check func(o Observation, truth service)) int {
 											ReplaceLeaks: ad.leaks,
 										}
 										o.GiveFirst = deleting == 0 && ad.live == ad.adopt // both values, at no cost in size
-										truth := service{}
-										for name, st := range map[string]recordState{"a": sa, "b": sb, "c": sc} {
-											switch {
-											case st.stale:
-												o.Records[name] = Record{}
-												truth[name] = Record{Name: name, Type: "A", Value: wantedIP, TTL: 300,
-													Owner: o.Want().Owner, Active: true}
-											case !st.unread:
-												o.Records[name] = record(name, st)
-												if st.owner != "" {
-													truth[name] = record(name, st)
-												}
-											}
-										}
-										switch sa.owner {
-										case former:
-											o.Former = &Former{}
-										case formerOrph:
-											o.Former = &Former{Orphaned: true}
-										}
-										if recv&1 != 0 {
-											o.Receivers["b"] = Peer{Key: "ns/peer", Owner: peerOwner}
-										}
-										if recv&2 != 0 {
-											o.Receivers["c"] = Peer{Key: "ns/peer", Owner: peerOwner}
-										}
+										truth := readRecords(&o, map[string]recordState{"a": sa, "b": sb, "c": sc})
+										setFormer(&o, sa.owner)
+										setReceivers(&o, recv)
 										switch deleting {
 										case 1:
 											o.Deleting, o.DeletingSince = true, now.Add(-time.Minute)
@@ -165,6 +142,46 @@ func everyObservation(check func(o Observation, truth service)) int {
 		}
 	}
 	return n
+}
+
+// readRecords fills o.Records with what a read of each name answers, and
+// returns what the service holds: a stale read answers absent for a record
+// this MyApp holds; an unread name is missing from o.Records.
+func readRecords(o *Observation, states map[string]recordState) service {
+	truth := service{}
+	for name, st := range states {
+		switch {
+		case st.stale:
+			o.Records[name] = Record{}
+			truth[name] = Record{Name: name, Type: "A", Value: wantedIP, TTL: 300, Owner: o.Want().Owner, Active: true}
+		case !st.unread:
+			o.Records[name] = record(name, st)
+			if st.owner != "" {
+				truth[name] = record(name, st)
+			}
+		}
+	}
+	return truth
+}
+
+// setFormer marks spec.host's holder as an earlier MyApp of this name.
+func setFormer(o *Observation, owner string) {
+	switch owner {
+	case former:
+		o.Former = &Former{}
+	case formerOrph:
+		o.Former = &Former{Orphaned: true}
+	}
+}
+
+// setReceivers gives b (bit 1) and c (bit 2) a live MyApp that wants them.
+func setReceivers(o *Observation, recv int) {
+	if recv&1 != 0 {
+		o.Receivers["b"] = Peer{Key: "ns/peer", Owner: peerOwner}
+	}
+	if recv&2 != 0 {
+		o.Receivers["c"] = Peer{Key: "ns/peer", Owner: peerOwner}
+	}
 }
 
 func record(name string, st recordState) Record {
