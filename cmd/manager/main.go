@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -129,6 +130,10 @@ func run(ctx context.Context, args []string) error {
 		RenewDeadline:                 &opts.renewDeadline,
 		RetryPeriod:                   &opts.retryPeriod,
 		GracefulShutdownTimeout:       &opts.gracefulShutdownTimeout,
+		Controller: config.Controller{
+			EnableWarmup:     &opts.warmStandby,
+			UsePriorityQueue: &opts.priorityQueue,
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

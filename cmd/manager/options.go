@@ -52,6 +52,13 @@ type options struct {
 	renewDeadline           time.Duration
 	retryPeriod             time.Duration
 	gracefulShutdownTimeout time.Duration
+	// warmStandby starts every controller's watches before this manager is
+	// elected (controller-runtime's warm-up), so a standby takes over with
+	// its caches filled.
+	warmStandby bool
+	// priorityQueue gives the controllers controller-runtime's priority
+	// queue, which puts the objects of an initial list behind edits.
+	priorityQueue bool
 	// watchNamespaces, when set, limits both controllers and their caches
 	// to these namespaces (--watch-namespaces=a,b): one install per tenant.
 	watchNamespaces []string
@@ -194,6 +201,12 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"The name of the Lease used for leader election.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
 		"The namespace of the leader-election Lease; defaults to the manager's own namespace in a cluster.")
+	fs.BoolVar(&o.warmStandby, "warm-standby", true,
+		"With --leader-elect, start every watch and fill every cache before this manager is elected, so a "+
+			"standby that takes over reconciles at once instead of listing the cluster first; false starts them at election.")
+	fs.BoolVar(&o.priorityQueue, "priority-queue", true,
+		"Queue the objects of a start's initial list behind edits (controller-runtime's priority queue), so an edit "+
+			"made right after a restart or failover is not kept waiting behind every object.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second,
 		"How long a standby waits after the last renewal before it takes over from a leader that died.")
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second,
