@@ -23,59 +23,18 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/health"
+	"github.com/myapp-operator/myapp-operator/internal/health/healthtest"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-// kstatusOf is what kstatus (Helm 4's --wait, Flux's health checks) makes of
-// bc as it is stored.
-func kstatusOf(t *testing.T, bc *backupv1alpha1.BackupConfig) *status.Result {
-	t.Helper()
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(bc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(backupv1alpha1.GroupVersion.WithKind("BackupConfig"))
-	res, err := status.Compute(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-// argoCDFor is the Argo CD health each kstatus status must read as with the
-// shipped check (config/health).
-var argoCDFor = map[status.Status]string{
-	status.CurrentStatus:     health.Healthy,
-	status.InProgressStatus:  health.Progressing,
-	status.FailedStatus:      health.Degraded,
-	status.TerminatingStatus: health.Progressing,
-}
-
-// argoCDHealthOf runs the shipped Argo CD health check of a BackupConfig over obj.
-func argoCDHealthOf(t *testing.T, obj runtime.Object) health.Result {
-	t.Helper()
-	checks, err := health.LoadArgoCDChecks("../../../config/health/argocd-cm.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := health.Run(checks[health.CheckKey(backupv1alpha1.GroupVersion.Group, "BackupConfig")], content)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
+// backupConfigKind is the kind healthtest reads the objects of this package as.
+var backupConfigKind = backupv1alpha1.GroupVersion.WithKind("BackupConfig")
 
 // eventuallyKstatus waits until kstatus reads bc as want (and the shipped
 // Argo CD check as its counterpart) and the given
@@ -87,10 +46,10 @@ func (e *testEnv) eventuallyKstatus(bc *backupv1alpha1.BackupConfig, want status
 	var current *backupv1alpha1.BackupConfig
 	NewWithT(e.t).Eventually(func(g Gomega) {
 		current = e.fetchBackupConfig(bc)(g)
-		res := kstatusOf(e.t, current)
+		res := healthtest.Kstatus(e.t, current, backupConfigKind)
 		g.Expect(res.Status).To(Equal(want), "kstatus says %s: %s", res.Status, res.Message)
-		argo := argoCDHealthOf(e.t, current)
-		g.Expect(argo.Status).To(Equal(argoCDFor[want]), "Argo CD says %s: %s", argo.Status, argo.Message)
+		argo := healthtest.ArgoCD(e.t, current, backupConfigKind)
+		g.Expect(argo.Status).To(Equal(healthtest.ArgoCDFor[want]), "Argo CD says %s: %s", argo.Status, argo.Message)
 		for _, c := range []string{string(status.ConditionReconciling), string(status.ConditionStalled)} {
 			cond := fixtures.Condition(current.Status.Conditions, c)
 			if c != condType {
@@ -137,8 +96,8 @@ func TestKstatusReadsEveryStageOfABackupConfig(t *testing.T) {
 	// Right after an edit the old generation's Ready does not count.
 	current.Spec.Schedule = "0 3 * * *"
 	g.Expect(e.c.Update(t.Context(), current)).To(Succeed())
-	g.Expect(kstatusOf(t, current).Status).To(Equal(status.InProgressStatus), "the new generation is not observed yet")
-	g.Expect(argoCDHealthOf(t, current).Status).To(Equal(health.Progressing))
+	g.Expect(healthtest.Kstatus(t, current, backupConfigKind).Status).To(Equal(status.InProgressStatus), "the new generation is not observed yet")
+	g.Expect(healthtest.ArgoCD(t, current, backupConfigKind).Status).To(Equal(health.Progressing))
 	e.eventuallyKstatus(bc, status.CurrentStatus, "", "")
 
 	// A schedule the API server accepts and the cron parser refuses: Failed.
@@ -156,6 +115,6 @@ func TestKstatusReadsEveryStageOfABackupConfig(t *testing.T) {
 		if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), current); err != nil {
 			return status.NotFoundStatus
 		}
-		return kstatusOf(t, current).Status
+		return healthtest.Kstatus(t, current, backupConfigKind).Status
 	}, eventually, tick).Should(BeElementOf(status.TerminatingStatus, status.NotFoundStatus))
 }

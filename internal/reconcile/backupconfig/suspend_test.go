@@ -27,6 +27,7 @@ import (
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/health"
+	"github.com/myapp-operator/myapp-operator/internal/health/healthtest"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -60,7 +61,7 @@ func TestSuspendSkipsSlotsAndWritesNothing(t *testing.T) {
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
 	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
-	g.Expect(argoCDHealthOf(t, e.fetchBackupConfig(bc)(g)).Status).
+	g.Expect(healthtest.ArgoCD(t, e.fetchBackupConfig(bc)(g), backupConfigKind).Status).
 		To(Equal(health.Suspended))
 
 	// Three slots pass while suspended, and retention is lowered to one.

@@ -27,59 +27,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/health"
+	"github.com/myapp-operator/myapp-operator/internal/health/healthtest"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-// kstatusOf is what kstatus (Helm 4's --wait, Flux's health checks) makes of
-// app as it is stored.
-func kstatusOf(t *testing.T, app *appsv1alpha1.MyApp) *status.Result {
-	t.Helper()
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("MyApp"))
-	res, err := status.Compute(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-// argoCDFor is the Argo CD health each kstatus status must read as with the
-// shipped check (config/health).
-var argoCDFor = map[status.Status]string{
-	status.CurrentStatus:     health.Healthy,
-	status.InProgressStatus:  health.Progressing,
-	status.FailedStatus:      health.Degraded,
-	status.TerminatingStatus: health.Progressing,
-}
-
-// argoCDHealthOf runs the shipped Argo CD health check of a MyApp over obj.
-func argoCDHealthOf(t *testing.T, obj runtime.Object) health.Result {
-	t.Helper()
-	checks, err := health.LoadArgoCDChecks("../../../config/health/argocd-cm.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := health.Run(checks[health.CheckKey(appsv1alpha1.GroupVersion.Group, "MyApp")], content)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
+// myAppKind is the kind healthtest reads the objects of this package as.
+var myAppKind = appsv1alpha1.GroupVersion.WithKind("MyApp")
 
 // eventuallyKstatus waits until kstatus reads app as want, and the shipped
 // Argo CD check as its counterpart, and returns the
@@ -89,10 +48,10 @@ func eventuallyKstatus(t *testing.T, g *WithT, app *appsv1alpha1.MyApp, want sta
 	var res *status.Result
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
-		res = kstatusOf(t, app)
+		res = healthtest.Kstatus(t, app, myAppKind)
 		g.Expect(res.Status).To(Equal(want), "kstatus says %s: %s", res.Status, res.Message)
-		argo := argoCDHealthOf(t, app)
-		g.Expect(argo.Status).To(Equal(argoCDFor[want]), "Argo CD says %s: %s", argo.Status, argo.Message)
+		argo := healthtest.ArgoCD(t, app, myAppKind)
+		g.Expect(argo.Status).To(Equal(healthtest.ArgoCDFor[want]), "Argo CD says %s: %s", argo.Status, argo.Message)
 	}, timeout, interval).Should(Succeed())
 	return app
 }
@@ -152,8 +111,8 @@ func TestKstatusReadsEveryStageOfAMyApp(t *testing.T) {
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Reason).To(Equal(appsv1alpha1.DNSServiceUnavailableReason))
 	}, timeout, interval).Should(Succeed())
-	g.Expect(kstatusOf(t, app).Status).To(Equal(status.InProgressStatus))
-	g.Expect(argoCDHealthOf(t, app).Status).To(Equal(health.Progressing))
+	g.Expect(healthtest.Kstatus(t, app, myAppKind).Status).To(Equal(status.InProgressStatus))
+	g.Expect(healthtest.ArgoCD(t, app, myAppKind).Status).To(Equal(health.Progressing))
 	expectProgress(g, app, string(status.ConditionReconciling), appsv1alpha1.DNSServiceUnavailableReason)
 
 	// Ready: Current, and neither abnormal condition is left.
@@ -166,8 +125,8 @@ func TestKstatusReadsEveryStageOfAMyApp(t *testing.T) {
 	// generation's Ready, and kstatus must not take it.
 	app.Spec.Image = "nginx:1.28"
 	g.Expect(k8sClient.Update(t.Context(), app)).To(Succeed())
-	g.Expect(kstatusOf(t, app).Status).To(Equal(status.InProgressStatus), "the new generation is not observed yet")
-	g.Expect(argoCDHealthOf(t, app).Status).To(Equal(health.Progressing))
+	g.Expect(healthtest.Kstatus(t, app, myAppKind).Status).To(Equal(status.InProgressStatus), "the new generation is not observed yet")
+	g.Expect(healthtest.ArgoCD(t, app, myAppKind).Status).To(Equal(health.Progressing))
 	eventuallyReady(t, g, app)
 	eventuallyKstatus(t, g, app, status.CurrentStatus)
 
@@ -198,7 +157,7 @@ func TestKstatusReadsEveryStageOfAMyApp(t *testing.T) {
 		if err := k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app); err != nil {
 			return status.NotFoundStatus
 		}
-		return kstatusOf(t, app).Status
+		return healthtest.Kstatus(t, app, myAppKind).Status
 	}, timeout, interval).Should(BeElementOf(status.TerminatingStatus, status.NotFoundStatus))
 	// With the holder gone, the intruder gets the host and is Current.
 	eventuallyKstatus(t, g, intruder, status.CurrentStatus)

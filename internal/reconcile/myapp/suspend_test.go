@@ -30,6 +30,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/health"
+	"github.com/myapp-operator/myapp-operator/internal/health/healthtest"
 )
 
 // setSuspend sets spec.suspend on app with a merge patch.
@@ -60,7 +61,7 @@ func TestSuspendFreezesAMyApp(t *testing.T) {
 	g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
 	g.Expect(conditionOf(app, appsv1alpha1.ReconcilingCondition)).To(BeNil())
 	g.Expect(conditionOf(app, appsv1alpha1.StalledCondition)).To(BeNil())
-	g.Expect(argoCDHealthOf(t, app).Status).To(Equal(health.Suspended))
+	g.Expect(healthtest.ArgoCD(t, app, myAppKind).Status).To(Equal(health.Suspended))
 	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).
 		Should(ContainElement(eventSuspended))
 
