@@ -55,9 +55,8 @@ const (
 // LocalClusterControllerManagerQPS is kube-controller-manager's
 // --kube-api-qps in the local clusters `make run` (cmd/devenv) and `make
 // bench` (test/bench) start, burst twice that. At its default of 20 the
-// Deployment and ReplicaSet controllers, not the operator, set the pace:
-// 1,000 MyApps took 240 s to converge on `make run`'s cluster and 95 s on
-// the bench's, at 200.
+// cluster's own controllers, not the operator, set the pace: 1,000 bare
+// Deployments took 240 s to become available (docs/benchmarks.md).
 const LocalClusterControllerManagerQPS = 200
 
 // ControllerManagerArgs is kube-controller-manager's command line in the
