@@ -291,8 +291,9 @@ func eventuallyReconciled(t *testing.T, g *WithT, c client.Client, sim *simulato
 		g.Expect(c.Get(t.Context(), key, &appsv1.Deployment{})).To(Succeed())
 		g.Expect(c.Get(t.Context(), key, &corev1.Service{})).To(Succeed())
 		g.Expect(c.Get(t.Context(), key, &networkingv1.Ingress{})).To(Succeed())
-		owners := []string{}
-		for _, rec := range sim.Records() {
+		records := sim.Records()
+		owners := make([]string, 0, len(records))
+		for _, rec := range records {
 			owners = append(owners, rec.Owner)
 		}
 		g.Expect(owners).To(ContainElement(HaveSuffix("/" + string(got.UID))))

@@ -380,7 +380,7 @@ func TestHelmChartRendersEveryOption(t *testing.T) {
 		g.Expect(dep.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--leader-elect",
 			"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=2s"))
 		g.Expect(dep.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement("--warm-standby=false"))
-		var keys []string
+		keys := make([]string, 0, len(dep.Spec.Template.Spec.TopologySpreadConstraints))
 		for _, tsc := range dep.Spec.Template.Spec.TopologySpreadConstraints {
 			keys = append(keys, tsc.TopologyKey)
 			g.Expect(tsc.LabelSelector.MatchLabels).To(Equal(dep.Spec.Selector.MatchLabels))
