@@ -325,7 +325,9 @@ func TestStandbyIsWarm(t *testing.T) {
 	ns := fixtures.CreateNamespace(t, c, "standby")
 
 	const leaseName = "standby-test"
-	release := holdLease(t, c, ns, leaseName, 2, 300*time.Millisecond)
+	// Renewed every 300ms, a lease of 5s outlasts a loaded machine's
+	// stalls, so the manager cannot take it before the test lets it go.
+	release := holdLease(t, c, ns, leaseName, 5, 300*time.Millisecond)
 	waiting := fixtures.NewMyApp(ns, "waiting")
 	g.Expect(c.Create(t.Context(), waiting)).To(Succeed())
 	g.Expect(c.Create(t.Context(), fixtures.NewBackupConfig(ns, "waiting", "waiting"))).To(Succeed())
@@ -335,8 +337,8 @@ func TestStandbyIsWarm(t *testing.T) {
 		"--leader-elect",
 		"--leader-election-namespace="+ns,
 		"--leader-election-id="+leaseName,
-		"--leader-election-lease-duration=2s",
-		"--leader-election-renew-deadline=1500ms",
+		"--leader-election-lease-duration=5s",
+		"--leader-election-renew-deadline=4s",
 		"--leader-election-retry-period=250ms",
 	)...)
 
