@@ -172,6 +172,18 @@ func whichCluster(local bool) string {
 	return "current"
 }
 
+// localClusterOptions are the options of the local cluster a run starts.
+// Its kube-controller-manager gets the QPS of `make bench`'s cluster: at its
+// default of 20, the cluster's own controllers, not the operator, would set
+// how fast many MyApps converge.
+func localClusterOptions(stateDir string) controlplane.Options {
+	return controlplane.Options{
+		Tier:                 controlplane.TierCluster,
+		StateRoot:            filepath.Join(stateDir, "controlplane"),
+		ControllerManagerQPS: controlplane.LocalClusterControllerManagerQPS,
+	}
+}
+
 // pickCluster writes the kubeconfig of the cluster the operator runs
 // against: the current context's when it answers (and local is false),
 // else a local one it starts. The returned function stops what it started.
@@ -183,10 +195,7 @@ func pickCluster(ctx context.Context, local bool, stateDir, kubeconfig string) (
 		}
 		fmt.Println("Starting the local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok ...")
 		start := time.Now()
-		cp, err := controlplane.Start(ctx, controlplane.Options{
-			Tier:      controlplane.TierCluster,
-			StateRoot: filepath.Join(stateDir, "controlplane"),
-		})
+		cp, err := controlplane.Start(ctx, localClusterOptions(stateDir))
 		if err != nil {
 			return nil, fmt.Errorf("starting the local cluster: %w", err)
 		}

@@ -83,6 +83,10 @@ Helm chart ([deploy.md](deploy.md)) set the ones they need; §make run ARGS=...�
   ([DNS record](spec/myapp.md#dns-record)).
 - §--dns-orphan-sweep-interval§: the first sweep after a start comes after a random half to whole
   interval ([The orphan sweep](spec/myapp.md#the-orphan-sweep)).
+- The §--leader-election-*§ timings must be ordered retry period < renew deadline < lease duration. The
+  lease bounds a crash's failover; a graceful stop releases the Lease at once. §--warm-standby§ and
+  §--priority-queue§ matter after a start or a takeover; with §--leader-elect=false§ §--warm-standby§
+  changes nothing ([High availability](deploy.md#high-availability)).
 - §--owner-id§: clusters sharing one DNS service each need their own
   ([Several clusters, one zone](spec/myapp.md#several-clusters-one-zone)).
 - The §--zap-*§ flags are controller-runtime's logging flags.

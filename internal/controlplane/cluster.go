@@ -52,6 +52,39 @@ const (
 	FakeNodePods = 10000
 )
 
+// LocalClusterControllerManagerQPS is kube-controller-manager's
+// --kube-api-qps in the local clusters `make run` (cmd/devenv) and `make
+// bench` (test/bench) start, burst twice that. At its default of 20 the
+// cluster's own controllers, not the operator, set the pace: 1,000 bare
+// Deployments took 240 s to become available (docs/benchmarks.md).
+const LocalClusterControllerManagerQPS = 200
+
+// ControllerManagerArgs is kube-controller-manager's command line in the
+// cluster tier of the run directory dir: opts.ControllerManagerQPS, when
+// set, is its --kube-api-qps and twice that its --kube-api-burst.
+func ControllerManagerArgs(dir string, opts Options) []string {
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--leader-elect=false",
+		// No serving endpoint: nothing scrapes it, and a fixed port
+		// would clash between parallel test packages.
+		"--secure-port=0",
+		"--controllers=*",
+		"--use-service-account-credentials=false",
+		// The run directory on the command line lets a sweep find it.
+		"--cert-dir=" + filepath.Join(dir, "kube-controller-manager"),
+	}
+	if opts.ControllerManagerQPS > 0 {
+		args = append(args,
+			"--kube-api-qps="+strconv.Itoa(opts.ControllerManagerQPS),
+			"--kube-api-burst="+strconv.Itoa(2*opts.ControllerManagerQPS))
+	}
+	return args
+}
+
 // startCluster adds kube-controller-manager, kube-scheduler and kwok to a
 // running envtest tier, creates the fake nodes and waits until they are Ready.
 func (cp *ControlPlane) startCluster(ctx context.Context, opts Options) error {
@@ -63,24 +96,7 @@ func (cp *ControlPlane) startCluster(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	controllerManagerArgs := []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--leader-elect=false",
-		// No serving endpoint: nothing scrapes it, and a fixed port
-		// would clash between parallel test packages.
-		"--secure-port=0",
-		"--controllers=*",
-		"--use-service-account-credentials=false",
-		// The run directory on the command line lets a sweep find it.
-		"--cert-dir=" + filepath.Join(cp.Dir, "kube-controller-manager"),
-	}
-	if opts.ControllerManagerQPS > 0 {
-		controllerManagerArgs = append(controllerManagerArgs,
-			"--kube-api-qps="+strconv.Itoa(opts.ControllerManagerQPS),
-			"--kube-api-burst="+strconv.Itoa(2*opts.ControllerManagerQPS))
-	}
+	controllerManagerArgs := ControllerManagerArgs(cp.Dir, opts)
 	components := []struct {
 		name string
 		args []string

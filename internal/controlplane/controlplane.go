@@ -105,7 +105,8 @@ type Options struct {
 	// ControllerManagerQPS, when set, is kube-controller-manager's
 	// --kube-api-qps (burst twice that) instead of its default of 20, so a
 	// benchmark measures the operator rather than the cluster's own
-	// controllers.
+	// controllers. `make run` and `make bench` set
+	// LocalClusterControllerManagerQPS.
 	ControllerManagerQPS int
 
 	// StateRoot is where run directories are created. Defaults to

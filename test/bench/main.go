@@ -100,7 +100,7 @@ func main() {
 	flag.DurationVar(&cfg.steady, "steady", 2*time.Minute, "How long the steady state is watched.")
 	flag.DurationVar(&cfg.restartWindow, "restart-window", time.Minute, "How long requests are counted after a restart.")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "How long one phase may take.")
-	flag.IntVar(&cfg.kcmQPS, "controller-manager-qps", 200,
+	flag.IntVar(&cfg.kcmQPS, "controller-manager-qps", controlplane.LocalClusterControllerManagerQPS,
 		"kube-controller-manager's --kube-api-qps, so the cluster is not what is measured.")
 	flag.StringVar(&cfg.out, "out", "", "Where the raw figures go as JSON; default .local/bench/bench-<n>.json.")
 	flag.StringVar(&cfg.operators, "operators", "operator,baseline", "Which operators to measure, in order.")

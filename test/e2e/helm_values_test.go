@@ -43,6 +43,9 @@ import (
 // which `make helm-lint` lints too.
 const allOptionsValues = chartDir + "/ci/all-options-values.yaml"
 
+// haValues is the chart's recommended setting for high availability.
+const haValues = chartDir + "/values-ha.yaml"
+
 // runHelm runs helm in the repository root and returns its stdout, or its
 // combined output when it fails.
 func runHelm(t *testing.T, args ...string) ([]byte, error) {
@@ -105,6 +108,8 @@ var badValues = []struct {
 	{[]string{"manager.leaderElection.leaseDuration=15"}, "/manager/leaderElection/leaseDuration"},
 	{[]string{"manager.leaderElection.renewDeadline=10 s"}, "/manager/leaderElection/renewDeadline"},
 	{[]string{"manager.leaderElection.retryPeriod=2x"}, "/manager/leaderElection/retryPeriod"},
+	{[]string{"manager.leaderElection.warmStandby=yes"}, "/manager/leaderElection/warmStandby"},
+	{[]string{"manager.priorityQueue=1"}, "/manager/priorityQueue"},
 	{[]string{"manager.maxConcurrentReconciles=0"}, "/manager/maxConcurrentReconciles"},
 	{[]string{"manager.maxConcurentReconciles=4"}, "'maxConcurentReconciles'"},
 	{[]string{"manager.dnsPendingPollInterval=5"}, "/manager/dnsPendingPollInterval"},
@@ -163,7 +168,7 @@ func TestHelmChartSchemaRefusesBadValues(t *testing.T) {
 		t.Errorf("helm install does not refuse a misspelt value by name: %v\n%s", err, out)
 	}
 
-	for _, good := range [][]string{nil, {"-f", allOptionsValues}, setArgs(rfc2136Values...)} {
+	for _, good := range [][]string{nil, {"-f", allOptionsValues}, {"-f", haValues}, setArgs(rfc2136Values...)} {
 		out, err := runHelm(t, append([]string{"lint", "--strict", chartDir}, good...)...)
 		if err != nil {
 			t.Errorf("helm lint --strict %v: %v\n%s", good, err, out)
@@ -345,6 +350,61 @@ func TestHelmChartRendersEveryOption(t *testing.T) {
 			Spec.Template.Spec.Containers[0].Image).To(Equal("myapp-operator:v9.9.9"))
 	})
 
+	t.Run("high availability", func(t *testing.T) {
+		g := NewWithT(t)
+		args := func(objs map[string]map[string]any) []string {
+			return convert[appsv1.Deployment](g, objs["Deployment/controller-manager"]).Spec.Template.Spec.Containers[0].Args
+		}
+		// The defaults: leader election, warm standby and the priority
+		// queue, the last two by the manager's own defaults.
+		defaults := args(renderObjects(t, g))
+		g.Expect(defaults).To(ContainElement("--leader-elect"))
+		g.Expect(defaults).NotTo(ContainElement(HavePrefix("--warm-standby")))
+		g.Expect(defaults).NotTo(ContainElement(HavePrefix("--priority-queue")))
+		g.Expect(args(renderObjects(t, g, "--set", "manager.leaderElection.warmStandby=false", "--set", "manager.priorityQueue=false"))).
+			To(ContainElements("--warm-standby=false", "--priority-queue=false"))
+
+		// Several replicas without leader election would each reconcile
+		// every object: the chart refuses them, and renders one.
+		out, err := renderChart(t, "replicaCount=2", "manager.leaderElection.enabled=false")
+		g.Expect(err).To(HaveOccurred(), "two replicas without leader election render")
+		g.Expect(string(out)).To(ContainSubstring("replicaCount 2 needs manager.leaderElection.enabled"))
+		g.Expect(args(renderObjects(t, g, "--set", "replicaCount=1", "--set", "manager.leaderElection.enabled=false"))).
+			NotTo(ContainElement("--leader-elect"))
+
+		// The recommended setting: two replicas spread over nodes and
+		// zones, a PDB, the lease timings written out.
+		objs := renderObjects(t, g, "-f", haValues)
+		dep := convert[appsv1.Deployment](g, objs["Deployment/controller-manager"])
+		g.Expect(dep.Spec.Replicas).To(HaveValue(BeNumerically(">", 1)))
+		g.Expect(dep.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--leader-elect",
+			"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=2s"))
+		g.Expect(dep.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement("--warm-standby=false"))
+		keys := make([]string, 0, len(dep.Spec.Template.Spec.TopologySpreadConstraints))
+		for _, tsc := range dep.Spec.Template.Spec.TopologySpreadConstraints {
+			keys = append(keys, tsc.TopologyKey)
+			g.Expect(tsc.LabelSelector.MatchLabels).To(Equal(dep.Spec.Selector.MatchLabels))
+		}
+		g.Expect(keys).To(ConsistOf("kubernetes.io/hostname", "topology.kubernetes.io/zone"))
+		pdb := convert[policyv1.PodDisruptionBudget](g, objs["PodDisruptionBudget/controller-manager"])
+		g.Expect(pdb.Spec.MinAvailable).To(HaveValue(Equal(intstr.FromInt32(1))))
+
+		// docs/deploy.md shows the same values.
+		var file, shown map[string]any
+		data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), haValues))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(k8syaml.Unmarshal(data, &file)).To(Succeed())
+		deploy, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "docs", "deploy.md"))
+		g.Expect(err).NotTo(HaveOccurred())
+		_, section, ok := strings.Cut(string(deploy), "### The chart's HA setting")
+		g.Expect(ok).To(BeTrue(), "docs/deploy.md has the HA setting")
+		_, snippet, ok := strings.Cut(section, "```yaml\n")
+		g.Expect(ok).To(BeTrue(), "the HA setting shows its values")
+		snippet, _, _ = strings.Cut(snippet, "```")
+		g.Expect(k8syaml.Unmarshal([]byte(snippet), &shown)).To(Succeed())
+		g.Expect(shown).To(Equal(file), "docs/deploy.md shows %s", haValues)
+	})
+
 	t.Run("aggregated roles", func(t *testing.T) {
 		g := NewWithT(t)
 		objs := renderObjects(t, g)
@@ -405,6 +465,7 @@ func TestHelmChartRendersEveryOption(t *testing.T) {
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "extra-ca"}}}))
 		g.Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
 		g.Expect(c.Args).To(ContainElement("--owner-id=prod-eu-west-1"))
+		g.Expect(c.Args).To(ContainElements("--warm-standby=false", "--priority-queue=false"))
 
 		pdb := convert[policyv1.PodDisruptionBudget](g, objs["PodDisruptionBudget/controller-manager"])
 		g.Expect(pdb.Spec.MaxUnavailable).To(HaveValue(Equal(intstr.FromInt32(1))))

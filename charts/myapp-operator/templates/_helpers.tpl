@@ -65,3 +65,12 @@ replica. */}}
 true
 {{- end -}}
 {{- end -}}
+
+{{/* Fails when several replicas would run without leader election: each
+would reconcile every object, and two managers would race on every DNS
+record and backup. */}}
+{{- define "myapp-operator.leaderElectionRequired" -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.manager.leaderElection.enabled) -}}
+{{- fail (printf "replicaCount %d needs manager.leaderElection.enabled: without leader election every replica would reconcile every object" (int .Values.replicaCount)) -}}
+{{- end -}}
+{{- end -}}
