@@ -166,7 +166,8 @@ func TestBackupDecisions(t *testing.T) {
 			}
 		})
 	}
-	if staleLists == 0 {
+	// A seed that failed early says so itself; this would only repeat it.
+	if staleLists == 0 && !t.Failed() {
 		t.Errorf("no index list was served stale over the family: it proves nothing about stale lists")
 	}
 }
