@@ -21,11 +21,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,47 +40,65 @@ import (
 )
 
 // decisionPairs is how many MyApps, each with a BackupConfig, a sequence
-// drives; decisionSteps how many random steps it takes.
+// starts with; decisionSteps how many random steps it takes.
 const (
 	decisionPairs = 3
 	decisionSteps = 20
 	// decisionSettle bounds how long after the faults end every MyApp's
-	// generation must have a SUCCEEDED backup: the schedule fires every
-	// minute, and a failed change is retried after one or two minutes.
+	// generation must have a SUCCEEDED backup of each BackupConfig that
+	// references it, and every MyApp the sequence deleted must be gone: the
+	// schedule fires every minute, and a failed change is retried after one
+	// or two minutes.
 	decisionSettle = 3 * time.Minute
 )
 
 // TestBackupDecisions is family 9 (issue 26): seeded sequences of the
-// backup decisions under the simulator's faults. Each MyApp has a
-// BackupConfig backing it up on change and every minute; the sequence edits
-// MyApps, makes backups fail, answers 503 for a while and delays the
-// service's listings (its consistency delay), at random. Throughout, no
-// BackupConfig may have two backups RUNNING at once. Once the faults end,
-// every MyApp's generation must get a SUCCEEDED backup within
-// decisionSettle, and the oracle must find nothing leaked, duplicated or
-// wrong. With a slot every minute, the next slot covers a generation within
-// the bound even if a failed change were not retried, so this family does
-// not catch audit 2's F3; the package's phase, property and sequence tests
-// do (internal/reconcile/backupconfig).
+// backup decisions under the simulator's faults and stale index lists. Each
+// MyApp starts with a BackupConfig backing it up on change and every minute,
+// with a final backup before its deletion; the sequence edits MyApps, makes
+// backups fail, answers 503 for a while, delays the service's listings (its
+// consistency delay), moves a BackupConfig's appRef to another MyApp, turns
+// backupBeforeAppDeletion off or on, deletes a MyApp right after another
+// BackupConfig started holding it (a new MyApp takes its place), and edits a
+// MyApp right after a BackupConfig's change, at random. Before a
+// BackupConfig's change it arms, at random, staleIndex: the lists of
+// BackupConfigs by the appRef index (appHoldWanted, backupConfigsForApp)
+// then answer from the view before the change.
+//
+// Throughout, no BackupConfig may have two backups RUNNING at once, and a
+// MyApp held for a final backup when it was deleted may be released only
+// once each BackupConfig that wanted it then has a SUCCEEDED final backup
+// of it (releaseCheck). Once the faults end, every MyApp's generation must
+// get a SUCCEEDED backup of each BackupConfig that references it, and every
+// deleted MyApp must be gone, within decisionSettle; the oracle must find
+// nothing leaked, duplicated or wrong. Over the family, stale lists must
+// have been served, or it proves nothing about them. With a slot every
+// minute, the next slot covers a generation within the bound even if a
+// failed change were not retried, so this family does not catch audit 2's
+// F3; the package's phase, property and sequence tests do
+// (internal/reconcile/backupconfig).
 func TestBackupDecisions(t *testing.T) {
+	staleLists := 0
 	for seed := range scale(1, 3) {
 		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
 			s := newScenario(t)
+			index := newStaleIndex()
+			s.clientFor = index.install
+			releases := watchReleases(t, s)
 			s.startManager(newCrashGate(0))
-			rng := rand.New(rand.NewPCG(uint64(seed), 26))
-			apps := make([]*appsv1alpha1.MyApp, 0, decisionPairs)
-			bcs := make([]*backupv1alpha1.BackupConfig, 0, decisionPairs)
+			d := &decisions{s: s, rng: rand.New(rand.NewPCG(uint64(seed), 26)), index: index,
+				releases: releases, deleted: map[string]bool{}}
 			for i := range decisionPairs {
 				app := s.newMyApp(fmt.Sprintf("app-%d", i))
 				s.create(app)
-				bc := fixtures.NewBackupConfig(s.ns, app.Name, app.Name,
+				bc := fixtures.NewBackupConfig(s.ns, app.Name, app.Name, fixtures.WithFinalBackup(),
 					fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyRetain), fixtures.WithSchedule("* * * * *"))
 				s.create(bc)
-				apps = append(apps, app)
-				bcs = append(bcs, bc)
+				d.apps = append(d.apps, app)
+				d.bcs = append(d.bcs, bc)
 			}
-			for i := range apps {
-				s.waitFor("BackupConfig "+bcs[i].Name+" backs up its MyApp", backedUp(bcs[i], apps[i]))
+			for i := range d.apps {
+				s.waitFor("BackupConfig "+d.bcs[i].Name+" backs up its MyApp", backedUp(d.bcs[i], d.apps[i]))
 			}
 			if t.Failed() {
 				return
@@ -85,26 +107,8 @@ func TestBackupDecisions(t *testing.T) {
 			watch := watchRunning(t.Context(), s.sim)
 			var steps []string
 			for range decisionSteps {
-				time.Sleep(time.Duration(500+rng.IntN(2000)) * time.Millisecond)
-				switch k := rng.IntN(10); {
-				case k < 4:
-					app := apps[rng.IntN(len(apps))]
-					update(s, app, func(a *appsv1alpha1.MyApp) {
-						a.Spec.Replicas = ptr.To(1 + ptr.Deref(a.Spec.Replicas, 1)%3)
-					})
-					steps = append(steps, "edit "+app.Name)
-				case k < 6:
-					s.sim.FailBackups("disk full", 1)
-					steps = append(steps, "fail-next-backup")
-				case k < 8:
-					s.sim.SetFault(simulator.ServiceBackup, simulator.AllOperations,
-						simulator.Fault{Status: http.StatusServiceUnavailable, Count: 1 + rng.IntN(4)})
-					steps = append(steps, "503s")
-				default:
-					d := time.Duration(rng.IntN(3)) * time.Second
-					s.sim.SetConsistencyDelay(simulator.ServiceBackup, d)
-					steps = append(steps, "listing-delay "+d.String())
-				}
+				time.Sleep(time.Duration(500+d.rng.IntN(2000)) * time.Millisecond)
+				steps = append(steps, d.step())
 			}
 			s.sim.FailBackups("", 0)
 			s.sim.ClearFaults()
@@ -114,7 +118,7 @@ func TestBackupDecisions(t *testing.T) {
 			deadline := healed.Add(decisionSettle)
 			var owed, owedAtHeal []string
 			for {
-				owed = owedGenerations(t.Context(), s, apps)
+				owed = d.owed(t.Context())
 				if owedAtHeal == nil {
 					owedAtHeal = append([]string{}, owed...)
 				}
@@ -130,69 +134,289 @@ func TestBackupDecisions(t *testing.T) {
 			coveredAfter := time.Since(healed).Round(time.Second)
 			twice := watch()
 			r := s.oracle.settle(t)
-			slotOnly := coveredBySlotOnly(t.Context(), s, apps, bcs)
-			t.Logf("RESULT family=9 case=seed-%d pairs=%d steps=%d covered-after=%s owed=%d two-running=%d slot-only=%d clean=%v",
-				seed, decisionPairs, decisionSteps, coveredAfter, len(owed), twice, len(slotOnly), r.Clean())
+			slotOnly := d.coveredBySlotOnly(t.Context())
+			lists, stale, staleSpecs := index.Counts()
+			staleLists += stale
+			finals, early, watchEnded := releases.Results()
+			t.Logf("RESULT family=9 case=seed-%d pairs=%d steps=%d covered-after=%s owed=%d two-running=%d slot-only=%d "+
+				"deleted=%d stale-injections=%d index-lists=%d stale-lists=%d stale-specs=%d finals-checked=%d early-releases=%d clean=%v",
+				seed, decisionPairs, decisionSteps, coveredAfter, len(owed), twice, len(slotOnly),
+				len(d.deleted), d.injections, lists, stale, staleSpecs, finals, len(early), r.Clean())
+			t.Logf("steps: %s", strings.Join(steps, "; "))
 			if len(owedAtHeal) > 0 {
-				t.Logf("generations without a SUCCEEDED backup when the faults ended: %v", owedAtHeal)
+				t.Logf("owed when the faults ended: %v", owedAtHeal)
 			}
 			if len(slotOnly) > 0 {
 				t.Logf("generations covered by a SUCCEEDED scheduled backup, with no on-change backup left: %v", slotOnly)
 			}
 			if len(owed) > 0 {
-				t.Errorf("%s after the faults ended, generations without a SUCCEEDED backup: %v (steps: %v)",
-					decisionSettle, owed, steps)
+				t.Errorf("%s after the faults ended, still owed: %v", decisionSettle, owed)
 			}
 			if twice > 0 {
-				t.Errorf("%d samples saw a BackupConfig with two backups RUNNING (steps: %v)", twice, steps)
+				t.Errorf("%d samples saw a BackupConfig with two backups RUNNING", twice)
+			}
+			for _, e := range early {
+				t.Errorf("a hold released early: %s", e)
+			}
+			if watchEnded {
+				t.Errorf("the watch of MyApps ended before the sequence did: later releases went unjudged")
 			}
 			if !r.Clean() {
-				t.Errorf("the oracle: %s (steps: %v)", r, steps)
+				t.Errorf("the oracle: %s", r)
 			}
 		})
 	}
+	// A seed that failed early says so itself; this would only repeat it.
+	if staleLists == 0 && !t.Failed() {
+		t.Errorf("no index list was served stale over the family: it proves nothing about stale lists")
+	}
 }
 
-// owedGenerations lists the MyApps whose current generation has no
-// SUCCEEDED backup in the service, by the labels every backup carries.
-func owedGenerations(ctx context.Context, s *scenario, apps []*appsv1alpha1.MyApp) []string {
-	covered := map[string]bool{}
-	for _, b := range s.sim.Backups() {
-		if b.Phase == simulator.PhaseSucceeded {
-			covered[b.Labels["backup.myapp.dev/myapp-uid"]+"/"+b.Labels["backup.myapp.dev/myapp-generation"]] = true
+// decisions is one sequence of family 9: the MyApps it created (the ones
+// it deleted included) and its BackupConfigs, as it last wrote them.
+type decisions struct {
+	s        *scenario
+	rng      *rand.Rand
+	index    *staleIndex
+	releases *releaseCheck
+	apps     []*appsv1alpha1.MyApp
+	bcs      []*backupv1alpha1.BackupConfig
+	// deleted names the MyApps the sequence deleted.
+	deleted map[string]bool
+	// injections counts the stale index views armed.
+	injections int
+}
+
+// step takes one random step and names it.
+func (d *decisions) step() string {
+	s := d.s
+	switch k := d.rng.IntN(13); {
+	case k < 3:
+		app := d.liveApp("")
+		d.edit(app)
+		return "edit " + app.Name
+	case k < 4:
+		s.sim.FailBackups("disk full", 1)
+		return "fail-next-backup"
+	case k < 5:
+		s.sim.SetFault(simulator.ServiceBackup, simulator.AllOperations,
+			simulator.Fault{Status: http.StatusServiceUnavailable, Count: 1 + d.rng.IntN(4)})
+		return "503s"
+	case k < 6:
+		delay := time.Duration(d.rng.IntN(3)) * time.Second
+		s.sim.SetConsistencyDelay(simulator.ServiceBackup, delay)
+		return "listing-delay " + delay.String()
+	case k < 9:
+		return d.move()
+	case k < 11:
+		return d.toggle()
+	default:
+		return d.deleteJustHeld()
+	}
+}
+
+// liveApp picks a MyApp the sequence has not deleted, other than except.
+func (d *decisions) liveApp(except string) *appsv1alpha1.MyApp {
+	var live []*appsv1alpha1.MyApp
+	for _, app := range d.apps {
+		if !d.deleted[app.Name] && app.Name != except {
+			live = append(live, app)
 		}
 	}
-	var owed []string
-	for _, app := range apps {
-		current := &appsv1alpha1.MyApp{}
-		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(app), current); err != nil {
-			owed = append(owed, app.Name+": "+err.Error())
+	return live[d.rng.IntN(len(live))]
+}
+
+// changeable lists the BackupConfigs the sequence may change: those whose
+// MyApp is live, or gone. One whose MyApp is being deleted is left alone
+// until it is gone, so what it wanted at the deletion (releaseCheck) stays
+// what it wants.
+func (d *decisions) changeable() []*backupv1alpha1.BackupConfig {
+	var out []*backupv1alpha1.BackupConfig
+	for _, bc := range d.bcs {
+		name := bc.Spec.AppRef.Name
+		if d.deleted[name] && !apierrors.IsNotFound(k8sClient.Get(d.s.t.Context(),
+			types.NamespacedName{Namespace: d.s.ns, Name: name}, &appsv1alpha1.MyApp{})) {
 			continue
 		}
-		if !covered[string(current.UID)+"/"+strconv.FormatInt(current.Generation, 10)] {
-			owed = append(owed, fmt.Sprintf("%s generation %d", app.Name, current.Generation))
+		out = append(out, bc)
+	}
+	return out
+}
+
+// maybeStale arms the stale index view at random, before a BackupConfig's
+// change, and says so in the step's name.
+func (d *decisions) maybeStale() string {
+	if d.rng.IntN(4) == 0 {
+		return ""
+	}
+	if err := d.index.arm(d.s.t.Context(), d.s.ns); err != nil {
+		d.s.t.Errorf("arming the stale index: %v", err)
+		return ""
+	}
+	d.injections++
+	return " (stale index)"
+}
+
+func (d *decisions) edit(app *appsv1alpha1.MyApp) {
+	update(d.s, app, func(a *appsv1alpha1.MyApp) {
+		a.Spec.Replicas = ptr.To(1 + ptr.Deref(a.Spec.Replicas, 1)%3)
+	})
+}
+
+// thenMaybeEdit edits app right after a BackupConfig's change, at random:
+// the MyApp's event then maps onto the BackupConfigs through the index while
+// it may still show the change's before.
+func (d *decisions) thenMaybeEdit(app string) string {
+	if d.deleted[app] || d.rng.IntN(2) == 0 {
+		return ""
+	}
+	for _, a := range d.apps {
+		if a.Name == app {
+			d.edit(a)
+		}
+	}
+	return ", edit " + app
+}
+
+// move moves a BackupConfig's appRef to another live MyApp.
+func (d *decisions) move() string {
+	bcs := d.changeable()
+	if len(bcs) == 0 {
+		return "move: no BackupConfig to move"
+	}
+	bc := bcs[d.rng.IntN(len(bcs))]
+	target := d.liveApp(bc.Spec.AppRef.Name)
+	tag := d.maybeStale()
+	update(d.s, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.AppRef.Name = target.Name })
+	return fmt.Sprintf("move %s to %s%s%s", bc.Name, target.Name, tag, d.thenMaybeEdit(target.Name))
+}
+
+// toggle turns a BackupConfig's backupBeforeAppDeletion off or on.
+func (d *decisions) toggle() string {
+	bcs := d.changeable()
+	if len(bcs) == 0 {
+		return "toggle: no BackupConfig to change"
+	}
+	bc := bcs[d.rng.IntN(len(bcs))]
+	tag := d.maybeStale()
+	update(d.s, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.BackupBeforeAppDeletion = !b.Spec.BackupBeforeAppDeletion })
+	return fmt.Sprintf("toggle %s to %v%s%s", bc.Name, bc.Spec.BackupBeforeAppDeletion, tag, d.thenMaybeEdit(bc.Spec.AppRef.Name))
+}
+
+// deleteJustHeld points a BackupConfig at a live MyApp with the final backup
+// on, and deletes that MyApp 0 to 400 ms later: the BackupConfig has just
+// started holding it, or not yet. The MyApp is one another BackupConfig
+// holds already, when there is one, so its hold is there at the deletion
+// and both final backups are owed. A new MyApp takes its place.
+func (d *decisions) deleteJustHeld() string {
+	s := d.s
+	var held []*appsv1alpha1.MyApp
+	for _, app := range d.apps {
+		if !d.deleted[app.Name] && slices.ContainsFunc(d.bcs, func(bc *backupv1alpha1.BackupConfig) bool {
+			return bc.Spec.AppRef.Name == app.Name && bc.Spec.BackupBeforeAppDeletion
+		}) {
+			held = append(held, app)
+		}
+	}
+	target := d.liveApp("")
+	if len(held) > 0 {
+		target = held[d.rng.IntN(len(held))]
+	}
+	step := ""
+	var others []*backupv1alpha1.BackupConfig
+	for _, bc := range d.changeable() {
+		if bc.Spec.AppRef.Name != target.Name || !bc.Spec.BackupBeforeAppDeletion {
+			others = append(others, bc)
+		}
+	}
+	if len(others) > 0 {
+		bc := others[d.rng.IntN(len(others))]
+		tag := d.maybeStale()
+		update(s, bc, func(b *backupv1alpha1.BackupConfig) {
+			b.Spec.AppRef.Name = target.Name
+			b.Spec.BackupBeforeAppDeletion = true
+		})
+		step = fmt.Sprintf("hold %s by %s%s, ", target.Name, bc.Name, tag)
+		time.Sleep(time.Duration(d.rng.IntN(400)) * time.Millisecond)
+	}
+	// What the BackupConfigs want at the deletion: nothing changes them
+	// until the MyApp is gone (changeable).
+	var live backupv1alpha1.BackupConfigList
+	if err := k8sClient.List(s.t.Context(), &live, client.InNamespace(s.ns)); err != nil {
+		s.t.Fatalf("listing BackupConfigs: %v", err)
+	}
+	var wanting []*backupv1alpha1.BackupConfig
+	for i := range live.Items {
+		bc := &live.Items[i]
+		if bc.Spec.BackupBeforeAppDeletion && bc.Spec.AppRef.Name == target.Name && bc.DeletionTimestamp.IsZero() {
+			wanting = append(wanting, bc)
+		}
+	}
+	d.releases.expect(target.UID, wanting)
+	s.remove(target)
+	d.deleted[target.Name] = true
+	app := s.newMyApp(fmt.Sprintf("app-%d", len(d.apps)))
+	s.create(app)
+	d.apps = append(d.apps, app)
+	return fmt.Sprintf("%sdelete %s (wanted by %d), create %s", step, target.Name, len(wanting), app.Name)
+}
+
+// owed lists what the sequence still waits for: a MyApp's current
+// generation without a SUCCEEDED backup of a BackupConfig (backing up on
+// change) that references it, by the labels every backup carries, and a
+// deleted MyApp still there.
+func (d *decisions) owed(ctx context.Context) []string {
+	covered := coveredGenerations(d.s.sim.Backups())
+	var owed []string
+	var bcs backupv1alpha1.BackupConfigList
+	if err := k8sClient.List(ctx, &bcs, client.InNamespace(d.s.ns)); err != nil {
+		return []string{err.Error()}
+	}
+	for i := range bcs.Items {
+		bc := &bcs.Items[i]
+		if d.deleted[bc.Spec.AppRef.Name] || !ptr.Deref(bc.Spec.BackupOnChange, true) {
+			continue
+		}
+		app := &appsv1alpha1.MyApp{}
+		if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: d.s.ns, Name: bc.Spec.AppRef.Name}, app); err != nil {
+			owed = append(owed, bc.Spec.AppRef.Name+": "+err.Error())
+			continue
+		}
+		if !covered[coverKey(backupOwner(bc), string(app.UID), app.Generation)] {
+			owed = append(owed, fmt.Sprintf("%s generation %d by %s", app.Name, app.Generation, bc.Name))
+		}
+	}
+	for _, app := range d.apps {
+		if d.deleted[app.Name] && !apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(app), &appsv1alpha1.MyApp{})) {
+			owed = append(owed, app.Name+" deleted but still there")
 		}
 	}
 	return owed
 }
 
-// coveredBySlotOnly lists the MyApps whose current generation has a
-// SUCCEEDED backup of its BackupConfig but no on-change backup left: none
-// was started (a slot due while the edit waited started first), or it failed
-// and retention deleted it once the slot's backup succeeded. The README
-// allows both ("a successful scheduled backup ends the retries"; "every
-// failed backup older than the newest successful one goes"); the oracle
-// before this count did not (the campaign's seed-2 on b50733c).
-func coveredBySlotOnly(ctx context.Context, s *scenario, apps []*appsv1alpha1.MyApp,
-	bcs []*backupv1alpha1.BackupConfig) []string {
-	backups := s.sim.Backups()
+// coveredBySlotOnly lists the generations of live MyApps that have a
+// SUCCEEDED scheduled backup of a BackupConfig referencing them but no
+// on-change backup of it left: none was started (a slot due while the edit
+// waited started first), or it failed and retention deleted it once the
+// slot's backup succeeded. The README allows both ("a successful scheduled
+// backup ends the retries"; "every failed backup older than the newest
+// successful one goes"); the oracle before this count did not (the
+// campaign's seed-2 on b50733c).
+func (d *decisions) coveredBySlotOnly(ctx context.Context) []string {
+	backups := d.s.sim.Backups()
+	var bcs backupv1alpha1.BackupConfigList
+	if err := k8sClient.List(ctx, &bcs, client.InNamespace(d.s.ns)); err != nil {
+		return nil
+	}
 	var only []string
-	for i, app := range apps {
+	for i := range bcs.Items {
+		bc := &bcs.Items[i]
 		current := &appsv1alpha1.MyApp{}
-		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(app), current); err != nil {
+		if d.deleted[bc.Spec.AppRef.Name] || k8sClient.Get(ctx,
+			types.NamespacedName{Namespace: d.s.ns, Name: bc.Spec.AppRef.Name}, current) != nil {
 			continue
 		}
-		owner := backupOwner(bcs[i])
+		owner := backupOwner(bc)
 		generation := strconv.FormatInt(current.Generation, 10)
 		change, succeeded := false, false
 		for _, b := range backups {
@@ -205,7 +429,7 @@ func coveredBySlotOnly(ctx context.Context, s *scenario, apps []*appsv1alpha1.My
 				b.Labels["backup.myapp.dev/trigger"] == string(backupv1alpha1.TriggerSchedule)
 		}
 		if succeeded && !change {
-			only = append(only, fmt.Sprintf("%s generation %s", app.Name, generation))
+			only = append(only, fmt.Sprintf("%s generation %s by %s", current.Name, generation, bc.Name))
 		}
 	}
 	return only

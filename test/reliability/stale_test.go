@@ -389,7 +389,9 @@ func (w *staleReads) Get(ctx context.Context, key client.ObjectKey, obj client.O
 // List serves the target from the older snapshot within a list of its
 // namespace: replaced, dropped (it did not exist) or put back (it exists no
 // more). Lists with a label or field selector are read from the cache: the
-// wrapper cannot tell whether the older version matches an index.
+// wrapper cannot tell whether the older version matches an index. Family 9's
+// staleIndex (stale_index_test.go) serves the BackupConfig controller's
+// index lists stale, from a whole older view of the BackupConfigs.
 func (w *staleReads) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	if err := w.Client.List(ctx, list, opts...); err != nil {
 		return err
