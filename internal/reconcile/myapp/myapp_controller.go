@@ -121,6 +121,7 @@ type Reconciler struct {
 	// not warn again.
 	childTroubles childTroubles
 	dnsChecks     dnsSchedule
+	statusWrites  statusWrites
 }
 
 // The role grants only the verbs the code uses. MyApps and their status are
@@ -180,6 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.cleanup.forget(req.NamespacedName)
 			r.dnsChecks.forget(req.NamespacedName)
 			r.childTroubles.forget(req.NamespacedName)
+			r.statusWrites.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -261,9 +263,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome
 }
 
 // patchStatus writes the status only when it changed, so a reconcile at
-// steady state makes no write.
+// steady state makes no write, and never from a cache that has not caught
+// up with this controller's own last status write (statusWrites).
 func (r *Reconciler) patchStatus(ctx context.Context, original, app *appsv1alpha1.MyApp) error {
-	if equality.Semantic.DeepEqual(original.Status, app.Status) {
+	if r.statusWrites.behind(original) || equality.Semantic.DeepEqual(original.Status, app.Status) {
 		return nil
 	}
 	if err := r.Client.Status().Patch(ctx, app, client.MergeFrom(original)); err != nil {
@@ -272,5 +275,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, original, app *appsv1alpha
 		}
 		return fmt.Errorf("patching status: %w", err)
 	}
+	r.statusWrites.wrote(original)
 	return nil
 }

@@ -18,6 +18,7 @@ package myapp
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -371,4 +373,54 @@ func deploymentRolledOut(dep *appsv1.Deployment) bool {
 func childConflictMessage(err *childConflictError) string {
 	return fmt.Sprintf("%s %s already exists and is not controlled by this MyApp; the operator never adopts it: "+
 		"delete or rename it, or rename the MyApp", err.kind, err.name)
+}
+
+// statusWrites remembers, per MyApp, the resourceVersion that the last pass
+// to write its status started from, until a pass starts from a newer one.
+//
+// Each child a pass creates brings the MyApp back, and on a busy cluster
+// the cache can deliver those events before the MyApp's own status write.
+// A pass that starts from the MyApp as the writing pass read it knows
+// nothing of that write: the status it derives repeats or undoes it (a
+// merge patch replaces the whole conditions list, so one from that stale
+// copy dropped DNSReady), and each such write costs a status patch and
+// brings yet another pass. It writes no status; the write's own event
+// brings the MyApp back on a cache that holds it. Only MyApps with a write
+// the cache has not shown yet have an entry.
+type statusWrites struct {
+	mu   sync.Mutex
+	from map[types.NamespacedName]string
+}
+
+// behind reports whether app, as this pass read it, is the version the
+// last status-writing pass started from: the cache is behind that write. A
+// pass on any other version, which the cache shows only once it holds the
+// write, forgets the entry.
+func (w *statusWrites) behind(app *appsv1alpha1.MyApp) bool {
+	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	from, ok := w.from[key]
+	if ok && from == app.ResourceVersion {
+		return true
+	}
+	delete(w.from, key)
+	return false
+}
+
+// wrote records that a pass that started from original wrote the status.
+func (w *statusWrites) wrote(original *appsv1alpha1.MyApp) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.from == nil {
+		w.from = map[types.NamespacedName]string{}
+	}
+	w.from[types.NamespacedName{Namespace: original.Namespace, Name: original.Name}] = original.ResourceVersion
+}
+
+// forget drops what is remembered of a MyApp that is gone.
+func (w *statusWrites) forget(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.from, key)
 }
