@@ -299,7 +299,9 @@ func (b *bench) failover(ctx context.Context, lw *leaseWatcher, namespaces []str
 	}
 	var all []*foManager
 	defer func() {
-		for i := len(all) - 1; i >= 0; i-- { // standbys first: the leader releases last
+		// Whatever still runs (after the SIGTERM, the new leader alone)
+		// stops and releases the lease for the next setting's leader.
+		for i := len(all) - 1; i >= 0; i-- {
 			all[i].close()
 		}
 	}()
