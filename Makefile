@@ -171,7 +171,10 @@ demo: build controlplane ## Walk through the whole lifecycle on a local cluster;
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" KUBECTL="$(if $(KUBECTL_DEP),$(ENVTEST_ASSETS)/kubectl,$(KUBECTL))" hack/demo.sh
 
 # BENCH_N lists the sizes `make bench` measures; BENCH_ARGS are extra flags
-# of test/bench (go run ./test/bench -h lists them).
+# of test/bench (go run ./test/bench -h lists them), e.g.
+#   make bench BENCH_N=10000 BENCH_ARGS='--operators operator'   # no baseline at 10,000
+#   make bench BENCH_N=1000 BENCH_ARGS='--operators operator --phases floor,failover'
+#   make bench BENCH_N=100 BENCH_ARGS='--operators operator --phases priority --priority-edits 10'
 BENCH_N ?= 100 1000
 BENCH_ARGS ?=
 
@@ -179,7 +182,7 @@ BENCH_ARGS ?=
 bench: build controlplane ## Measure the operator against a tutorial-style baseline and the cluster floor at BENCH_N MyApps (docs/benchmarks.md); not part of `make test`.
 	go build -o bin/bench ./test/bench
 	for n in $(BENCH_N); do \
-		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" bin/bench -n $$n --manager bin/manager $(BENCH_ARGS); \
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" bin/bench -n $$n --manager bin/manager $(BENCH_ARGS) || exit $$?; \
 	done
 
 # Container tool used to build the image; there is none on the project's

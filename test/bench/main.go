@@ -36,6 +36,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -54,6 +56,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
@@ -64,8 +67,14 @@ const (
 	// image is every pod's; kwok runs nothing.
 	image    = "nginx:1.27"
 	appLabel = "app"
-	opGet    = "get"
-	opDelete = "delete"
+	// operatorName names the operator in --operators and the report.
+	operatorName = "operator"
+	// phaseSteady and phaseRestart name two phases in --phases, the
+	// results and the report.
+	phaseSteady  = "steady"
+	phaseRestart = "restart"
+	opGet        = "get"
+	opDelete     = "delete"
 
 	simToken = "benchtoken"
 	// target is where every record points: kwok's Ingresses get no address.
@@ -85,12 +94,25 @@ type config struct {
 	kcmQPS        int
 	out           string
 	operators     string
+	// phases holds the optional phases to run; convergence and cleanup
+	// always run.
+	phases        map[string]bool
+	failoverKills int
+	priorityEdits int
 }
+
+// optionalPhases are the phases --phases picks from, in the order they run.
+var optionalPhases = []string{"floor", phaseSteady, phaseRestart, "unrelated", "priority", "failover"}
+
+// phase tells whether an optional phase runs.
+func (c config) phase(name string) bool { return c.phases[name] }
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == baselineCommand {
 		os.Exit(runBaselineManager(os.Args[2:]))
 	}
+	// The bench's own clients log nothing; the managers log to their files.
+	ctrllog.SetLogger(logr.Discard())
 	var cfg config
 	flag.IntVar(&cfg.n, "n", 100, "How many MyApps (and bare Deployments for the floor).")
 	flag.IntVar(&cfg.namespaces, "namespaces", 4, "How many namespaces the MyApps are spread over.")
@@ -99,12 +121,38 @@ func main() {
 	flag.StringVar(&cfg.manager, "manager", "bin/manager", "The operator's manager binary.")
 	flag.DurationVar(&cfg.steady, "steady", 2*time.Minute, "How long the steady state is watched.")
 	flag.DurationVar(&cfg.restartWindow, "restart-window", time.Minute, "How long requests are counted after a restart.")
-	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "How long one phase may take.")
+	flag.DurationVar(&cfg.timeout, "timeout", 0,
+		"How long one phase may take; 0 is 15 minutes plus 200 ms per MyApp (48 minutes at 10,000).")
 	flag.IntVar(&cfg.kcmQPS, "controller-manager-qps", controlplane.LocalClusterControllerManagerQPS,
 		"kube-controller-manager's --kube-api-qps, so the cluster is not what is measured.")
 	flag.StringVar(&cfg.out, "out", "", "Where the raw figures go as JSON; default .local/bench/bench-<n>.json.")
 	flag.StringVar(&cfg.operators, "operators", "operator,baseline", "Which operators to measure, in order.")
+	phases := flag.String("phases", strings.Join(optionalPhases, ","),
+		"Which optional phases run (convergence and cleanup always do), any of "+strings.Join(optionalPhases, ",")+
+			"; priority and failover measure the operator only. The floor is what convergence is compared with.")
+	flag.IntVar(&cfg.failoverKills, "failover-kills", 3,
+		"How many times the failover phase SIGKILLs the leader, with the warm standby on and again off.")
+	flag.IntVar(&cfg.priorityEdits, "priority-edits", 5,
+		"How many edits the priority phase makes after each restart, with the priority queue on and off.")
 	flag.Parse()
+	cfg.phases = map[string]bool{}
+	for p := range strings.SplitSeq(*phases, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if !slices.Contains(optionalPhases, p) {
+			fmt.Fprintf(os.Stderr, "bench: unknown phase %q in --phases: use any of %s\n", p, strings.Join(optionalPhases, ","))
+			os.Exit(2)
+		}
+		cfg.phases[p] = true
+	}
+	if cfg.n < 1 || cfg.namespaces < 1 || cfg.failoverKills < 0 || cfg.priorityEdits < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -n and --namespaces must be at least 1, --failover-kills and --priority-edits at least 0")
+		os.Exit(2)
+	}
+	if cfg.timeout == 0 {
+		cfg.timeout = 15*time.Minute + time.Duration(cfg.n)*200*time.Millisecond
+	}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(".local", "bench", fmt.Sprintf("bench-%d.json", cfg.n))
 	}
@@ -122,6 +170,8 @@ type bench struct {
 	dir        string
 	cp         *controlplane.ControlPlane
 	c          client.Client // the bench's own, not counted
+	scheme     *runtime.Scheme
+	edits      int // edits made so far, so the next edits another MyApp
 	sim        *simulator.Server
 	simURL     string
 	dns        *dnsCounter
@@ -144,6 +194,12 @@ type OperatorResult struct {
 	Name   string           `json:"name"`
 	Phases map[string]Phase `json:"phases"`
 	Memory map[string]Mem   `json:"memory"`
+	// Priority is the priority phase: one run with the priority queue
+	// off, one on.
+	Priority []PriorityRun `json:"priority,omitempty"`
+	// Failover is the failover phase: one run with the warm standby on,
+	// one off.
+	Failover []FailoverRun `json:"failover,omitempty"`
 }
 
 // Phase is one phase's time and requests.
@@ -175,11 +231,12 @@ func run(ctx context.Context, cfg config) error {
 	if err := os.MkdirAll(b.dir, 0o755); err != nil {
 		return err
 	}
-	logf("Starting the cluster tier (kube-controller-manager at %d QPS)", cfg.kcmQPS)
+	logf("Starting the cluster tier (kube-controller-manager at %d QPS, %d fake nodes)", cfg.kcmQPS, fakeNodes(cfg.n))
 	b.cp, err = controlplane.Start(ctx, controlplane.Options{
 		Tier:                 controlplane.TierCluster,
 		StateRoot:            filepath.Join(b.dir, "controlplane"),
 		ControllerManagerQPS: cfg.kcmQPS,
+		Nodes:                fakeNodes(cfg.n),
 	})
 	if err != nil {
 		return err
@@ -188,6 +245,7 @@ func run(ctx context.Context, cfg config) error {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = appsv1alpha1.AddToScheme(scheme)
+	b.scheme = scheme
 	if b.c, err = b.cp.NewClient(client.Options{Scheme: scheme}); err != nil {
 		return err
 	}
@@ -203,8 +261,10 @@ func run(ctx context.Context, cfg config) error {
 	}
 
 	res := Result{N: cfg.n, Machine: machine(), Started: time.Now().UTC()}
-	if res.Floor, err = b.floor(ctx); err != nil {
-		return fmt.Errorf("cluster floor: %w", err)
+	if cfg.phase("floor") {
+		if res.Floor, err = b.floor(ctx); err != nil {
+			return fmt.Errorf("cluster floor: %w", err)
+		}
 	}
 	for _, name := range strings.Split(cfg.operators, ",") {
 		r, err := b.measure(ctx, name)
@@ -258,14 +318,38 @@ func (b *bench) writeFiles() error {
 		return err
 	}
 	b.kubeconfig = filepath.Join(b.dir, "kubeconfig")
+	return writeKubeconfig(b.kubeconfig, b.proxy.URL)
+}
+
+// writeKubeconfig writes a kubeconfig that reaches the API server through
+// the counting proxy at proxyURL.
+func writeKubeconfig(path, proxyURL string) error {
 	kc := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters: [{name: bench, cluster: {server: %q}}]
 users: [{name: bench, user: {}}]
 contexts: [{name: bench, context: {cluster: bench, user: bench}}]
 current-context: bench
-`, b.proxy.URL)
-	return os.WriteFile(b.kubeconfig, []byte(kc), 0o600)
+`, proxyURL)
+	return os.WriteFile(path, []byte(kc), 0o600)
+}
+
+// fakeNodes is how many fake nodes the cluster has: one up to half a node's
+// pod capacity (as every run before 10,000 had), then enough for twice N
+// pods, so the failover phase's extra MyApps and a rolling update's surge
+// always find room.
+func fakeNodes(n int) int {
+	if n <= controlplane.FakeNodePods/2 {
+		return 1
+	}
+	return (2*n + controlplane.FakeNodePods - 1) / controlplane.FakeNodePods
+}
+
+// pollEvery is how often a phase checks that it is done: every second, as
+// always, up to 2,000 MyApps; then every N/2,000 seconds, so that listing
+// every MyApp does not load the cluster it measures (5 s at 10,000).
+func (b *bench) pollEvery() time.Duration {
+	return max(time.Second, time.Duration(b.cfg.n)*time.Second/2000)
 }
 
 // dnsCounter counts DNS requests by operation, with their times, in front
@@ -466,40 +550,11 @@ func (b *bench) measure(ctx context.Context, name string) (OperatorResult, error
 	logf("%s: converged in %.1fs", name, res.Phases["converge"].Seconds)
 	res.Memory[fmt.Sprintf("%d MyApps", b.cfg.n)] = m.memory(ctx)
 
-	logf("%s: steady state for %s", name, b.cfg.steady)
-	res.Phases["steady"], _, _ = b.counted(func() error {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(b.cfg.steady):
-			return nil
-		}
-	})
-
-	logf("%s: restart", name)
-	m.stop()
-	var times []time.Time
-	var drained time.Duration
-	res.Phases["restart"], times, err = b.counted(func() error {
-		start := time.Now()
-		if m, err = b.startManager(name); err != nil {
-			return err
-		}
-		drained = m.waitDrained(ctx, b.cfg.n, b.cfg.restartWindow)
-		if d := b.cfg.restartWindow - time.Since(start); d > 0 {
-			time.Sleep(d)
-		}
-		return nil
-	})
-	if err != nil {
+	if m, err = b.steadyAndRestart(ctx, name, &res, m); err != nil {
 		return res, err
 	}
-	peak, mean := rates(times, b.cfg.restartWindow)
-	res.Phases["restart"] = withExtra(res.Phases["restart"], map[string]float64{
-		"drainSeconds": drained.Seconds(), "dnsPeakPerSecond": peak, "dnsMeanPerSecond": mean,
-	})
 
-	if b.cfg.unrelated > 0 {
+	if b.cfg.phase("unrelated") && b.cfg.unrelated > 0 {
 		// The restarted manager, measured before and after, so the
 		// difference is the unrelated objects' alone.
 		res.Memory[fmt.Sprintf("%d MyApps after restart", b.cfg.n)] = m.memory(ctx)
@@ -508,6 +563,12 @@ func (b *bench) measure(ctx context.Context, name string) (OperatorResult, error
 			return res, err
 		}
 		res.Memory[fmt.Sprintf("%d MyApps after restart + %d unrelated objects", b.cfg.n, b.cfg.unrelated)] = mem
+	}
+
+	if name == operatorName {
+		if m, err = b.handoverPhases(ctx, &res, m, namespaces); err != nil {
+			return res, err
+		}
 	}
 
 	logf("%s: deleting the MyApps", name)
@@ -531,6 +592,84 @@ func (b *bench) measure(ctx context.Context, name string) (OperatorResult, error
 	}
 	logf("%s: cleaned up in %.1fs", name, res.Phases["cleanup"].Seconds)
 	return res, nil
+}
+
+// steadyAndRestart runs the steady state and the restart phases (those in
+// --phases) and returns the manager running after them.
+func (b *bench) steadyAndRestart(ctx context.Context, name string, res *OperatorResult,
+	m *managerProcess) (*managerProcess, error) {
+	if b.cfg.phase(phaseSteady) {
+		logf("%s: steady state for %s", name, b.cfg.steady)
+		res.Phases[phaseSteady], _, _ = b.counted(func() error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(b.cfg.steady):
+				return nil
+			}
+		})
+	}
+
+	if b.cfg.phase(phaseRestart) {
+		logf("%s: restart", name)
+		m.stop()
+		var times []time.Time
+		var drained time.Duration
+		var err error
+		res.Phases[phaseRestart], times, err = b.counted(func() error {
+			start := time.Now()
+			if m, err = b.startManager(name); err != nil {
+				return err
+			}
+			drained = m.waitDrained(ctx, b.cfg.n, b.cfg.restartWindow)
+			if d := b.cfg.restartWindow - time.Since(start); d > 0 {
+				time.Sleep(d)
+			}
+			return nil
+		})
+		if err != nil {
+			return m, err
+		}
+		peak, mean := rates(times, b.cfg.restartWindow)
+		res.Phases[phaseRestart] = withExtra(res.Phases[phaseRestart], map[string]float64{
+			"drainSeconds": drained.Seconds(), "dnsPeakPerSecond": peak, "dnsMeanPerSecond": mean,
+		})
+	}
+	return m, nil
+}
+
+// handoverPhases runs the operator's priority and failover phases (those in
+// --phases) and returns the manager running after them.
+func (b *bench) handoverPhases(ctx context.Context, res *OperatorResult, m *managerProcess,
+	namespaces []string) (*managerProcess, error) {
+	if b.cfg.phase("priority") && b.cfg.priorityEdits > 0 {
+		// Spread the edits over a drain as long as the restart's, or a
+		// second when the restart phase did not run.
+		spread := max(time.Second, time.Duration(res.Phases[phaseRestart].Extra["drainSeconds"]*float64(time.Second)))
+		var err error
+		res.Priority, m, err = b.priorityPhase(ctx, m, namespaces, spread)
+		if err != nil {
+			return m, fmt.Errorf("priority phase: %w", err)
+		}
+	}
+
+	if b.cfg.phase("failover") && b.cfg.failoverKills > 0 {
+		m.stop()
+		var err error
+		if res.Failover, err = b.failoverPhase(ctx, namespaces); err != nil {
+			return m, fmt.Errorf("failover phase: %w", err)
+		}
+		// A single manager again for the cleanup, as in every other run,
+		// its restart drained before the cleanup is counted.
+		if m, err = b.startManager(operatorName); err != nil {
+			return m, err
+		}
+		if err := m.waitMetrics(ctx); err != nil {
+			return m, err
+		}
+		m.waitDrained(ctx, b.cfg.n, b.cfg.timeout)
+	}
+	return m, nil
 }
 
 func withExtra(p Phase, extra map[string]float64) Phase {
@@ -676,14 +815,20 @@ func (b *bench) parallel(n int, fn func(i int) error) error {
 func (b *bench) poll(ctx context.Context, what string, check func() (bool, string, error)) error {
 	start, lastLog := time.Now(), time.Now()
 	progress := ""
-	err := wait.PollUntilContextTimeout(ctx, time.Second, b.cfg.timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, b.pollEvery(), b.cfg.timeout, true, func(context.Context) (bool, error) {
 		done, p, err := check()
+		if err != nil {
+			// A list that failed once (a timeout of a loaded API server at
+			// 10,000) is tried again, not the end of an hour's run; one
+			// that keeps failing ends the phase at its timeout, named.
+			done, p = false, "last check failed: "+err.Error()
+		}
 		progress = p
 		if time.Since(lastLog) > 15*time.Second {
 			logf("  %s: %s after %s", what, p, time.Since(start).Round(time.Second))
 			lastLog = time.Now()
 		}
-		return done, err
+		return done, nil
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w (%s)", what, err, progress)

@@ -61,34 +61,44 @@ type managerProcess struct {
 	exited      chan struct{}
 }
 
-func (b *bench) startManager(name string) (*managerProcess, error) {
+// startManager starts a manager whose requests go through the bench's
+// counting proxy; extra are more flags of the operator's manager.
+func (b *bench) startManager(name string, extra ...string) (*managerProcess, error) {
+	return b.startManagerVia(name, b.kubeconfig, name, extra...)
+}
+
+// startManagerVia starts a manager with its own kubeconfig (its own counting
+// proxy) and log file, .local/bench/<logName>.log.
+func (b *bench) startManagerVia(name, kubeconfig, logName string, extra ...string) (*managerProcess, error) {
 	metricsAddr, err := controlplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
 	var cmd *exec.Cmd
 	switch name {
-	case "operator":
-		cmd = exec.Command(b.cfg.manager,
-			"--kubeconfig="+b.kubeconfig,
+	case operatorName:
+		args := make([]string, 0, 9+len(extra))
+		args = append(args,
+			"--kubeconfig="+kubeconfig,
 			"--dns-url="+b.simURL, "--dns-token-file="+b.tokenFile,
 			"--backup-url="+b.simURL, "--backup-token-file="+b.tokenFile,
 			"--dns-default-target="+target,
 			"--metrics-bind-address="+metricsAddr, "--metrics-secure=false",
 			"--health-probe-bind-address=0")
+		cmd = exec.Command(b.cfg.manager, append(args, extra...)...)
 	case baselineName:
 		self, err := os.Executable()
 		if err != nil {
 			return nil, err
 		}
 		cmd = exec.Command(self, baselineCommand,
-			"--kubeconfig="+b.kubeconfig,
+			"--kubeconfig="+kubeconfig,
 			"--dns-url="+b.simURL, "--dns-token-file="+b.tokenFile,
 			"--target="+target, "--metrics-bind-address="+metricsAddr)
 	default:
 		return nil, fmt.Errorf("unknown operator %q: use operator or baseline", name)
 	}
-	logFile, err := os.OpenFile(filepath.Join(b.dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logFile, err := os.OpenFile(filepath.Join(b.dir, logName+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +119,9 @@ func (b *bench) startManager(name string) (*managerProcess, error) {
 
 // stop sends SIGTERM, as a kubelet would, and waits for the exit.
 func (m *managerProcess) stop() {
+	if m == nil {
+		return
+	}
 	select {
 	case <-m.exited:
 		return
@@ -121,6 +134,21 @@ func (m *managerProcess) stop() {
 		_ = m.cmd.Process.Kill()
 		<-m.exited
 	}
+}
+
+// kill sends SIGKILL, as a node's failure would end it, and waits for the
+// exit.
+func (m *managerProcess) kill() {
+	if m == nil {
+		return
+	}
+	select {
+	case <-m.exited:
+		return
+	default:
+	}
+	_ = m.cmd.Process.Kill()
+	<-m.exited
 }
 
 // metrics scrapes the manager's Prometheus endpoint into name{labels} ->

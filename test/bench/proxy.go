@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -42,8 +43,11 @@ type countingProxy struct {
 	mu       sync.Mutex
 	counts   map[apiKey]int
 	failures map[apiKey]int
-	server   *http.Server
-	URL      string
+	// firstWrite is when the first write of a reconcile (a lease or an
+	// event aside) started since the last snapshot, zero if none did.
+	firstWrite time.Time
+	server     *http.Server
+	URL        string
 }
 
 func startCountingProxy(cfg *rest.Config) (*countingProxy, error) {
@@ -74,6 +78,9 @@ func startCountingProxy(cfg *rest.Config) (*countingProxy, error) {
 		// until the manager stops.
 		p.mu.Lock()
 		p.counts[key]++
+		if p.firstWrite.IsZero() && isWrite(key.Verb) && key.Resource != "leases" && key.Resource != "events" {
+			p.firstWrite = time.Now()
+		}
 		p.mu.Unlock()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		rp.ServeHTTP(sw, r)
@@ -93,7 +100,16 @@ func (p *countingProxy) snapshot() (counts, failures map[apiKey]int) {
 	defer p.mu.Unlock()
 	counts, failures = p.counts, p.failures
 	p.counts, p.failures = map[apiKey]int{}, map[apiKey]int{}
+	p.firstWrite = time.Time{}
 	return counts, failures
+}
+
+// firstWriteAt returns when the first write of a reconcile (a lease or an
+// event aside) started since the last snapshot, zero if none did.
+func (p *countingProxy) firstWriteAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.firstWrite
 }
 
 func (p *countingProxy) close() { _ = p.server.Close() }

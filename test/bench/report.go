@@ -29,14 +29,21 @@ func printReport(w io.Writer, res Result) {
 	pln := func(line string) { _, _ = fmt.Fprintln(w, line) }
 	n := float64(res.N)
 	pf("\n## N = %d\n\nMachine: %s. Started %s.\n\n", res.N, res.Machine, res.Started.Format("2006-01-02 15:04 MST"))
-	pf("Cluster floor (%d bare Deployments with a Service each, no operator): converge %.1fs, delete %.1fs.\n\n",
-		res.N, res.Floor["converge"].Seconds, res.Floor["cleanup"].Seconds)
+	if _, ok := res.Floor["converge"]; ok {
+		pf("Cluster floor (%d bare Deployments with a Service each, no operator): converge %.1fs, delete %.1fs.\n\n",
+			res.N, res.Floor["converge"].Seconds, res.Floor["cleanup"].Seconds)
+	} else {
+		pln("Cluster floor: not measured (--phases without floor).\n")
+	}
 
 	pln("| phase | operator | seconds | API requests | API writes | API failures | DNS requests | DNS writes | DNS failures |")
 	pln("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, phase := range []string{"converge", "steady", "restart", "cleanup"} {
+	for _, phase := range []string{"converge", phaseSteady, phaseRestart, "cleanup"} {
 		for _, op := range res.Operators {
-			p := op.Phases[phase]
+			p, ok := op.Phases[phase]
+			if !ok {
+				continue // not in --phases
+			}
 			total, writes := apiTotals(p)
 			dnsTotal, dnsWrites := 0, p.DNS["upsert"]+p.DNS["delete"]
 			for _, v := range p.DNS {
@@ -63,12 +70,12 @@ func printReport(w io.Writer, res Result) {
 	pln("\n| operator | steady DNS reads per MyApp per hour | restart drain (s) | restart DNS peak/s | restart DNS mean/s |")
 	pln("| --- | ---: | ---: | ---: | ---: |")
 	for _, op := range res.Operators {
-		s, r := op.Phases["steady"], op.Phases["restart"]
-		perHour := 0.0
+		s, r := op.Phases[phaseSteady], op.Phases[phaseRestart]
+		perHour := "n/a"
 		if s.Seconds > 0 {
-			perHour = float64(s.DNS["get"]) / n * 3600 / s.Seconds
+			perHour = fmt.Sprintf("%.1f", float64(s.DNS["get"])/n*3600/s.Seconds)
 		}
-		pf("| %s | %.1f | %.1f | %.0f | %.1f |\n", op.Name, perHour, r.Extra["drainSeconds"],
+		pf("| %s | %s | %.1f | %.0f | %.1f |\n", op.Name, perHour, r.Extra["drainSeconds"],
 			r.Extra["dnsPeakPerSecond"], r.Extra["dnsMeanPerSecond"])
 	}
 
@@ -81,6 +88,12 @@ func printReport(w io.Writer, res Result) {
 			pf("| %s | %s | %.1f | %.1f | %.1f |\n", op.Name, point, m.HeapBytes/(1<<20),
 				m.LiveHeapBytes/(1<<20), m.RSSBytes/(1<<20))
 		}
+	}
+
+	printPerMyApp(w, res)
+	for _, op := range res.Operators {
+		printPriority(w, op)
+		printFailover(w, op)
 	}
 
 	pln("\nAPI requests while converging, by verb and resource:")
