@@ -38,6 +38,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -81,6 +82,9 @@ var makefileVersion = regexp.MustCompile(`(?m)^ENVTEST_K8S_VERSION \?= (\S+)$`)
 // 65,534 ClusterIP Services, room for the 5,000 MyApps (one Service each)
 // that a local cluster must hold.
 const ServiceClusterIPRange = "10.96.0.0/16"
+
+// EtcdQuotaBackendBytes is etcd's backend quota: 8 GiB.
+const EtcdQuotaBackendBytes = 8 << 30
 
 // Options configure Start. The zero value starts the envtest tier with the
 // repository's CRDs from the binaries in KUBEBUILDER_ASSETS or the default
@@ -201,6 +205,12 @@ func (cp *ControlPlane) start(ctx context.Context, opts Options) error {
 	// envtest's default service range is a /24: the 254th ClusterIP Service
 	// would fail, far short of what `make run` and the benchmarks create.
 	cp.env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", ServiceClusterIPRange)
+	// etcd's default backend quota of 2 GiB is near what 10,000 MyApps, their
+	// children, pods and events take with the history kept between
+	// compactions (make bench BENCH_N=10000); past it etcd refuses every
+	// write. The data directory is a temporary one, so the space is lent,
+	// not kept.
+	cp.env.ControlPlane.Etcd.Configure().Set("quota-backend-bytes", strconv.Itoa(EtcdQuotaBackendBytes))
 	for _, d := range []string{cp.env.ControlPlane.Etcd.DataDir, cp.env.ControlPlane.APIServer.CertDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
