@@ -93,6 +93,8 @@ type myAppOptions struct {
 	pendingPollInterval time.Duration
 	driftCheckInterval  time.Duration
 	recordTTL           int
+	// driftCheck is how ACTIVE records are checked for drift: list or read.
+	driftCheck string
 	// orphanSweepInterval is how often records of MyApps that are gone are
 	// looked for; zero turns the sweep off.
 	orphanSweepInterval time.Duration
@@ -249,6 +251,10 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"How often a PENDING DNS record is polled until it is ACTIVE (jittered by up to 20%).")
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
 		"How often an ACTIVE DNS record is checked for changes made outside the operator, at a point of the interval fixed per MyApp.")
+	fs.StringVar(&o.myApp.driftCheck, "dns-drift-check", string(myapp.DriftCheckList),
+		"How ACTIVE DNS records are checked for drift once per --dns-drift-check-interval: list (the leader lists this "+
+			"installation's records, a page at a time spread over the interval, and reads only those that differ or are "+
+			"gone) or read (each record is read at its MyApp's point of the interval).")
 	fs.DurationVar(&o.myApp.orphanSweepInterval, "dns-orphan-sweep-interval", myapp.DefaultOrphanSweepInterval,
 		"How often the DNS records of MyApps that are gone (a finalizer removed by hand) are looked for and deleted "+
 			"(the first sweep after a start comes after a random part of it); 0 turns the sweep off. The sweep "+
@@ -327,6 +333,9 @@ func (o *options) validate() error {
 	}
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
+	}
+	if d := myapp.DriftCheckMode(o.myApp.driftCheck); d != myapp.DriftCheckList && d != myapp.DriftCheckRead {
+		errs = append(errs, fmt.Errorf("--dns-drift-check must be %q or %q, not %q", myapp.DriftCheckList, myapp.DriftCheckRead, d))
 	}
 	errs = append(errs, o.myApp.validateOwnerID())
 	if o.myApp.orphanSweepInterval < 0 {
