@@ -174,6 +174,17 @@ func (d *dnsSchedule) set(key types.NamespacedName, c dnsCheck) {
 	delete(d.drifted, key)
 }
 
+// keys are the MyApps whose read is remembered.
+func (d *dnsSchedule) keys() []types.NamespacedName {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]types.NamespacedName, 0, len(d.entries))
+	for k := range d.entries {
+		out = append(out, k)
+	}
+	return out
+}
+
 // markDrifted makes key's next pass read its record: the drift pass found
 // it different from what the last read left, or missing.
 func (d *dnsSchedule) markDrifted(key types.NamespacedName) {

@@ -18,7 +18,6 @@ package myapp
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -303,22 +302,22 @@ func recordDiffers(rec *dns.Record, want *appsv1alpha1.DNSRecordStatus, ttl int3
 
 // findMissing sends every MyApp at rest that the complete list did not hold
 // and whose record was last read before the pass started; it returns how
-// many.
+// many. Only MyApps this manager has passed can be judged (the others read
+// on their own), so it walks the schedule's memory, not every MyApp.
 func (l *driftLister) findMissing(ctx context.Context, start time.Time, listed sets.Set[types.NamespacedName]) (int, error) {
-	var apps appsv1alpha1.MyAppList
-	if err := l.reader.List(ctx, &apps, client.UnsafeDisableDeepCopy); err != nil {
-		return 0, fmt.Errorf("listing MyApps for the drift pass: %w", err)
-	}
 	missing := 0
-	for i := range apps.Items {
-		app := &apps.Items[i]
-		key := client.ObjectKeyFromObject(app)
+	app := &appsv1alpha1.MyApp{}
+	for _, key := range l.r.dnsChecks.keys() {
 		if listed.Has(key) {
 			continue
 		}
+		*app = appsv1alpha1.MyApp{}
+		if err := l.reader.Get(ctx, key, app, client.UnsafeDisableDeepCopy); err != nil {
+			continue // gone, or not in the cache yet: nothing to judge
+		}
 		_, readAt, known, ok := l.expected(app)
-		// A MyApp this manager has not passed yet reads on its own; one read
-		// since the pass started may have written its record after its page.
+		// One read since the pass started may have written its record after
+		// its page was fetched.
 		if !ok || !known || !readAt.Before(start) {
 			continue
 		}
