@@ -31,9 +31,12 @@ import (
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -386,4 +389,88 @@ func TestDriftPassOnBIND(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(rec.Value).To(Equal(defaultTarget), "repaired")
 	g.Expect(counted.getsOf(rig.host(1))).To(Equal(readsBefore), "the record that matched is not read")
+}
+
+// listDriftBackend labels the MyApps of the manager that
+// TestDriftListThroughTheManager starts, which the suite's manager does
+// not see (httpBackendCache).
+const listDriftBackend = "list-drift"
+
+// pagingCountingDNS counts reads by name like countingDNS and keeps the
+// HTTP client's pages, so the drift pass walks them as in the manager.
+type pagingCountingDNS struct {
+	*countingDNS
+	dns.OwnerPrefixPager
+}
+
+// TestDriftListThroughTheManager wires the pass as cmd/manager does
+// (Reconciler.DriftCheck = DriftCheckList, a two-second interval): MyApps
+// at rest have their records read by nobody over two intervals, and a
+// record changed outside the operator is repaired through the controller
+// within two intervals, without reading the records that matched.
+func TestDriftListThroughTheManager(t *testing.T) {
+	g := NewWithT(t)
+	const every = 2 * time.Second
+	counted := &pagingCountingDNS{countingDNS: newCountingDNS(dnsClient), OwnerPrefixPager: dnsClient.(dns.OwnerPrefixPager)}
+	_, stop, err := startManager(cp, listDriftBackend, cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: listDriftBackend})},
+	}}, func(ctrl.Manager) *Reconciler {
+		return &Reconciler{
+			OwnerID:             testOwnerID,
+			DNS:                 counted,
+			DefaultTarget:       defaultTarget,
+			PendingPollInterval: 200 * time.Millisecond,
+			DriftCheckInterval:  every,
+			DriftCheck:          DriftCheckList,
+		}
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(stop)
+
+	ns := newNamespace(t)
+	var hosts []string
+	for i := range 3 {
+		app := newMyApp(ns, fmt.Sprintf("web-%d", i))
+		app.Labels = map[string]string{dnsBackendLabel: listDriftBackend}
+		createReadyMyApp(t, g, app)
+		hosts = append(hosts, app.Spec.Host)
+		// Deleted while this manager still runs, so it removes the record.
+		t.Cleanup(func() {
+			ctx := context.WithoutCancel(t.Context())
+			g.Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, app))).To(Succeed())
+			g.Eventually(func() []simulator.Record { return recordsNamed(app.Spec.Host) }, timeout, interval).Should(BeEmpty())
+		})
+	}
+	g.Eventually(func() bool {
+		for _, h := range hosts {
+			if recs := recordsNamed(h); len(recs) != 1 || string(recs[0].State) != string(dns.StateActive) {
+				return false
+			}
+		}
+		return true
+	}, timeout, interval).Should(BeTrue(), "every record ACTIVE")
+	time.Sleep(every) // the last passes of the creations are over
+	before := make([]int, len(hosts))
+	for i, h := range hosts {
+		before[i] = counted.getsOf(h)
+	}
+	time.Sleep(2 * every)
+	for i, h := range hosts {
+		g.Expect(counted.getsOf(h)).To(Equal(before[i]), "%s is not read at rest", h)
+	}
+
+	rec, err := dnsClient.Get(t.Context(), hosts[0])
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = dnsClient.Upsert(t.Context(), dns.Record{Name: rec.Name, Type: dns.TypeA, Value: "198.51.100.21", TTL: rec.TTL, Owner: rec.Owner})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() string {
+		if recs := recordsNamed(hosts[0]); len(recs) == 1 {
+			return recs[0].Value
+		}
+		return ""
+	}, 2*every+every/2, 50*time.Millisecond).Should(Equal(defaultTarget), "repaired within two intervals")
+	g.Expect(counted.getsOf(hosts[0])).To(BeNumerically(">", before[0]), "the changed record was read")
+	for i, h := range hosts[1:] {
+		g.Expect(counted.getsOf(h)).To(Equal(before[i+1]), "%s, which matched, is not read", h)
+	}
 }
