@@ -292,6 +292,15 @@ const (
 )
 
 // validateOwnerID checks --owner-id when it is set; empty means the
+// validateDriftCheck refuses a --dns-drift-check that is neither list nor
+// read.
+func (o *myAppOptions) validateDriftCheck() error {
+	if d := myapp.DriftCheckMode(o.driftCheck); d != myapp.DriftCheckList && d != myapp.DriftCheckRead {
+		return fmt.Errorf("--dns-drift-check must be %q or %q, not %q", myapp.DriftCheckList, myapp.DriftCheckRead, d)
+	}
+	return nil
+}
+
 // kube-system namespace's UID, read at start.
 func (o *myAppOptions) validateOwnerID() error {
 	if o.ownerID == "" {
@@ -334,10 +343,7 @@ func (o *options) validate() error {
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
 	}
-	if d := myapp.DriftCheckMode(o.myApp.driftCheck); d != myapp.DriftCheckList && d != myapp.DriftCheckRead {
-		errs = append(errs, fmt.Errorf("--dns-drift-check must be %q or %q, not %q", myapp.DriftCheckList, myapp.DriftCheckRead, d))
-	}
-	errs = append(errs, o.myApp.validateOwnerID())
+	errs = append(errs, o.myApp.validateDriftCheck(), o.myApp.validateOwnerID())
 	if o.myApp.orphanSweepInterval < 0 {
 		errs = append(errs, errors.New("--dns-orphan-sweep-interval must not be negative (0 turns the sweep off)"))
 	}

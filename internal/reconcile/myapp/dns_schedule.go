@@ -262,14 +262,8 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 	seen := seenOf(app)
 	conflict := seen.reason == appsv1alpha1.HostConflictReason
 
-	if wasSuspended(app) {
-		return true, 0 // the first pass after a resume: the record may have changed meanwhile
-	}
-	if reconcileRequested(app) {
-		return true, 0 // reconcile.myapp.dev/requested-at has a value not handled yet
-	}
-	if r.dnsChecks.isDrifted(client.ObjectKeyFromObject(app)) {
-		return true, 0 // the drift pass found the record changed or gone
+	if r.readAsked(app) {
+		return true, 0
 	}
 	last, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID)
 	if !known {
@@ -311,6 +305,18 @@ func (r *Reconciler) activeDriftCheck(app *appsv1alpha1.MyApp, now time.Time) ti
 		return time.Time{}
 	}
 	return r.dnsChecks.driftCheck(key, app.UID, r.DriftCheckInterval, now)
+}
+
+// readAsked reports whether something asks for a read whatever the
+// schedule says.
+func (r *Reconciler) readAsked(app *appsv1alpha1.MyApp) bool {
+	switch {
+	case wasSuspended(app):
+		return true // the first pass after a resume: the record may have changed meanwhile
+	case reconcileRequested(app):
+		return true // reconcile.myapp.dev/requested-at has a value not handled yet
+	}
+	return r.dnsChecks.isDrifted(client.ObjectKeyFromObject(app)) // the drift pass found the record changed or gone
 }
 
 // dueAfterRestart decides for a MyApp this manager has not read the record

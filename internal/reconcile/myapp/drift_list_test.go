@@ -54,6 +54,9 @@ import (
 // so 200 records take four pages.
 const driftPageSize = 50
 
+// driftRigInterval is the drift interval of the pass the rig runs.
+const driftRigInterval = time.Second
+
 // driftRig is a drift pass in list mode over MyApps in a fake API (its
 // cache), against a DNS backend: the phase tier, with the pass's events
 // taken by the test instead of a controller.
@@ -66,17 +69,17 @@ type driftRig struct {
 	apps   []types.NamespacedName
 }
 
-func newDriftRig(t *testing.T, d dns.Client, interval time.Duration) *driftRig {
+func newDriftRig(t *testing.T, d dns.Client) *driftRig {
 	t.Helper()
 	api := fake.NewClientBuilder().WithScheme(fixtures.Scheme()).WithStatusSubresource(&appsv1alpha1.MyApp{}).Build()
 	r, _ := newPhaseReconciler(api, d, defaultTarget)
 	r.Recorder = &events.FakeRecorder{} // events are dropped: 200 creations would fill a buffer
 	r.DriftCheck = DriftCheckList
-	r.DriftCheckInterval = interval
+	r.DriftCheckInterval = driftRigInterval
 	r.PendingPollInterval = time.Millisecond // a written record is read again at once until ACTIVE
-	events := make(chan event.GenericEvent, 10000)
-	return &driftRig{t: t, api: api, r: r, events: events,
-		lister: &driftLister{r: r, reader: api, events: events, log: logr.Discard()}}
+	sent := make(chan event.GenericEvent, 10000)
+	return &driftRig{t: t, api: api, r: r, events: sent,
+		lister: &driftLister{r: r, reader: api, events: sent, log: logr.Discard()}}
 }
 
 // add creates n MyApps in namespace and settles each: its DNS phase
@@ -179,7 +182,7 @@ func TestDriftPassListsAndReadsOnlyWhatDiffers(t *testing.T) {
 	g := NewWithT(t)
 	const n = 200
 	sim, c := pagedDNS(t, nil)
-	rig := newDriftRig(t, c, time.Second)
+	rig := newDriftRig(t, c)
 	rig.add(g, "drift", n)
 	rig.lister.pages = 100 // no pause between pages: this test is about what is asked, not when
 
@@ -257,8 +260,8 @@ func TestDriftPassListsAndReadsOnlyWhatDiffers(t *testing.T) {
 func TestDriftPassRepairsWithinTheInterval(t *testing.T) {
 	g := NewWithT(t)
 	sim, c := pagedDNS(t, nil)
-	const every = time.Second
-	rig := newDriftRig(t, c, every)
+	const every = driftRigInterval
+	rig := newDriftRig(t, c)
 	rig.add(g, "drift-loop", 20)
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -315,7 +318,7 @@ func TestDriftPassWithAFailedPageJudgesNothingMissing(t *testing.T) {
 	g := NewWithT(t)
 	var failPages atomic.Bool
 	_, c := pagedDNS(t, &failPages)
-	rig := newDriftRig(t, c, time.Second)
+	rig := newDriftRig(t, c)
 	rig.add(g, "drift-fail", 200)
 	rig.lister.pages = 100
 
@@ -337,7 +340,7 @@ func TestDriftPassWithAFailedPageJudgesNothingMissing(t *testing.T) {
 func TestDriftPassDoesNotJudgeARecordWrittenDuringIt(t *testing.T) {
 	g := NewWithT(t)
 	_, c := pagedDNS(t, nil)
-	rig := newDriftRig(t, c, time.Second)
+	rig := newDriftRig(t, c)
 	rig.add(g, "drift-during", 2)
 
 	start := rig.r.Clock.Now()
@@ -357,7 +360,7 @@ func TestDriftPassOnBIND(t *testing.T) {
 	controlplane.RequireBIND(t, rfc2136Err)
 	g := NewWithT(t)
 	counted := newCountingDNS(rfc2136Client)
-	rig := newDriftRig(t, counted, time.Second)
+	rig := newDriftRig(t, counted)
 	ns := fmt.Sprintf("drift-bind-%d", time.Now().UnixNano()%100000)
 	rig.add(g, ns, 2)
 	t.Cleanup(func() {
@@ -428,7 +431,7 @@ func TestDriftListThroughTheManager(t *testing.T) {
 	t.Cleanup(stop)
 
 	ns := newNamespace(t)
-	var hosts []string
+	hosts := make([]string, 0, 3)
 	for i := range 3 {
 		app := newMyApp(ns, fmt.Sprintf("web-%d", i))
 		app.Labels = map[string]string{dnsBackendLabel: listDriftBackend}
