@@ -57,6 +57,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		IngressClassName:        opts.myApp.ingressClassName,
 		PendingPollInterval:     opts.myApp.pendingPollInterval,
 		DriftCheckInterval:      opts.myApp.driftCheckInterval,
+		DriftCheck:              myapp.DriftCheckMode(opts.myApp.driftCheck),
 		RecordTTL:               int32(opts.myApp.recordTTL), //nolint:gosec // validated to the service's TTL range
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 	}).SetupWithManager(ctx, mgr); err != nil {

@@ -93,6 +93,8 @@ type myAppOptions struct {
 	pendingPollInterval time.Duration
 	driftCheckInterval  time.Duration
 	recordTTL           int
+	// driftCheck is how ACTIVE records are checked for drift: list or read.
+	driftCheck string
 	// orphanSweepInterval is how often records of MyApps that are gone are
 	// looked for; zero turns the sweep off.
 	orphanSweepInterval time.Duration
@@ -249,6 +251,10 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"How often a PENDING DNS record is polled until it is ACTIVE (jittered by up to 20%).")
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
 		"How often an ACTIVE DNS record is checked for changes made outside the operator, at a point of the interval fixed per MyApp.")
+	fs.StringVar(&o.myApp.driftCheck, "dns-drift-check", string(myapp.DriftCheckList),
+		"How ACTIVE DNS records are checked for drift once per --dns-drift-check-interval: list (the leader lists this "+
+			"installation's records, a page at a time spread over the interval, and reads only those that differ or are "+
+			"gone) or read (each record is read at its MyApp's point of the interval).")
 	fs.DurationVar(&o.myApp.orphanSweepInterval, "dns-orphan-sweep-interval", myapp.DefaultOrphanSweepInterval,
 		"How often the DNS records of MyApps that are gone (a finalizer removed by hand) are looked for and deleted "+
 			"(the first sweep after a start comes after a random part of it); 0 turns the sweep off. The sweep "+
@@ -286,6 +292,15 @@ const (
 )
 
 // validateOwnerID checks --owner-id when it is set; empty means the
+// validateDriftCheck refuses a --dns-drift-check that is neither list nor
+// read.
+func (o *myAppOptions) validateDriftCheck() error {
+	if d := myapp.DriftCheckMode(o.driftCheck); d != myapp.DriftCheckList && d != myapp.DriftCheckRead {
+		return fmt.Errorf("--dns-drift-check must be %q or %q, not %q", myapp.DriftCheckList, myapp.DriftCheckRead, d)
+	}
+	return nil
+}
+
 // kube-system namespace's UID, read at start.
 func (o *myAppOptions) validateOwnerID() error {
 	if o.ownerID == "" {
@@ -328,7 +343,7 @@ func (o *options) validate() error {
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
 	}
-	errs = append(errs, o.myApp.validateOwnerID())
+	errs = append(errs, o.myApp.validateDriftCheck(), o.myApp.validateOwnerID())
 	if o.myApp.orphanSweepInterval < 0 {
 		errs = append(errs, errors.New("--dns-orphan-sweep-interval must not be negative (0 turns the sweep off)"))
 	}

@@ -213,49 +213,104 @@ func (c *client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]Record
 }
 
 // list follows the pages of a list with query to the end and returns the
-// records keep accepts. Each page continues after the last name of the one
-// before (docs/external-api.md), so the client requires every page to
-// continue the name order: a service or a proxy that ignored the token and
-// answered a page again would otherwise make the walk repeat records or never
-// end. A page without a token is the last one, which is also how a service
-// that does not page answers.
+// records keep accepts. A page without a token is the last one, which is
+// also how a service that does not page answers.
 func (c *client) list(ctx context.Context, query url.Values, keep func(Record) bool) ([]Record, error) {
 	var out []Record
-	var token, after string
+	var at PageToken
 	for {
-		q := maps.Clone(query)
-		if token != "" {
-			if q == nil {
-				q = url.Values{}
-			}
-			q.Set("pageToken", token)
-		}
-		page := listBody{after: after, token: token}
-		err := c.api.Do(ctx, httpapi.Call{
-			Operation: "list",
-			Method:    http.MethodGet,
-			Path:      recordsPath(),
-			Query:     q,
-		}, &page)
+		page, next, more, err := c.listPage(ctx, query, at)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range page.Records {
+		for _, r := range page {
 			if keep(r) {
 				out = append(out, r)
 			}
 		}
-		if page.NextPageToken == "" {
+		if !more {
 			if out == nil {
 				out = []Record{}
 			}
 			return out, nil
 		}
-		token = page.NextPageToken
-		if n := len(page.Records); n > 0 {
-			after = page.Records[n-1].Name
+		at = next
+	}
+}
+
+// PageToken is where a paged list goes on: the zero value is its first page.
+type PageToken struct {
+	// token is the service's token for the page.
+	token string
+	// after is the last name of the pages before.
+	after string
+}
+
+// OwnerPrefixPager is a Client that lists the records of a family of owners
+// one page at a time, so a caller can spread a large list over time and
+// retry a failed page without starting again. The HTTP client is one; a
+// client that is not (RFC 2136, whose list is one streamed zone transfer)
+// is listed whole with ListByOwnerPrefix.
+type OwnerPrefixPager interface {
+	// ListPageByOwnerPrefix returns the page at from (PageToken{} for the
+	// first) of the records whose owner starts with prefix, sorted by name,
+	// and where the next page starts; more is false on the last page. An
+	// empty prefix is external.ErrInvalid, as in ListByOwnerPrefix.
+	ListPageByOwnerPrefix(ctx context.Context, prefix string, from PageToken) (records []Record, next PageToken, more bool, err error)
+}
+
+var _ OwnerPrefixPager = (*client)(nil)
+
+func (c *client) ListPageByOwnerPrefix(ctx context.Context, prefix string, from PageToken) ([]Record, PageToken, bool, error) {
+	if prefix == "" {
+		return nil, PageToken{}, false, c.api.Invalid("list", "owner prefix is required")
+	}
+	page, next, more, err := c.listPage(ctx, url.Values{"ownerPrefix": {prefix}}, from)
+	if err != nil {
+		return nil, PageToken{}, false, err
+	}
+	// As in ListByOwnerPrefix: a service that ignores the filter must not
+	// make every record look like one of ours.
+	kept := page[:0]
+	for _, r := range page {
+		if strings.HasPrefix(r.Owner, prefix) {
+			kept = append(kept, r)
 		}
 	}
+	return kept, next, more, nil
+}
+
+// listPage reads the page at of a list with query. Each page continues after
+// the last name of the one before (docs/external-api.md), so the client
+// requires every page to continue the name order: a service or a proxy that
+// ignored the token and answered a page again would otherwise make the walk
+// repeat records or never end.
+func (c *client) listPage(ctx context.Context, query url.Values, at PageToken) ([]Record, PageToken, bool, error) {
+	q := maps.Clone(query)
+	if at.token != "" {
+		if q == nil {
+			q = url.Values{}
+		}
+		q.Set("pageToken", at.token)
+	}
+	page := listBody{after: at.after, token: at.token}
+	err := c.api.Do(ctx, httpapi.Call{
+		Operation: "list",
+		Method:    http.MethodGet,
+		Path:      recordsPath(),
+		Query:     q,
+	}, &page)
+	if err != nil {
+		return nil, PageToken{}, false, err
+	}
+	if page.NextPageToken == "" {
+		return page.Records, PageToken{}, false, nil
+	}
+	next := PageToken{token: page.NextPageToken, after: at.after}
+	if n := len(page.Records); n > 0 {
+		next.after = page.Records[n-1].Name
+	}
+	return page.Records, next, true, nil
 }
 
 // transferBody is the request body of a transfer; the name travels in the

@@ -237,7 +237,7 @@ func (r *Reconciler) showDNS(ctx context.Context, s *scope, o observation, p dns
 	}
 	s.dnsState(true, appsv1alpha1.RecordActiveReason,
 		fmt.Sprintf("%s %s -> %s is active in the DNS service", st.Type, st.Name, st.Value))
-	next := r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, now)
+	next := r.activeDriftCheck(app, now)
 	if out.Moving {
 		next = soon()
 	}

@@ -62,9 +62,10 @@ var (
 )
 
 // httpBackendCache keeps the suite's manager, the HTTP backend's, away from
-// the MyApps of the RFC 2136 backend.
+// the MyApps of the RFC 2136 backend and of the drift-by-list manager
+// (drift_list_test.go).
 func httpBackendCache() cache.Options {
-	notRFC2136, err := labels.Parse(dnsBackendLabel + "!=" + rfc2136Backend)
+	notRFC2136, err := labels.Parse(dnsBackendLabel + " notin (" + rfc2136Backend + "," + listDriftBackend + ")")
 	if err != nil {
 		panic(err)
 	}

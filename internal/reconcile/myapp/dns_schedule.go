@@ -46,7 +46,11 @@ import (
 //   - an ACTIVE record's drift check, or a host conflict's re-check, came:
 //     once per drift interval at a point of it fixed by the MyApp's UID, so
 //     checks are spread evenly over the interval and stay so across restarts
-//     without writing a time into the status;
+//     without writing a time into the status. When drift is found by list
+//     (DriftCheckList, drift_list.go) an ACTIVE record has no such check:
+//     the drift pass lists the records once per interval, and a record it
+//     finds different from what the last read left, or does not find, is
+//     read at once;
 //   - the MyApp holding the contested host changed (it moved, released its
 //     record or went away);
 //   - the adoption annotation (adopt.go) was set or removed.
@@ -65,6 +69,9 @@ type dnsSchedule struct {
 	// and slotOf is the second each MyApp's check holds (driftCheck).
 	slots  map[int64]int
 	slotOf map[types.NamespacedName]int64
+	// drifted are the MyApps whose record the drift pass found different
+	// from what the last read left, or missing: their next pass reads it.
+	drifted map[types.NamespacedName]struct{}
 }
 
 // dnsCheck is what one MyApp's last read left.
@@ -79,8 +86,12 @@ type dnsCheck struct {
 	readFrom string
 	// seen is the DNS part of the status the read left.
 	seen dnsSeen
-	// next is when the record is next read.
+	// next is when the record is next read; zero when no timed read is
+	// due (an ACTIVE record whose drift the drift pass finds by list).
 	next time.Time
+	// readAt is when the read was made; zero for a status trusted after a
+	// restart, which an earlier manager read.
+	readAt time.Time
 	// holder is the MyApp holding spec.host when the read found a conflict,
 	// as the cache showed it; nil when there is no conflict or the holder is
 	// not a live MyApp.
@@ -160,6 +171,44 @@ func (d *dnsSchedule) set(key types.NamespacedName, c dnsCheck) {
 		d.entries = map[types.NamespacedName]dnsCheck{}
 	}
 	d.entries[key] = c
+	delete(d.drifted, key)
+}
+
+// keys are the MyApps whose read is remembered.
+func (d *dnsSchedule) keys() []types.NamespacedName {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]types.NamespacedName, 0, len(d.entries))
+	for k := range d.entries {
+		out = append(out, k)
+	}
+	return out
+}
+
+// markDrifted makes key's next pass read its record: the drift pass found
+// it different from what the last read left, or missing.
+func (d *dnsSchedule) markDrifted(key types.NamespacedName) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.drifted == nil {
+		d.drifted = map[types.NamespacedName]struct{}{}
+	}
+	d.drifted[key] = struct{}{}
+}
+
+// isDrifted reports whether the drift pass asked key's record to be read.
+func (d *dnsSchedule) isDrifted(key types.NamespacedName) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.drifted[key]
+	return ok
+}
+
+// unschedule frees the second key's drift check held, if any.
+func (d *dnsSchedule) unschedule(key types.NamespacedName) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.releaseSlot(key)
 }
 
 // heldAtLastRead is the host the last read of app's record found it holding,
@@ -179,6 +228,7 @@ func (d *dnsSchedule) forget(key types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.entries, key)
+	delete(d.drifted, key)
 	d.releaseSlot(key)
 }
 
@@ -212,11 +262,8 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 	seen := seenOf(app)
 	conflict := seen.reason == appsv1alpha1.HostConflictReason
 
-	if wasSuspended(app) {
-		return true, 0 // the first pass after a resume: the record may have changed meanwhile
-	}
-	if reconcileRequested(app) {
-		return true, 0 // reconcile.myapp.dev/requested-at has a value not handled yet
+	if r.readAsked(app) {
+		return true, 0
 	}
 	last, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID)
 	if !known {
@@ -233,10 +280,43 @@ func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, re
 		return true, 0 // the target changed
 	case last.holder != nil && r.holderChanged(ctx, *last.holder):
 		return true, 0
-	case !now.Before(last.next):
+	case !last.next.IsZero() && !now.Before(last.next):
 		return true, 0
 	}
-	return false, last.next.Sub(now)
+	return false, untilNext(last.next, now)
+}
+
+// untilNext is the wait until next, or 0 (no timed pass) when next is zero.
+func untilNext(next, now time.Time) time.Duration {
+	if next.IsZero() {
+		return 0
+	}
+	return next.Sub(now)
+}
+
+// activeDriftCheck is when the ACTIVE record of app is next read for drift:
+// its drift check (driftCheck), or, where the drift pass lists the records
+// (listsDrift), never by itself (zero): the drift pass has it read when the
+// list shows it changed or gone.
+func (r *Reconciler) activeDriftCheck(app *appsv1alpha1.MyApp, now time.Time) time.Time {
+	key := client.ObjectKeyFromObject(app)
+	if r.listsDrift(app) {
+		r.dnsChecks.unschedule(key)
+		return time.Time{}
+	}
+	return r.dnsChecks.driftCheck(key, app.UID, r.DriftCheckInterval, now)
+}
+
+// readAsked reports whether something asks for a read whatever the
+// schedule says.
+func (r *Reconciler) readAsked(app *appsv1alpha1.MyApp) bool {
+	switch {
+	case wasSuspended(app):
+		return true // the first pass after a resume: the record may have changed meanwhile
+	case reconcileRequested(app):
+		return true // reconcile.myapp.dev/requested-at has a value not handled yet
+	}
+	return r.dnsChecks.isDrifted(client.ObjectKeyFromObject(app)) // the drift pass found the record changed or gone
 }
 
 // dueAfterRestart decides for a MyApp this manager has not read the record
@@ -252,11 +332,16 @@ func (r *Reconciler) dueAfterRestart(app *appsv1alpha1.MyApp, asWanted bool, see
 	if !settled {
 		return true, 0
 	}
-	next := r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, now)
+	var next time.Time
+	if seen.reason == appsv1alpha1.HostConflictReason {
+		next = r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, now)
+	} else {
+		next = r.activeDriftCheck(app, now)
+	}
 	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
 		uid: app.UID, host: app.Spec.Host, seen: seen, next: next, adopt: wantsAdoption(app),
 	})
-	return false, next.Sub(now)
+	return false, untilNext(next, now)
 }
 
 // holderChanged reports whether the MyApp holding a contested host is no
@@ -274,11 +359,12 @@ func (r *Reconciler) holderChanged(ctx context.Context, was holderSnapshot) bool
 // when the record is next due; it returns the wait until then.
 func (r *Reconciler) rememberDNSCheck(s *scope, next time.Time, holder *holderSnapshot) time.Duration {
 	app := s.app
+	now := r.Clock.Now()
 	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
 		uid: app.UID, host: app.Spec.Host, readFrom: app.ResourceVersion, seen: seenAfter(s), next: next, holder: holder,
-		adopt: wantsAdoption(app),
+		adopt: wantsAdoption(app), readAt: now,
 	})
-	return next.Sub(r.Clock.Now())
+	return untilNext(next, now)
 }
 
 // driftCheck is when the MyApp with key and uid is next checked for drift:

@@ -32,7 +32,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
@@ -59,6 +62,10 @@ const (
 	// failing (pass.RateLimiter).
 	DefaultMaxRetryDelay = 30 * time.Second
 )
+
+// driftEventBuffer is how many drifted MyApps the drift pass may hand the
+// controller before it waits for the controller to take them.
+const driftEventBuffer = 1024
 
 // ControllerName names the controller in logs, metrics and events.
 const ControllerName = "myapp"
@@ -99,6 +106,12 @@ type Reconciler struct {
 	// DefaultPendingPollInterval and DefaultDriftCheckInterval.
 	PendingPollInterval time.Duration
 	DriftCheckInterval  time.Duration
+	// DriftCheck is how ACTIVE records are checked for drift once per
+	// DriftCheckInterval: DriftCheckList (a leader-only drift pass lists
+	// the records, drift_list.go) or DriftCheckRead (each record read).
+	// Empty means DriftCheckRead; the manager's --dns-drift-check defaults
+	// to DriftCheckList.
+	DriftCheck DriftCheckMode
 	// RecordTTL defaults to DefaultRecordTTL.
 	RecordTTL int32
 	// ReconcileTimeout bounds one reconcile's calls to the API server and
@@ -121,7 +134,11 @@ type Reconciler struct {
 	// not warn again.
 	childTroubles childTroubles
 	dnsChecks     dnsSchedule
-	statusWrites  statusWrites
+	// statusWrites is the resourceVersion each MyApp's last status-writing
+	// pass started from (status.go).
+	statusWrites statusWrites
+	// driftEvents brings the MyApps the drift pass found drifted.
+	driftEvents chan event.GenericEvent
 }
 
 // The role grants only the verbs the code uses. MyApps and their status are
@@ -148,6 +165,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := ValidateOwnerID(r.OwnerID); err != nil {
 		return fmt.Errorf("the MyApp controller needs this installation's owner ID: %w", err)
 	}
+	switch r.DriftCheck {
+	case "", DriftCheckRead, DriftCheckList:
+	default:
+		return fmt.Errorf("unknown DNS drift check %q: want %q or %q", r.DriftCheck, DriftCheckList, DriftCheckRead)
+	}
 	pass.FromManager(mgr, ControllerName, &r.Client, &r.APIReader, &r.Recorder)
 	r.setDefaults()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.MyApp{}, hostIndex,
@@ -157,7 +179,17 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.MyApp{}, heldIndex, heldIndexValues); err != nil {
 		return fmt.Errorf("indexing MyApps by held host: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.DriftCheck == DriftCheckList {
+		r.driftEvents = make(chan event.GenericEvent, driftEventBuffer)
+		b = b.WatchesRawSource(source.Channel(r.driftEvents, &handler.EnqueueRequestForObject{}))
+		if err := mgr.Add(&driftLister{
+			r: r, reader: mgr.GetCache(), events: r.driftEvents, log: mgr.GetLogger().WithName("dns-drift-pass"),
+		}); err != nil {
+			return fmt.Errorf("adding the DNS drift pass: %w", err)
+		}
+	}
+	return b.
 		For(&appsv1alpha1.MyApp{}).
 		// A MyApp waiting for a host another MyApp holds comes back when
 		// that one moves or goes, not on its next drift check.
