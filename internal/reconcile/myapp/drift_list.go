@@ -238,6 +238,8 @@ func (l *driftLister) retry(ctx context.Context, list func() error) error {
 	}
 }
 
+// sleep waits d, or until ctx ends, which it returns as an error: the drift
+// pass's pages and the orphan sweep's records are paced with it.
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

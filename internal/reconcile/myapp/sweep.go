@@ -191,10 +191,8 @@ func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
 	}()
 	for i, rec := range records {
 		if i > 0 {
-			select {
-			case <-ctx.Done():
-				return removed, ctx.Err()
-			case <-time.After(s.pace()):
+			if err := sleep(ctx, s.pace()); err != nil {
+				return removed, err
 			}
 		}
 		owner, ok := parseRecordOwner(rec.Owner)
