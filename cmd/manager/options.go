@@ -250,7 +250,7 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.myApp.pendingPollInterval, "dns-pending-poll-interval", myapp.DefaultPendingPollInterval,
 		"How often a PENDING DNS record is polled until it is ACTIVE (jittered by up to 20%).")
 	fs.DurationVar(&o.myApp.driftCheckInterval, "dns-drift-check-interval", myapp.DefaultDriftCheckInterval,
-		"How often an ACTIVE DNS record is checked for changes made outside the operator, at a point of the interval fixed per MyApp.")
+		"How often each ACTIVE DNS record is checked for changes made outside the operator, as --dns-drift-check says.")
 	fs.StringVar(&o.myApp.driftCheck, "dns-drift-check", string(myapp.DriftCheckList),
 		"How ACTIVE DNS records are checked for drift once per --dns-drift-check-interval: list (the leader lists this "+
 			"installation's records, a page at a time spread over the interval, and reads only those that differ or are "+
@@ -291,7 +291,6 @@ const (
 	maxMaxRetryAfter = time.Hour
 )
 
-// validateOwnerID checks --owner-id when it is set; empty means the
 // validateDriftCheck refuses a --dns-drift-check that is neither list nor
 // read.
 func (o *myAppOptions) validateDriftCheck() error {
@@ -301,6 +300,7 @@ func (o *myAppOptions) validateDriftCheck() error {
 	return nil
 }
 
+// validateOwnerID checks --owner-id when it is set; empty means the
 // kube-system namespace's UID, read at start.
 func (o *myAppOptions) validateOwnerID() error {
 	if o.ownerID == "" {
