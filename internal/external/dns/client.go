@@ -209,7 +209,23 @@ func (c *client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]Record
 	}
 	// As in List: a service that ignores the filter must not make every
 	// record look like one of ours to a caller about to delete them.
-	return c.list(ctx, url.Values{"ownerPrefix": {prefix}}, func(r Record) bool { return strings.HasPrefix(r.Owner, prefix) })
+	return c.list(ctx, url.Values{"ownerPrefix": {prefix}}, ownerPrefixed(prefix))
+}
+
+// ownerPrefixed keeps the records whose owner starts with prefix.
+func ownerPrefixed(prefix string) func(Record) bool {
+	return func(r Record) bool { return strings.HasPrefix(r.Owner, prefix) }
+}
+
+// keepRecords filters page in place to the records keep accepts.
+func keepRecords(page []Record, keep func(Record) bool) []Record {
+	kept := page[:0]
+	for _, r := range page {
+		if keep(r) {
+			kept = append(kept, r)
+		}
+	}
+	return kept
 }
 
 // list follows the pages of a list with query to the end and returns the
@@ -223,11 +239,7 @@ func (c *client) list(ctx context.Context, query url.Values, keep func(Record) b
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range page {
-			if keep(r) {
-				out = append(out, r)
-			}
-		}
+		out = append(out, keepRecords(page, keep)...)
 		if !more {
 			if out == nil {
 				out = []Record{}
@@ -271,13 +283,7 @@ func (c *client) ListPageByOwnerPrefix(ctx context.Context, prefix string, from 
 	}
 	// As in ListByOwnerPrefix: a service that ignores the filter must not
 	// make every record look like one of ours.
-	kept := page[:0]
-	for _, r := range page {
-		if strings.HasPrefix(r.Owner, prefix) {
-			kept = append(kept, r)
-		}
-	}
-	return kept, next, more, nil
+	return keepRecords(page, ownerPrefixed(prefix)), next, more, nil
 }
 
 // listPage reads the page at of a list with query. Each page continues after

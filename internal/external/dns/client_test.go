@@ -848,6 +848,11 @@ func TestListByOwnerPrefixFiltersWhenTheServiceDoesNot(t *testing.T) {
 	ours, err := c.ListByOwnerPrefix(ctx, "op/")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(ours).To(HaveExactElements(HaveField("Name", "a.example.com")))
+
+	page, _, more, err := c.(dns.OwnerPrefixPager).ListPageByOwnerPrefix(ctx, "op/", dns.PageToken{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(more).To(BeFalse())
+	g.Expect(page).To(HaveExactElements(HaveField("Name", "a.example.com")), "a page is filtered as the whole list is")
 }
 
 func TestTransfer(t *testing.T) {
