@@ -80,11 +80,13 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("configuring the backup client: %w", err)
 	}
 	if err := (&backupconfig.Reconciler{
-		Backups:                 backupClient,
-		BackupPollInterval:      opts.backupPollInterval,
-		BackupTimeout:           opts.backupTimeout,
-		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
-		WatchNamespaces:         opts.watchNamespaces,
+		Backups:                  backupClient,
+		BackupPollInterval:       opts.backupPollInterval,
+		BackupTimeout:            opts.backupTimeout,
+		FinalBackupAttempts:      opts.finalBackupAttempts,
+		FinalBackupTeardownLimit: opts.finalBackupTeardownLimit,
+		MaxConcurrentReconciles:  opts.maxConcurrentReconciles,
+		WatchNamespaces:          opts.watchNamespaces,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the BackupConfig controller: %w", err)
 	}

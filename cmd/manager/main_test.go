@@ -156,6 +156,8 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--backup-token-secret=name-only"}, "want namespace/name"},
 		{[]string{"--kube-api-qps=-1"}, "--kube-api-qps and --kube-api-burst must not be negative"},
 		{[]string{"--backup-timeout=0s"}, "--backup-timeout must be positive"},
+		{[]string{"--final-backup-attempts=0"}, "--final-backup-attempts must be at least 1, got 0"},
+		{[]string{"--final-backup-teardown-limit=0s"}, "--final-backup-teardown-limit must be positive"},
 		{[]string{"--dns-provider=route53"}, `--dns-provider must be http or rfc2136, not "route53"`},
 		{[]string{"--dns-provider=rfc2136"}, "--rfc2136-server is required with --dns-provider=rfc2136"},
 		{[]string{"--dns-provider=rfc2136"}, "--rfc2136-zone is required"},

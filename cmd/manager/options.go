@@ -82,6 +82,12 @@ type options struct {
 	// backupTimeout is how long a backup may stay RUNNING before it is
 	// treated as failed.
 	backupTimeout time.Duration
+	// finalBackupAttempts is how many final backups are tried for a MyApp
+	// being deleted before they are given up.
+	finalBackupAttempts int
+	// finalBackupTeardownLimit is how long a BackupConfig deleted with its
+	// MyApp waits for the MyApp's final backup.
+	finalBackupTeardownLimit time.Duration
 	// maxConcurrentReconciles is the number of workers of each controller.
 	maxConcurrentReconciles int
 }
@@ -272,6 +278,13 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.backupTimeout, "backup-timeout", backupconfig.DefaultBackupTimeout,
 		"How long a backup may stay RUNNING before it is treated as failed, so a job the backup service wedged "+
 			"blocks no new backup, retention or final backup.")
+	fs.IntVar(&o.finalBackupAttempts, "final-backup-attempts", backupconfig.DefaultFinalBackupAttempts,
+		"How many final backups are tried for a MyApp being deleted before they are given up "+
+			"(a Warning event and the FinalBackupAbandoned reason ask a person to decide).")
+	fs.DurationVar(&o.finalBackupTeardownLimit, "final-backup-teardown-limit", backupconfig.DefaultFinalBackupTeardownLimit,
+		"How long a BackupConfig deleted with its MyApp (a namespace teardown) waits for the MyApp's final backup, "+
+			"from its own deletion, before it gives it up and releases the MyApp: the longest a namespace waits on "+
+			"an unreachable backup service.")
 	return o
 }
 
@@ -339,6 +352,12 @@ func (o *options) validate() error {
 	}
 	if o.backupTimeout <= 0 {
 		errs = append(errs, errors.New("--backup-timeout must be positive"))
+	}
+	if o.finalBackupAttempts < 1 {
+		errs = append(errs, fmt.Errorf("--final-backup-attempts must be at least 1, got %d", o.finalBackupAttempts))
+	}
+	if o.finalBackupTeardownLimit <= 0 {
+		errs = append(errs, errors.New("--final-backup-teardown-limit must be positive"))
 	}
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
