@@ -112,6 +112,9 @@ func (r *Reconciler) releaseRecords(ctx context.Context, s *scope) (
 		result, err = r.handleDNSError(ctx, s, action, o.readErr)
 		return o, p, false, result, err
 	}
+	// A name read as absent is deleted under each identity of this MyApp
+	// (dnsplan's planDelete); one event tells of it.
+	deleted := sets.New[string]()
 	for _, c := range p.Calls {
 		if _, err := r.callDNS(ctx, app, c); err != nil {
 			if errors.Is(err, external.ErrConflict) || (c.Op == dnsplan.OpTransfer && errors.Is(err, external.ErrNotFound)) {
@@ -119,6 +122,12 @@ func (r *Reconciler) releaseRecords(ctx context.Context, s *scope) (
 			}
 			result, err = r.handleDNSError(ctx, s, callAction(c), err)
 			return o, p, false, result, err
+		}
+		if c.Op == dnsplan.OpDelete {
+			if deleted.Has(c.Name) {
+				continue
+			}
+			deleted.Insert(c.Name)
 		}
 		r.callEvent(app, c)
 	}

@@ -498,4 +498,43 @@ func TestDeletionUnderStaleReadsDeletesTheRecord(t *testing.T) {
 	w.settle(2, app)
 	g.Expect(w.get(app)).To(BeNil(), "the MyApp is gone")
 	g.Expect(w.owners()).NotTo(HaveKey(h1), "its record is deleted, though its reads answered 404")
+	g.Expect(deletedEvents(w)).To(Equal(1), "one event for the one record deleted")
+}
+
+// deletedEvents counts the "Deleted DNS record" events w's recorder took.
+func deletedEvents(w *fakeWorld) int {
+	n := 0
+	for len(w.events.Events) > 0 {
+		if e := <-w.events.Events; strings.Contains(e, "Deleted DNS record") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDeletionUnderStaleReadsDeletesARecordWrittenMarked: a MyApp created
+// with deletionPolicy Orphan writes its record marked orphaned; set to
+// Delete and deleted while that record still reads as absent, it deletes the
+// record under the marked owner too, instead of taking the refusal of a
+// Delete under its unmarked owner for another owner's record and leaving
+// it (a marked record the orphan sweep never deletes).
+func TestDeletionUnderStaleReadsDeletesARecordWrittenMarked(t *testing.T) {
+	g := NewWithT(t)
+	const ns = "stale-delete-marked"
+	h1 := "web.stale-delete-marked.example.com"
+	app := worldApp(ns, "web", h1, fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyOrphan))
+	w := newFakeWorld(t, app)
+	w.dns.sim.SetConsistencyDelay(simulator.ServiceDNS, time.Hour)
+	w.settle(3, app)
+	g.Expect(w.owners()).To(HaveKeyWithValue(h1, orphanedRecordOwnerOf(testOwnerID, w.get(app))), "the record is written marked")
+
+	got := w.get(app)
+	got.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyDelete
+	got.Generation++
+	g.Expect(w.c.Update(context.Background(), got)).To(Succeed())
+	g.Expect(w.c.Delete(context.Background(), w.get(app))).To(Succeed())
+	w.settle(2, app)
+	g.Expect(w.get(app)).To(BeNil(), "the MyApp is gone")
+	g.Expect(w.owners()).NotTo(HaveKey(h1), "its record is deleted, though it was written marked and its reads answered 404")
+	g.Expect(deletedEvents(w)).To(Equal(1), "one event for the one record deleted")
 }

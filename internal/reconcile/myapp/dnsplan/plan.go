@@ -422,12 +422,17 @@ func planDelete(o Observation) Plan {
 		if r.Name == "" {
 			// Read as absent: the read may be stale (a record created
 			// moments ago answers 404 for a while). Under Delete, it is
-			// deleted with the owner all the same (a Delete of what is
-			// gone succeeds); under Orphan, a host the status holds
-			// cannot be proved marked, so it counts as not read.
+			// deleted all the same (a Delete of what is gone succeeds),
+			// under both identities this MyApp writes: a record written
+			// marked moments before deletionPolicy became Delete reads
+			// absent too, and a Delete under the unmarked owner alone is
+			// refused as another owner's and leaves it. Under Orphan, a
+			// host the status holds cannot be proved marked, so it
+			// counts as not read.
 			switch {
 			case !o.Orphan:
-				calls = append(calls, Call{Op: OpDelete, Name: name, Owner: o.Self.Owner, Why: WhyDelete})
+				calls = append(calls, Call{Op: OpDelete, Name: name, Owner: o.Self.Owner, Why: WhyDelete},
+					Call{Op: OpDelete, Name: name, Owner: o.Self.Orphaned, Why: WhyDelete})
 			case slices.Contains(o.Held, name):
 				unread = true
 			}

@@ -17,6 +17,7 @@ limitations under the License.
 package dnsplan
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -57,14 +58,20 @@ type recordState struct {
 	// soon after the record was created (eventual consistency, the
 	// read-after-create-404 fault of docs/external-api.md).
 	stale bool
-	owner string // "" none
-	value string
+	// staleOther: stale, and the record the service holds is this MyApp's
+	// under its identity for the other policy: written moments before
+	// deletionPolicy changed (Orphan to Delete or back).
+	staleOther bool
+	owner      string // "" none
+	value      string
 }
 
 func (s recordState) String() string {
 	switch {
 	case s.unread:
 		return "unread"
+	case s.stale && s.staleOther:
+		return "stale-absent-other-policy"
 	case s.stale:
 		return "stale-absent"
 	case s.owner == "":
@@ -86,7 +93,7 @@ var (
 		}
 		return out
 	}()
-	heldStates = []recordState{{unread: true}, {}, {stale: true}, {owner: me, value: wantedIP}, {owner: meOrphaned, value: wantedIP},
+	heldStates = []recordState{{unread: true}, {}, {stale: true}, {stale: true, staleOther: true}, {owner: me, value: wantedIP}, {owner: meOrphaned, value: wantedIP},
 		{owner: foreign, value: staleIP}, {owner: peerOwner, value: staleIP}, {owner: otherInst, value: wantedIP},
 		{owner: meLegacy, value: wantedIP}}
 )
@@ -153,7 +160,13 @@ func readRecords(o *Observation, states map[string]recordState) service {
 		switch {
 		case st.stale:
 			o.Records[name] = Record{}
-			truth[name] = Record{Name: name, Type: "A", Value: wantedIP, TTL: 300, Owner: o.Want().Owner, Active: true}
+			owner := o.Want().Owner
+			if st.staleOther && o.Orphan {
+				owner = o.Self.Owner
+			} else if st.staleOther {
+				owner = o.Self.Orphaned
+			}
+			truth[name] = Record{Name: name, Type: "A", Value: wantedIP, TTL: 300, Owner: owner, Active: true}
 		case !st.unread:
 			o.Records[name] = record(name, st)
 			if st.owner != "" {
@@ -239,6 +252,11 @@ func checkPlan(o Observation, p Plan, truth service) error {
 		}
 		if err := svc.apply(c); err != nil {
 			if r, ok := truth[c.Name]; ok && o.Records[c.Name].Name == "" && r.Name != "" {
+				if o.Deleting && errors.Is(err, errConflict) {
+					// A deletion's apply takes a conflict for a record
+					// that is not its own and goes on (releaseRecords).
+					continue
+				}
 				// A call on a stale read raced the record it did not see:
 				// the pass ends, and the next one observes it (apply).
 				return nil
@@ -427,10 +445,23 @@ func converge(o Observation, truth service, steps int) (int, error) {
 			}
 			return step, nil
 		}
+		raced := false
 		for _, c := range p.Calls {
 			if err := svc.apply(c); err != nil {
+				if o.Records[c.Name].Name == "" && errors.Is(err, errConflict) {
+					// A call on a stale read raced the record it did not
+					// see: the pass observes again (applyDNS).
+					raced = true
+					break
+				}
 				return step, fmt.Errorf("%s %s: %v", c.Op, c.Name, err)
 			}
+		}
+		if raced {
+			for _, name := range o.Names() {
+				o.Records[name] = svc[name]
+			}
+			continue
 		}
 		held := []string{}
 		if p.Outcome.Holds != "" {
@@ -671,6 +702,9 @@ func (q *sequence) step(a *seqApp, faults bool) {
 	for i, c := range p.Calls {
 		failed := faults && q.rng.IntN(8) == 0
 		if !failed && q.svc.apply(c) != nil {
+			if a.deleted {
+				continue // a deletion takes a conflict for another owner's record (releaseRecords)
+			}
 			failed = true // a race: the next pass observes again
 		}
 		if failed {
