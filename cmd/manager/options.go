@@ -343,22 +343,7 @@ func (o *options) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--dns-provider must be %s or %s, not %q", dnsProviderHTTP, dnsProviderRFC2136, o.dnsProvider))
 	}
-	if o.backup.url == "" {
-		errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
-	}
-	errs = append(errs, validateWatchNamespaces(o.watchNamespaces))
-	if o.backupPollInterval <= 0 {
-		errs = append(errs, errors.New("--backup-poll-interval must be positive"))
-	}
-	if o.backupTimeout <= 0 {
-		errs = append(errs, errors.New("--backup-timeout must be positive"))
-	}
-	if o.finalBackupAttempts < 1 {
-		errs = append(errs, fmt.Errorf("--final-backup-attempts must be at least 1, got %d", o.finalBackupAttempts))
-	}
-	if o.finalBackupTeardownLimit <= 0 {
-		errs = append(errs, errors.New("--final-backup-teardown-limit must be positive"))
-	}
+	errs = append(errs, o.validateBackups(), validateWatchNamespaces(o.watchNamespaces))
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))
 	}
@@ -385,6 +370,27 @@ func (o *options) validate() error {
 	}
 	if o.maxConcurrentReconciles < 1 {
 		errs = append(errs, errors.New("--max-concurrent-reconciles must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// validateBackups checks the BackupConfig controller's flags.
+func (o *options) validateBackups() error {
+	var errs []error
+	if o.backup.url == "" {
+		errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
+	}
+	if o.backupPollInterval <= 0 {
+		errs = append(errs, errors.New("--backup-poll-interval must be positive"))
+	}
+	if o.backupTimeout <= 0 {
+		errs = append(errs, errors.New("--backup-timeout must be positive"))
+	}
+	if o.finalBackupAttempts < 1 {
+		errs = append(errs, fmt.Errorf("--final-backup-attempts must be at least 1, got %d", o.finalBackupAttempts))
+	}
+	if o.finalBackupTeardownLimit <= 0 {
+		errs = append(errs, errors.New("--final-backup-teardown-limit must be positive"))
 	}
 	return errors.Join(errs...)
 }
