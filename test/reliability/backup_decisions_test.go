@@ -78,7 +78,7 @@ const (
 // F3; the package's phase, property and sequence tests do
 // (internal/reconcile/backupconfig).
 func TestBackupDecisions(t *testing.T) {
-	staleLists := 0
+	staleLists, bcDeleted, bcDeletedTearing, bcEditedTearing := 0, 0, 0, 0
 	for seed := range scale(1, 3) {
 		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
 			s := newScenario(t)
@@ -87,7 +87,7 @@ func TestBackupDecisions(t *testing.T) {
 			releases := watchReleases(t, s)
 			s.startManager(newCrashGate(0))
 			d := &decisions{s: s, rng: rand.New(rand.NewPCG(uint64(seed), 26)), index: index,
-				releases: releases, deleted: map[string]bool{}}
+				releases: releases, deleted: map[string]bool{}, deletions: watchDeletions(t.Context(), s.sim, s.ns)}
 			for i := range decisionPairs {
 				app := s.newMyApp(fmt.Sprintf("app-%d", i))
 				s.create(app)
@@ -106,9 +106,9 @@ func TestBackupDecisions(t *testing.T) {
 
 			watch := watchRunning(t.Context(), s.sim)
 			var steps []string
-			for range decisionSteps {
+			for i := range decisionSteps {
 				time.Sleep(time.Duration(500+d.rng.IntN(2000)) * time.Millisecond)
-				steps = append(steps, d.step())
+				steps = append(steps, d.step(decisionSteps-i))
 			}
 			s.sim.FailBackups("", 0)
 			s.sim.ClearFaults()
@@ -118,7 +118,7 @@ func TestBackupDecisions(t *testing.T) {
 			deadline := healed.Add(decisionSettle)
 			var owed, owedAtHeal []string
 			for {
-				owed = d.owed(t.Context())
+				owed = append(d.owed(t.Context()), d.deletions.stillThere(t.Context())...)
 				if owedAtHeal == nil {
 					owedAtHeal = append([]string{}, owed...)
 				}
@@ -134,14 +134,22 @@ func TestBackupDecisions(t *testing.T) {
 			coveredAfter := time.Since(healed).Round(time.Second)
 			twice := watch()
 			r := s.oracle.settle(t)
+			gone := d.deletions.finish(t.Context())
 			slotOnly := d.coveredBySlotOnly(t.Context())
 			lists, stale, staleSpecs := index.Counts()
 			staleLists += stale
-			finals, early, watchEnded := releases.Results()
+			bcDeleted += d.bcDeleted
+			bcDeletedTearing += d.bcDeletedTearing
+			bcEditedTearing += d.bcEditedTearing
+			finals, waysOut, early, watchEnded := releases.Results()
 			t.Logf("RESULT family=9 case=seed-%d pairs=%d steps=%d covered-after=%s owed=%d two-running=%d slot-only=%d "+
-				"deleted=%d stale-injections=%d index-lists=%d stale-lists=%d stale-specs=%d finals-checked=%d early-releases=%d clean=%v",
+				"deleted=%d stale-injections=%d index-lists=%d stale-lists=%d stale-specs=%d finals-checked=%d ways-out=%d early-releases=%d "+
+				"bc-deleted=%d bc-deleted-while-deleting=%d bc-edited-while-deleting=%d delete-gone=%d retain-gone=%d retained-backups=%d "+
+				"final-backups=%d deletion-problems=%d clean=%v",
 				seed, decisionPairs, decisionSteps, coveredAfter, len(owed), twice, len(slotOnly),
-				len(d.deleted), d.injections, lists, stale, staleSpecs, finals, len(early), r.Clean())
+				len(d.deleted), d.injections, lists, stale, staleSpecs, finals, waysOut, len(early),
+				d.bcDeleted, d.bcDeletedTearing, d.bcEditedTearing, gone.deleteGone, gone.retainGone, gone.retainedBackups,
+				gone.finals, len(gone.problems), r.Clean())
 			t.Logf("steps: %s", strings.Join(steps, "; "))
 			if len(owedAtHeal) > 0 {
 				t.Logf("owed when the faults ended: %v", owedAtHeal)
@@ -158,6 +166,9 @@ func TestBackupDecisions(t *testing.T) {
 			for _, e := range early {
 				t.Errorf("a hold released early: %s", e)
 			}
+			for _, p := range gone.problems {
+				t.Errorf("deleted BackupConfigs and final backups: %s", p)
+			}
 			if watchEnded {
 				t.Errorf("the watch of MyApps ended before the sequence did: later releases went unjudged")
 			}
@@ -169,6 +180,11 @@ func TestBackupDecisions(t *testing.T) {
 	// A seed that failed early says so itself; this would only repeat it.
 	if staleLists == 0 && !t.Failed() {
 		t.Errorf("no index list was served stale over the family: it proves nothing about stale lists")
+	}
+	if (bcDeleted == 0 || bcDeletedTearing == 0 || bcEditedTearing == 0) && !t.Failed() {
+		t.Errorf("over the family: %d BackupConfigs deleted with their MyApp live, %d while it was being deleted, "+
+			"%d edited while it was being deleted: each must happen at least once, or the family proves nothing about it",
+			bcDeleted, bcDeletedTearing, bcEditedTearing)
 	}
 }
 
@@ -185,12 +201,34 @@ type decisions struct {
 	deleted map[string]bool
 	// injections counts the stale index views armed.
 	injections int
+	// deletions follows the BackupConfigs the sequence deletes.
+	deletions *deletionCheck
+	// bcDeleted counts BackupConfigs deleted while their MyApp lived;
+	// bcDeletedTearing those deleted, and bcEditedTearing those edited,
+	// while their MyApp was being deleted. nextBC numbers new ones.
+	bcDeleted, bcDeletedTearing, bcEditedTearing, nextBC int
 }
 
-// step takes one random step and names it.
-func (d *decisions) step() string {
+// step takes one random step and names it. left counts the steps left,
+// this one included: when no more are left than kinds of BackupConfig
+// deletion or edit the sequence has not taken yet, it takes one of those,
+// so every sequence takes each at least once.
+func (d *decisions) step(left int) string {
 	s := d.s
-	switch k := d.rng.IntN(13); {
+	var missing []func() string
+	if d.bcDeleted == 0 {
+		missing = append(missing, d.deleteBackupConfig)
+	}
+	if d.bcDeletedTearing == 0 {
+		missing = append(missing, func() string { return d.tearDown(true) })
+	}
+	if d.bcEditedTearing == 0 {
+		missing = append(missing, func() string { return d.tearDown(false) })
+	}
+	if len(missing) > 0 && len(missing) >= left {
+		return missing[0]()
+	}
+	switch k := d.rng.IntN(16); {
 	case k < 3:
 		app := d.liveApp("")
 		d.edit(app)
@@ -210,8 +248,14 @@ func (d *decisions) step() string {
 		return d.move()
 	case k < 11:
 		return d.toggle()
-	default:
+	case k < 13:
 		return d.deleteJustHeld()
+	case k < 14:
+		return d.deleteBackupConfig()
+	case k < 15:
+		return d.tearDown(true)
+	default:
+		return d.tearDown(false)
 	}
 }
 
@@ -339,19 +383,7 @@ func (d *decisions) deleteJustHeld() string {
 		step = fmt.Sprintf("hold %s by %s%s, ", target.Name, bc.Name, tag)
 		time.Sleep(time.Duration(d.rng.IntN(400)) * time.Millisecond)
 	}
-	// What the BackupConfigs want at the deletion: nothing changes them
-	// until the MyApp is gone (changeable).
-	var live backupv1alpha1.BackupConfigList
-	if err := k8sClient.List(s.t.Context(), &live, client.InNamespace(s.ns)); err != nil {
-		s.t.Fatalf("listing BackupConfigs: %v", err)
-	}
-	var wanting []*backupv1alpha1.BackupConfig
-	for i := range live.Items {
-		bc := &live.Items[i]
-		if bc.Spec.BackupBeforeAppDeletion && bc.Spec.AppRef.Name == target.Name && bc.DeletionTimestamp.IsZero() {
-			wanting = append(wanting, bc)
-		}
-	}
+	wanting := d.wantingFinal(target)
 	d.releases.expect(target.UID, wanting)
 	s.remove(target)
 	d.deleted[target.Name] = true
@@ -374,7 +406,9 @@ func (d *decisions) owed(ctx context.Context) []string {
 	}
 	for i := range bcs.Items {
 		bc := &bcs.Items[i]
-		if d.deleted[bc.Spec.AppRef.Name] || !ptr.Deref(bc.Spec.BackupOnChange, true) {
+		// A BackupConfig being deleted backs nothing up any more; the
+		// deletion check waits for it to go (deletionCheck.stillThere).
+		if d.deleted[bc.Spec.AppRef.Name] || !ptr.Deref(bc.Spec.BackupOnChange, true) || !bc.DeletionTimestamp.IsZero() {
 			continue
 		}
 		app := &appsv1alpha1.MyApp{}
