@@ -230,6 +230,10 @@ func (dc *deletionCheck) finish(ctx context.Context) deletionFigures {
 	return f
 }
 
+// scenarioBackupDuration is how long a backup runs in a scenario's
+// simulator (newScenario).
+const scenarioBackupDuration = 300 * time.Millisecond
+
 // deleteBackupConfig deletes a BackupConfig whose MyApp lives, with
 // deletionPolicy Delete half the time (set just before, unless it was
 // created with it), and 0.5 to 1.5 s later a new BackupConfig, with Retain
@@ -260,8 +264,9 @@ func (d *decisions) deleteBackupConfig() string {
 		next.Name, next.Spec.DeletionPolicy)
 }
 
-// tearDown deletes a MyApp a BackupConfig holds for its final backup and,
-// 0 to 400 ms later, while the MyApp is being deleted, deletes that
+// tearDown deletes a MyApp a BackupConfig holds for its final backup (half
+// the time with backups taking 1 to 3 s instead of 300 ms, for the step)
+// and, 0 to 400 ms later, while the MyApp is being deleted, deletes that
 // BackupConfig (del; with Delete half the time, set just before the MyApp's
 // deletion) or edits it: backupBeforeAppDeletion turned off, its schedule or
 // its retention changed. A new MyApp takes the deleted one's place, and
@@ -299,6 +304,14 @@ func (d *decisions) tearDown(del bool) string {
 			step += "not held yet, "
 			break
 		}
+	}
+	if d.rng.IntN(2) == 0 {
+		// Slow backups for the step: the final backup is still RUNNING when
+		// the BackupConfig is deleted or edited, not done already.
+		slow := time.Duration(1+d.rng.IntN(3)) * time.Second
+		s.sim.SetBackupDuration(slow)
+		defer s.sim.SetBackupDuration(scenarioBackupDuration)
+		step += fmt.Sprintf("backups take %s, ", slow)
 	}
 	wanting := d.wantingFinal(target)
 	d.releases.expect(target.UID, wanting)
