@@ -59,8 +59,12 @@ const (
 // backups fail, answers 503 for a while, delays the service's listings (its
 // consistency delay), moves a BackupConfig's appRef to another MyApp, turns
 // backupBeforeAppDeletion off or on, deletes a MyApp right after another
-// BackupConfig started holding it (a new MyApp takes its place), and edits a
-// MyApp right after a BackupConfig's change, at random. Before a
+// BackupConfig started holding it (a new MyApp takes its place), edits a
+// MyApp right after a BackupConfig's change; it also deletes a BackupConfig whose
+// MyApp lives (a new one, Retain or Delete, takes its place), and deletes
+// or edits (backupBeforeAppDeletion off, schedule, retention) a
+// BackupConfig while its MyApp is being deleted, at random; every sequence
+// takes each of those last three at least once. Before a
 // BackupConfig's change it arms, at random, staleIndex: the lists of
 // BackupConfigs by the appRef index (appHoldWanted, backupConfigsForApp)
 // then answer from the view before the change.
@@ -68,14 +72,19 @@ const (
 // Throughout, no BackupConfig may have two backups RUNNING at once, and a
 // MyApp held for a final backup when it was deleted may be released only
 // once each BackupConfig that wanted it then has a SUCCEEDED final backup
-// of it (releaseCheck). Once the faults end, every MyApp's generation must
+// of it, or was taken a documented way out (option off, deleted under
+// Delete) (releaseCheck); a deleted Delete BackupConfig is gone only once
+// the service holds none of its backups and none appears later, a deleted
+// Retain one's backups stay, and no final backup is taken twice
+// (deletionCheck). Once the faults end, every MyApp's generation must
 // get a SUCCEEDED backup of each BackupConfig that references it, and every
 // deleted MyApp must be gone, within decisionSettle; the oracle must find
-// nothing leaked, duplicated or wrong. Over the family, stale lists must
-// have been served, or it proves nothing about them. With a slot every
-// minute, the next slot covers a generation within the bound even if a
-// failed change were not retried, so this family does not catch audit 2's
-// F3; the package's phase, property and sequence tests do
+// nothing leaked, duplicated or wrong; every deleted BackupConfig must be
+// gone. Over the family, stale lists must have been served, and each kind
+// of BackupConfig deletion or edit taken, or it proves nothing about them.
+// With a slot every minute, the next slot covers a generation within the
+// bound even if a failed change were not retried, so this family does not
+// catch audit 2's F3; the package's phase, property and sequence tests do
 // (internal/reconcile/backupconfig).
 func TestBackupDecisions(t *testing.T) {
 	staleLists, bcDeleted, bcDeletedTearing, bcEditedTearing := 0, 0, 0, 0
