@@ -50,6 +50,14 @@ const (
 	// schedule fires every minute, and a failed change is retried after one
 	// or two minutes.
 	decisionSettle = 3 * time.Minute
+	// decisionListingDelay is the longest listing delay a step sets, and
+	// decisionCleanupGrace the BackupConfig cleanup grace the sequences run
+	// with: it must cover the delay (as lagGrace does in family 3), or a
+	// backup started just before a Delete BackupConfig's deletion is not
+	// listed in time and is left behind, which the deletion check would
+	// count against the controller although the docs promise nothing then.
+	decisionListingDelay = 2 * time.Second
+	decisionCleanupGrace = decisionListingDelay + time.Second
 )
 
 // TestBackupDecisions is family 9 (issue 26): seeded sequences of the
@@ -93,6 +101,7 @@ func TestBackupDecisions(t *testing.T) {
 			s := newScenario(t)
 			index := newStaleIndex()
 			s.clientFor = index.install
+			s.cleanupGrace = decisionCleanupGrace
 			releases := watchReleases(t, s)
 			s.startManager(newCrashGate(0))
 			d := &decisions{s: s, rng: rand.New(rand.NewPCG(uint64(seed), 26)), index: index,
@@ -250,7 +259,7 @@ func (d *decisions) step(left int) string {
 			simulator.Fault{Status: http.StatusServiceUnavailable, Count: 1 + d.rng.IntN(4)})
 		return "503s"
 	case k < 6:
-		delay := time.Duration(d.rng.IntN(3)) * time.Second
+		delay := time.Duration(d.rng.IntN(int(decisionListingDelay/time.Second)+1)) * time.Second
 		s.sim.SetConsistencyDelay(simulator.ServiceBackup, delay)
 		return "listing-delay " + delay.String()
 	case k < 9:
