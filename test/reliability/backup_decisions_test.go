@@ -181,12 +181,8 @@ func TestBackupDecisions(t *testing.T) {
 			if twice > 0 {
 				t.Errorf("%d samples saw a BackupConfig with two backups RUNNING", twice)
 			}
-			for _, e := range early {
-				t.Errorf("a hold released early: %s", e)
-			}
-			for _, p := range gone.problems {
-				t.Errorf("deleted BackupConfigs and final backups: %s", p)
-			}
+			reportAll(t, "a hold released early: ", early)
+			reportAll(t, "deleted BackupConfigs and final backups: ", gone.problems)
 			if watchEnded {
 				t.Errorf("the watch of MyApps ended before the sequence did: later releases went unjudged")
 			}
@@ -199,10 +195,26 @@ func TestBackupDecisions(t *testing.T) {
 	if staleLists == 0 && !t.Failed() {
 		t.Errorf("no index list was served stale over the family: it proves nothing about stale lists")
 	}
-	if (bcDeleted == 0 || bcDeletedTearing == 0 || bcEditedTearing == 0) && !t.Failed() {
+	requireEachDeletionKind(t, bcDeleted, bcDeletedTearing, bcEditedTearing)
+}
+
+// reportAll fails t with each problem, after prefix.
+func reportAll(t *testing.T, prefix string, problems []string) {
+	t.Helper()
+	for _, p := range problems {
+		t.Errorf("%s%s", prefix, p)
+	}
+}
+
+// requireEachDeletionKind fails a family that took one kind of
+// BackupConfig deletion or edit never: it proves nothing about it. A seed
+// that failed early says so itself.
+func requireEachDeletionKind(t *testing.T, deleted, deletedTearing, editedTearing int) {
+	t.Helper()
+	if (deleted == 0 || deletedTearing == 0 || editedTearing == 0) && !t.Failed() {
 		t.Errorf("over the family: %d BackupConfigs deleted with their MyApp live, %d while it was being deleted, "+
 			"%d edited while it was being deleted: each must happen at least once, or the family proves nothing about it",
-			bcDeleted, bcDeletedTearing, bcEditedTearing)
+			deleted, deletedTearing, editedTearing)
 	}
 }
 

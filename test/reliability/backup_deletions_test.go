@@ -111,6 +111,44 @@ func (dc *deletionCheck) deleted(bc *backupv1alpha1.BackupConfig) {
 // backup seen after a Delete BackupConfig was seen gone was there after it
 // went.
 func (dc *deletionCheck) sample(ctx context.Context) {
+	goneNow := dc.seenGone(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	backups := dc.sim.Backups()
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	dc.samples++
+	dc.countFinals(backups)
+	for _, td := range dc.tracked {
+		switch {
+		case goneNow[td]:
+			td.gone = true
+			for _, b := range backups {
+				if b.Owner == td.owner {
+					td.kept = append(td.kept, b.ID)
+				}
+			}
+			if td.delete && len(td.kept) > 0 {
+				dc.problems = append(dc.problems, fmt.Sprintf("BackupConfig %s (Delete) gone while the service held %d of its backups: %v",
+					td.key.Name, len(td.kept), td.kept))
+			}
+		case td.gone && td.delete:
+			for _, b := range backups {
+				if b.Owner == td.owner && !slices.Contains(td.kept, b.ID) {
+					td.kept = append(td.kept, b.ID)
+					dc.problems = append(dc.problems, fmt.Sprintf("backup %s (%s) of BackupConfig %s (Delete) appeared after it was gone",
+						b.ID, b.Phase, td.key.Name))
+				}
+			}
+		}
+	}
+}
+
+// seenGone asks the API server about the deleted BackupConfigs not seen
+// gone yet, and returns those it no longer has. Only the sampling
+// goroutine, and finish after it stopped, write gone.
+func (dc *deletionCheck) seenGone(ctx context.Context) map[*trackedDeletion]bool {
 	dc.mu.Lock()
 	pending := slices.Clone(dc.tracked)
 	dc.mu.Unlock()
@@ -125,13 +163,12 @@ func (dc *deletionCheck) sample(ctx context.Context) {
 			goneNow[td] = true
 		}
 	}
-	if ctx.Err() != nil {
-		return
-	}
-	backups := dc.sim.Backups()
-	dc.mu.Lock()
-	defer dc.mu.Unlock()
-	dc.samples++
+	return goneNow
+}
+
+// countFinals records the SUCCEEDED final backups in backups, and a
+// problem the first time one owner has two of one MyApp. dc.mu is held.
+func (dc *deletionCheck) countFinals(backups []simulator.Backup) {
 	for _, b := range backups {
 		if b.Phase != simulator.PhaseSucceeded || b.Labels["backup.myapp.dev/trigger"] != string(backupv1alpha1.TriggerAppDeletion) {
 			continue
@@ -140,36 +177,13 @@ func (dc *deletionCheck) sample(ctx context.Context) {
 		if dc.finals[k] == nil {
 			dc.finals[k] = map[string]bool{}
 		}
-		if !dc.finals[k][b.ID] {
-			dc.finals[k][b.ID] = true
-			if len(dc.finals[k]) == 2 {
-				dc.problems = append(dc.problems, fmt.Sprintf("two SUCCEEDED final backups of MyApp uid %s by %s",
-					b.Labels["backup.myapp.dev/myapp-uid"], b.Owner))
-			}
-		}
-	}
-	for _, td := range dc.tracked {
-		if goneNow[td] {
-			td.gone = true
-			for _, b := range backups {
-				if b.Owner == td.owner {
-					td.kept = append(td.kept, b.ID)
-				}
-			}
-			if td.delete && len(td.kept) > 0 {
-				dc.problems = append(dc.problems, fmt.Sprintf("BackupConfig %s (Delete) gone while the service held %d of its backups: %v",
-					td.key.Name, len(td.kept), td.kept))
-			}
+		if dc.finals[k][b.ID] {
 			continue
 		}
-		if td.gone && td.delete {
-			for _, b := range backups {
-				if b.Owner == td.owner && !slices.Contains(td.kept, b.ID) {
-					td.kept = append(td.kept, b.ID)
-					dc.problems = append(dc.problems, fmt.Sprintf("backup %s (%s) of BackupConfig %s (Delete) appeared after it was gone",
-						b.ID, b.Phase, td.key.Name))
-				}
-			}
+		dc.finals[k][b.ID] = true
+		if len(dc.finals[k]) == 2 {
+			dc.problems = append(dc.problems, fmt.Sprintf("two SUCCEEDED final backups of MyApp uid %s by %s",
+				b.Labels["backup.myapp.dev/myapp-uid"], b.Owner))
 		}
 	}
 }
