@@ -52,7 +52,7 @@ import (
 // backup before the app goes"): turning backupBeforeAppDeletion off, and
 // deleting a BackupConfig with deletionPolicy Delete (it deletes its
 // backups as it goes, so no final backup is owed). A BackupConfig the
-// scenario took either way out (optOut, deletedWithDelete) before the
+// scenario took either way out (tookOut) before the
 // release was seen owes nothing. Deleting a Retain BackupConfig is no way
 // out: it takes the final backup before it lets go, or gives it up as
 // documented.
