@@ -50,6 +50,14 @@ const (
 	// schedule fires every minute, and a failed change is retried after one
 	// or two minutes.
 	decisionSettle = 3 * time.Minute
+	// decisionListingDelay is the longest listing delay a step sets, and
+	// decisionCleanupGrace the BackupConfig cleanup grace the sequences run
+	// with: it must cover the delay (as lagGrace does in family 3), or a
+	// backup started just before a Delete BackupConfig's deletion is not
+	// listed in time and is left behind, which the deletion check would
+	// count against the controller although the docs promise nothing then.
+	decisionListingDelay = 2 * time.Second
+	decisionCleanupGrace = decisionListingDelay + time.Second
 )
 
 // TestBackupDecisions is family 9 (issue 26): seeded sequences of the
@@ -59,8 +67,12 @@ const (
 // backups fail, answers 503 for a while, delays the service's listings (its
 // consistency delay), moves a BackupConfig's appRef to another MyApp, turns
 // backupBeforeAppDeletion off or on, deletes a MyApp right after another
-// BackupConfig started holding it (a new MyApp takes its place), and edits a
-// MyApp right after a BackupConfig's change, at random. Before a
+// BackupConfig started holding it (a new MyApp takes its place), edits a
+// MyApp right after a BackupConfig's change; it also deletes a BackupConfig whose
+// MyApp lives (a new one, Retain or Delete, takes its place), and deletes
+// or edits (backupBeforeAppDeletion off, schedule, retention) a
+// BackupConfig while its MyApp is being deleted, at random; every sequence
+// takes each of those last three at least once. Before a
 // BackupConfig's change it arms, at random, staleIndex: the lists of
 // BackupConfigs by the appRef index (appHoldWanted, backupConfigsForApp)
 // then answer from the view before the change.
@@ -68,26 +80,32 @@ const (
 // Throughout, no BackupConfig may have two backups RUNNING at once, and a
 // MyApp held for a final backup when it was deleted may be released only
 // once each BackupConfig that wanted it then has a SUCCEEDED final backup
-// of it (releaseCheck). Once the faults end, every MyApp's generation must
+// of it, or was taken a documented way out (option off, deleted under
+// Delete) (releaseCheck); a deleted Delete BackupConfig is gone only once
+// the service holds none of its backups and none appears later, a deleted
+// Retain one's backups stay, and no final backup is taken twice
+// (deletionCheck). Once the faults end, every MyApp's generation must
 // get a SUCCEEDED backup of each BackupConfig that references it, and every
 // deleted MyApp must be gone, within decisionSettle; the oracle must find
-// nothing leaked, duplicated or wrong. Over the family, stale lists must
-// have been served, or it proves nothing about them. With a slot every
-// minute, the next slot covers a generation within the bound even if a
-// failed change were not retried, so this family does not catch audit 2's
-// F3; the package's phase, property and sequence tests do
+// nothing leaked, duplicated or wrong; every deleted BackupConfig must be
+// gone. Over the family, stale lists must have been served, and each kind
+// of BackupConfig deletion or edit taken, or it proves nothing about them.
+// With a slot every minute, the next slot covers a generation within the
+// bound even if a failed change were not retried, so this family does not
+// catch audit 2's F3; the package's phase, property and sequence tests do
 // (internal/reconcile/backupconfig).
 func TestBackupDecisions(t *testing.T) {
-	staleLists := 0
+	staleLists, bcDeleted, bcDeletedTearing, bcEditedTearing := 0, 0, 0, 0
 	for seed := range scale(1, 3) {
 		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
 			s := newScenario(t)
 			index := newStaleIndex()
 			s.clientFor = index.install
+			s.cleanupGrace = decisionCleanupGrace
 			releases := watchReleases(t, s)
 			s.startManager(newCrashGate(0))
 			d := &decisions{s: s, rng: rand.New(rand.NewPCG(uint64(seed), 26)), index: index,
-				releases: releases, deleted: map[string]bool{}}
+				releases: releases, deleted: map[string]bool{}, deletions: watchDeletions(t.Context(), s.sim, s.ns)}
 			for i := range decisionPairs {
 				app := s.newMyApp(fmt.Sprintf("app-%d", i))
 				s.create(app)
@@ -106,9 +124,9 @@ func TestBackupDecisions(t *testing.T) {
 
 			watch := watchRunning(t.Context(), s.sim)
 			var steps []string
-			for range decisionSteps {
+			for i := range decisionSteps {
 				time.Sleep(time.Duration(500+d.rng.IntN(2000)) * time.Millisecond)
-				steps = append(steps, d.step())
+				steps = append(steps, d.step(decisionSteps-i))
 			}
 			s.sim.FailBackups("", 0)
 			s.sim.ClearFaults()
@@ -118,7 +136,7 @@ func TestBackupDecisions(t *testing.T) {
 			deadline := healed.Add(decisionSettle)
 			var owed, owedAtHeal []string
 			for {
-				owed = d.owed(t.Context())
+				owed = append(d.owed(t.Context()), d.deletions.stillThere(t.Context())...)
 				if owedAtHeal == nil {
 					owedAtHeal = append([]string{}, owed...)
 				}
@@ -134,14 +152,22 @@ func TestBackupDecisions(t *testing.T) {
 			coveredAfter := time.Since(healed).Round(time.Second)
 			twice := watch()
 			r := s.oracle.settle(t)
+			gone := d.deletions.finish(t.Context())
 			slotOnly := d.coveredBySlotOnly(t.Context())
 			lists, stale, staleSpecs := index.Counts()
 			staleLists += stale
-			finals, early, watchEnded := releases.Results()
+			bcDeleted += d.bcDeleted
+			bcDeletedTearing += d.bcDeletedTearing
+			bcEditedTearing += d.bcEditedTearing
+			finals, waysOut, early, watchEnded := releases.Results()
 			t.Logf("RESULT family=9 case=seed-%d pairs=%d steps=%d covered-after=%s owed=%d two-running=%d slot-only=%d "+
-				"deleted=%d stale-injections=%d index-lists=%d stale-lists=%d stale-specs=%d finals-checked=%d early-releases=%d clean=%v",
+				"deleted=%d stale-injections=%d index-lists=%d stale-lists=%d stale-specs=%d finals-checked=%d ways-out=%d early-releases=%d "+
+				"bc-deleted=%d bc-deleted-while-deleting=%d bc-edited-while-deleting=%d delete-gone=%d retain-gone=%d retained-backups=%d "+
+				"final-backups=%d deletion-problems=%d clean=%v",
 				seed, decisionPairs, decisionSteps, coveredAfter, len(owed), twice, len(slotOnly),
-				len(d.deleted), d.injections, lists, stale, staleSpecs, finals, len(early), r.Clean())
+				len(d.deleted), d.injections, lists, stale, staleSpecs, finals, waysOut, len(early),
+				d.bcDeleted, d.bcDeletedTearing, d.bcEditedTearing, gone.deleteGone, gone.retainGone, gone.retainedBackups,
+				gone.finals, len(gone.problems), r.Clean())
 			t.Logf("steps: %s", strings.Join(steps, "; "))
 			if len(owedAtHeal) > 0 {
 				t.Logf("owed when the faults ended: %v", owedAtHeal)
@@ -155,9 +181,8 @@ func TestBackupDecisions(t *testing.T) {
 			if twice > 0 {
 				t.Errorf("%d samples saw a BackupConfig with two backups RUNNING", twice)
 			}
-			for _, e := range early {
-				t.Errorf("a hold released early: %s", e)
-			}
+			reportAll(t, "a hold released early: ", early)
+			reportAll(t, "deleted BackupConfigs and final backups: ", gone.problems)
 			if watchEnded {
 				t.Errorf("the watch of MyApps ended before the sequence did: later releases went unjudged")
 			}
@@ -169,6 +194,27 @@ func TestBackupDecisions(t *testing.T) {
 	// A seed that failed early says so itself; this would only repeat it.
 	if staleLists == 0 && !t.Failed() {
 		t.Errorf("no index list was served stale over the family: it proves nothing about stale lists")
+	}
+	requireEachDeletionKind(t, bcDeleted, bcDeletedTearing, bcEditedTearing)
+}
+
+// reportAll fails t with each problem, after prefix.
+func reportAll(t *testing.T, prefix string, problems []string) {
+	t.Helper()
+	for _, p := range problems {
+		t.Errorf("%s%s", prefix, p)
+	}
+}
+
+// requireEachDeletionKind fails a family that took one kind of
+// BackupConfig deletion or edit never: it proves nothing about it. A seed
+// that failed early says so itself.
+func requireEachDeletionKind(t *testing.T, deleted, deletedTearing, editedTearing int) {
+	t.Helper()
+	if (deleted == 0 || deletedTearing == 0 || editedTearing == 0) && !t.Failed() {
+		t.Errorf("over the family: %d BackupConfigs deleted with their MyApp live, %d while it was being deleted, "+
+			"%d edited while it was being deleted: each must happen at least once, or the family proves nothing about it",
+			deleted, deletedTearing, editedTearing)
 	}
 }
 
@@ -185,12 +231,34 @@ type decisions struct {
 	deleted map[string]bool
 	// injections counts the stale index views armed.
 	injections int
+	// deletions follows the BackupConfigs the sequence deletes.
+	deletions *deletionCheck
+	// bcDeleted counts BackupConfigs deleted while their MyApp lived;
+	// bcDeletedTearing those deleted, and bcEditedTearing those edited,
+	// while their MyApp was being deleted. nextBC numbers new ones.
+	bcDeleted, bcDeletedTearing, bcEditedTearing, nextBC int
 }
 
-// step takes one random step and names it.
-func (d *decisions) step() string {
+// step takes one random step and names it. left counts the steps left,
+// this one included: when no more are left than kinds of BackupConfig
+// deletion or edit the sequence has not taken yet, it takes one of those,
+// so every sequence takes each at least once.
+func (d *decisions) step(left int) string {
 	s := d.s
-	switch k := d.rng.IntN(13); {
+	var missing []func() string
+	if d.bcDeleted == 0 {
+		missing = append(missing, d.deleteBackupConfig)
+	}
+	if d.bcDeletedTearing == 0 {
+		missing = append(missing, func() string { return d.tearDown(true) })
+	}
+	if d.bcEditedTearing == 0 {
+		missing = append(missing, func() string { return d.tearDown(false) })
+	}
+	if len(missing) > 0 && len(missing) >= left {
+		return missing[0]()
+	}
+	switch k := d.rng.IntN(16); {
 	case k < 3:
 		app := d.liveApp("")
 		d.edit(app)
@@ -203,15 +271,21 @@ func (d *decisions) step() string {
 			simulator.Fault{Status: http.StatusServiceUnavailable, Count: 1 + d.rng.IntN(4)})
 		return "503s"
 	case k < 6:
-		delay := time.Duration(d.rng.IntN(3)) * time.Second
+		delay := time.Duration(d.rng.IntN(int(decisionListingDelay/time.Second)+1)) * time.Second
 		s.sim.SetConsistencyDelay(simulator.ServiceBackup, delay)
 		return "listing-delay " + delay.String()
 	case k < 9:
 		return d.move()
 	case k < 11:
 		return d.toggle()
-	default:
+	case k < 13:
 		return d.deleteJustHeld()
+	case k < 14:
+		return d.deleteBackupConfig()
+	case k < 15:
+		return d.tearDown(true)
+	default:
+		return d.tearDown(false)
 	}
 }
 
@@ -339,19 +413,7 @@ func (d *decisions) deleteJustHeld() string {
 		step = fmt.Sprintf("hold %s by %s%s, ", target.Name, bc.Name, tag)
 		time.Sleep(time.Duration(d.rng.IntN(400)) * time.Millisecond)
 	}
-	// What the BackupConfigs want at the deletion: nothing changes them
-	// until the MyApp is gone (changeable).
-	var live backupv1alpha1.BackupConfigList
-	if err := k8sClient.List(s.t.Context(), &live, client.InNamespace(s.ns)); err != nil {
-		s.t.Fatalf("listing BackupConfigs: %v", err)
-	}
-	var wanting []*backupv1alpha1.BackupConfig
-	for i := range live.Items {
-		bc := &live.Items[i]
-		if bc.Spec.BackupBeforeAppDeletion && bc.Spec.AppRef.Name == target.Name && bc.DeletionTimestamp.IsZero() {
-			wanting = append(wanting, bc)
-		}
-	}
+	wanting := d.wantingFinal(target)
 	d.releases.expect(target.UID, wanting)
 	s.remove(target)
 	d.deleted[target.Name] = true
@@ -374,7 +436,9 @@ func (d *decisions) owed(ctx context.Context) []string {
 	}
 	for i := range bcs.Items {
 		bc := &bcs.Items[i]
-		if d.deleted[bc.Spec.AppRef.Name] || !ptr.Deref(bc.Spec.BackupOnChange, true) {
+		// A BackupConfig being deleted backs nothing up any more; the
+		// deletion check waits for it to go (deletionCheck.stillThere).
+		if d.deleted[bc.Spec.AppRef.Name] || !ptr.Deref(bc.Spec.BackupOnChange, true) || !bc.DeletionTimestamp.IsZero() {
 			continue
 		}
 		app := &appsv1alpha1.MyApp{}
