@@ -122,6 +122,7 @@ func run(ctx context.Context, args []string) error {
 			DefaultNamespaces: watchedNamespaces(opts.watchNamespaces),
 		},
 		HealthProbeBindAddress:        opts.probeAddr,
+		PprofBindAddress:              opts.pprofAddr,
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              opts.leaderElectionID,
 		LeaderElectionNamespace:       opts.leaderElectionNamespace,
