@@ -64,7 +64,7 @@ func CacheTransform() toolscache.TransformFunc {
 		switch o := obj.(type) {
 		case *appsv1alpha1.MyApp:
 			internMeta(&o.ObjectMeta)
-			internConditions(o.Status.Conditions)
+			internMyApp(o)
 		case *appsv1.Deployment:
 			internMeta(&o.ObjectMeta)
 			internDeployment(o)
@@ -135,6 +135,20 @@ func internMeta(m *metav1.ObjectMeta) {
 	for i := range m.OwnerReferences {
 		r := &m.OwnerReferences[i]
 		r.APIVersion, r.Kind, r.Name = intern(r.APIVersion), intern(r.Kind), intern(r.Name)
+	}
+}
+
+// internMyApp interns what a MyApp's spec and status share with its own
+// objects (spec.host is the record's name and the Ingress's host) and with
+// other MyApps (the image, the record's type, target and states).
+func internMyApp(app *appsv1alpha1.MyApp) {
+	app.Spec.Image, app.Spec.Host = intern(app.Spec.Image), intern(app.Spec.Host)
+	app.Status.ReadyReplicasSummary = intern(app.Status.ReadyReplicasSummary)
+	internConditions(app.Status.Conditions)
+	if d := app.Status.DNS; d != nil {
+		d.Name, d.Type, d.Value = intern(d.Name), intern(d.Type), intern(d.Value)
+		d.State, d.LastObservedState = appsv1alpha1.DNSRecordState(intern(string(d.State))),
+			appsv1alpha1.DNSRecordState(intern(string(d.LastObservedState)))
 	}
 }
 

@@ -182,6 +182,10 @@ func TestCacheTransformSharesStrings(t *testing.T) {
 	if !same(da.Name, a[2].GetName()) || !same(da.Name, da.Labels["app.kubernetes.io/instance"]) {
 		t.Errorf("a MyApp's name is not shared between its objects")
 	}
+	app, ing := a[0].(*appsv1alpha1.MyApp), a[3].(*networkingv1.Ingress)
+	if !same(app.Spec.Host, app.Status.DNS.Name) || !same(app.Spec.Host, ing.Spec.Rules[0].Host) {
+		t.Errorf("a MyApp's host is not shared between its spec, its record's status and its Ingress")
+	}
 }
 
 // TestTrimmedDeploymentUpdateWipesNothing: the suite's manager caches
@@ -283,7 +287,13 @@ func decodedObjects(t testing.TB, i int) []client.Object {
 	app.Status.Conditions = []metav1.Condition{
 		{Type: appsv1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: appsv1alpha1.AvailableReason, ObservedGeneration: 1,
 			LastTransitionTime: dep.CreationTimestamp, Message: "The app is available at " + app.Spec.Host},
+		{Type: appsv1alpha1.DNSReadyCondition, Status: metav1.ConditionTrue, Reason: "RecordActive", ObservedGeneration: 1,
+			LastTransitionTime: dep.CreationTimestamp, Message: "The record " + app.Spec.Host + " is active"},
 	}
+	app.Status.ObservedGeneration, app.Status.ReadyReplicas, app.Status.ReadyReplicasSummary = 1, 1, "1/1"
+	app.Status.DNS = &appsv1alpha1.DNSRecordStatus{Name: app.Spec.Host, Type: "A", Value: "192.0.2.10",
+		Owner: "myapp-operator/5f1d2c3b-0a9e-4c7d-8e6f-1a2b3c4d5e6f/" + app.Namespace + "/" + app.Name,
+		State: "ACTIVE", LastObservedState: "ACTIVE"}
 
 	var out []client.Object
 	data, err := json.Marshal(app)
