@@ -295,7 +295,7 @@ func decodedObjects(t testing.TB, i int) []client.Object {
 		Owner: "myapp-operator/5f1d2c3b-0a9e-4c7d-8e6f-1a2b3c4d5e6f/" + app.Namespace + "/" + app.Name,
 		State: "ACTIVE", LastObservedState: "ACTIVE"}
 
-	var out []client.Object
+	out := make([]client.Object, 0, 4)
 	data, err := json.Marshal(app)
 	if err != nil {
 		t.Fatal(err)
