@@ -89,6 +89,10 @@ Helm chart ([deploy.md](deploy.md)) set the ones they need; §make run ARGS=...�
   changes nothing ([High availability](deploy.md#high-availability)).
 - §--owner-id§: clusters sharing one DNS service each need their own
   ([Several clusters, one zone](spec/myapp.md#several-clusters-one-zone)).
+- §--pprof-bind-address§ serves Go's profiles without authentication: bind it to §127.0.0.1:6060§ and
+  reach it with §kubectl port-forward§; §go tool pprof -sample_index=inuse_space
+  http://127.0.0.1:6060/debug/pprof/heap§ then shows what holds the live heap
+  ([benchmarks-results.md](benchmarks-results.md#live-heap-per-myapp-issue-25-memory)).
 - The §--zap-*§ flags are controller-runtime's logging flags.
 - The manager sets the Go runtime's soft memory limit to 90% of its container's memory limit (cgroup v2
   or v1) unless §GOMEMLIMIT§ is set, so after a burst the garbage collector works harder as the heap

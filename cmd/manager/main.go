@@ -114,14 +114,16 @@ func run(ctx context.Context, args []string) error {
 		Scheme:  scheme,
 		Metrics: metricsOpts,
 		// The cache holds only the children the operator labelled, without
-		// their managedFields (which the operator never reads): its memory
-		// grows with the MyApps, not with the cluster.
+		// their managedFields (which the operator never reads), with the
+		// strings every MyApp's objects repeat held once (myapp.CacheTransform):
+		// its memory grows with the MyApps, not with the cluster.
 		Cache: cache.Options{
 			ByObject:          myapp.CacheByObject(),
-			DefaultTransform:  cache.TransformStripManagedFields(),
+			DefaultTransform:  myapp.CacheTransform(),
 			DefaultNamespaces: watchedNamespaces(opts.watchNamespaces),
 		},
 		HealthProbeBindAddress:        opts.probeAddr,
+		PprofBindAddress:              opts.pprofAddr,
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              opts.leaderElectionID,
 		LeaderElectionNamespace:       opts.leaderElectionNamespace,

@@ -21,6 +21,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -76,11 +77,12 @@ func TestManagerServesProbesAndStopsOnSIGTERM(t *testing.T) {
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	g.Expect(os.WriteFile(tokenFile, []byte("manager-test-token\n"), 0o600)).To(Succeed())
 
-	probeAddr, metricsAddr := freeAddr(t), freeAddr(t)
+	probeAddr, metricsAddr, pprofAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	var logs bytes.Buffer
 	cmd := exec.Command(bin,
 		"--kubeconfig="+kubeconfig,
 		"--health-probe-bind-address="+probeAddr,
+		"--pprof-bind-address="+pprofAddr,
 		"--metrics-bind-address="+metricsAddr,
 		"--dns-url="+simURL,
 		"--dns-token-file="+tokenFile,
@@ -119,6 +121,18 @@ func TestManagerServesProbesAndStopsOnSIGTERM(t *testing.T) {
 		_ = resp.Body.Close()
 		return resp.StatusCode, nil
 	}, 30*time.Second, 100*time.Millisecond).Should(BeElementOf(http.StatusUnauthorized, http.StatusForbidden))
+
+	// --pprof-bind-address serves the heap profile a platform engineer
+	// reads the live heap from (go tool pprof -sample_index=inuse_space).
+	g.Eventually(func() (string, error) {
+		resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/heap?debug=1")
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, body), err
+	}, 30*time.Second, 100*time.Millisecond).Should(And(HavePrefix("200 heap profile:"), ContainSubstring("# HeapInuse =")))
 
 	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
 	var err error
@@ -174,6 +188,19 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
 		})
 	}
+}
+
+// TestPprofIsOffByDefault: the profiles expose the manager's memory and
+// stacks without authentication, so they are served only when
+// --pprof-bind-address asks (TestManagerServesProbesAndStopsOnSIGTERM reads
+// one).
+func TestPprofIsOffByDefault(t *testing.T) {
+	g := NewWithT(t)
+	fs, opts, _ := newFlagSet()
+	g.Expect(fs.Parse(nil)).To(Succeed())
+	g.Expect(opts.pprofAddr).To(BeEmpty())
+	g.Expect(fs.Parse([]string{"--pprof-bind-address=127.0.0.1:6060"})).To(Succeed())
+	g.Expect(opts.pprofAddr).To(Equal("127.0.0.1:6060"))
 }
 
 // TestLoadConfigRateLimit: with --kubeconfig as with $KUBECONFIG (the path

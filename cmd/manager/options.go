@@ -39,12 +39,15 @@ type options struct {
 	kubeconfig string
 	// kubeAPIQPS and kubeAPIBurst pace the manager's requests to the API
 	// server on the client side; a QPS of 0 leaves that to the server.
-	kubeAPIQPS              float64
-	kubeAPIBurst            int
-	metricsAddr             string
-	secureMetrics           bool
-	enableHTTP2             bool
-	probeAddr               string
+	kubeAPIQPS    float64
+	kubeAPIBurst  int
+	metricsAddr   string
+	secureMetrics bool
+	enableHTTP2   bool
+	probeAddr     string
+	// pprofAddr is where Go's profiles (/debug/pprof/) are served; "" or
+	// "0" serves none.
+	pprofAddr               string
 	leaderElect             bool
 	leaderElectionID        string
 	leaderElectionNamespace string
@@ -203,6 +206,9 @@ func bindOptions(fs *flag.FlagSet) *options {
 		"Serve metrics over HTTP/2 as well; off because of the HTTP/2 rapid-reset CVEs.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
 		"The address the /healthz and /readyz probes bind to.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "",
+		"The address Go's profiles (/debug/pprof/, such as heap for the live heap) are served on over plain HTTP "+
+			"without authentication, such as 127.0.0.1:6060 (reach it with kubectl port-forward); empty or 0 disables it.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Elect a leader so that only one of several managers reconciles.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "myapp-operator.myapp.dev",

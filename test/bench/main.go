@@ -99,6 +99,9 @@ type config struct {
 	phases        map[string]bool
 	failoverKills int
 	priorityEdits int
+	// heapProfiles saves the operator's heap profile beside each memory
+	// figure (its manager serves them on --pprof-bind-address).
+	heapProfiles bool
 }
 
 // optionalPhases are the phases --phases picks from, in the order they run.
@@ -134,6 +137,9 @@ func main() {
 		"How many times the failover phase SIGKILLs the leader, with the warm standby on and again off.")
 	flag.IntVar(&cfg.priorityEdits, "priority-edits", 5,
 		"How many edits the priority phase makes after each restart, with the priority queue on and off.")
+	flag.BoolVar(&cfg.heapProfiles, "heap-profiles", false,
+		"Start the operator's manager with --pprof-bind-address and save its heap profile after each memory figure, "+
+			"as .local/bench/operator-heap-<n>.pb.gz (go tool pprof -sample_index=inuse_space -top).")
 	flag.Parse()
 	cfg.phases = map[string]bool{}
 	for p := range strings.SplitSeq(*phases, ",") {
@@ -525,6 +531,7 @@ func (b *bench) measure(ctx context.Context, name string) (OperatorResult, error
 		return res, err
 	}
 	res.Memory["0 MyApps"] = m.memory(ctx)
+	m.saveHeapProfile(b.dir, "0")
 
 	namespaces := b.namespaces("bench-" + name)
 	if err := b.createNamespaces(ctx, namespaces); err != nil {
@@ -553,6 +560,7 @@ func (b *bench) measure(ctx context.Context, name string) (OperatorResult, error
 	}
 	logf("%s: converged in %.1fs", name, res.Phases["converge"].Seconds)
 	res.Memory[fmt.Sprintf("%d MyApps", b.cfg.n)] = m.memory(ctx)
+	m.saveHeapProfile(b.dir, strconv.Itoa(b.cfg.n))
 
 	if m, err = b.steadyAndRestart(ctx, name, &res, m); err != nil {
 		return res, err

@@ -164,13 +164,14 @@ func startManager(cp *controlplane.ControlPlane, name string, cacheOpts cache.Op
 }
 
 // operatorCache adds to opts the cache options cmd/manager gives the
-// manager: only the children the operator labelled, without managedFields.
+// manager: only the children the operator labelled, through its cache
+// transform (CacheTransform), so every test here runs on what it keeps.
 func operatorCache(opts cache.Options) cache.Options {
 	if opts.ByObject == nil {
 		opts.ByObject = map[client.Object]cache.ByObject{}
 	}
 	maps.Copy(opts.ByObject, CacheByObject())
-	opts.DefaultTransform = cache.TransformStripManagedFields()
+	opts.DefaultTransform = CacheTransform()
 	return opts
 }
 
