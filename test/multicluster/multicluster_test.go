@@ -125,7 +125,7 @@ func startInstallation(t *testing.T, cl *cluster, d dns.Client) {
 	byObject := map[client.Object]cache.ByObject{}
 	maps.Copy(byObject, myapp.CacheByObject())
 	mgr, err := ctrl.NewManager(cl.cp.Config, fixtures.ManagerOptions(ctrl.Options{
-		Cache: cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{ByObject: byObject, DefaultTransform: myapp.CacheTransform()},
 		// Both installations run a controller of the same name in this
 		// process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
