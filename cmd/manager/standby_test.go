@@ -19,15 +19,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,170 +37,69 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
+	"github.com/myapp-operator/myapp-operator/test/apiproxy"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-// apiRequest is what the counting proxy counts: a verb on a resource.
-type apiRequest struct {
-	verb     string // get, list, watch, create, update, patch, delete
-	resource string // myapps, deployments, myapps/status, leases...
-}
+// countingProxy is an apiproxy.Proxy between one manager and the API
+// server, with what the standby tests ask of its counts.
+type countingProxy struct{ *apiproxy.Proxy }
 
-// countingProxy stands between one manager and the API server and counts
-// the requests that manager makes, watches included, so a test can say what
-// it watched and whether it wrote. It reaches the API server as the
-// harness's administrator; the manager reaches it over plain HTTP on the
-// loopback interface.
-type countingProxy struct {
-	mu     sync.Mutex
-	counts map[apiRequest]int
-	url    string
-}
-
-func startCountingProxy(t *testing.T, cfg *rest.Config) *countingProxy {
+func startCountingProxy(t *testing.T, cfg *rest.Config) countingProxy {
 	t.Helper()
-	target, err := url.Parse(cfg.Host)
+	p, err := apiproxy.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := rest.TransportFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = transport
-	rp.FlushInterval = -1 // watches stream
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &countingProxy{counts: map[apiRequest]int{}, url: "http://" + l.Addr().String()}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if req, ok := classifyRequest(r); ok {
-			p.mu.Lock()
-			p.counts[req]++
-			p.mu.Unlock()
-		}
-		rp.ServeHTTP(w, r)
-	}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return p
+	t.Cleanup(func() { _ = p.Close() })
+	return countingProxy{p}
 }
 
 // writeKubeconfig writes a kubeconfig that reaches the API server through
 // the proxy.
-func (p *countingProxy) writeKubeconfig(t *testing.T) string {
+func (p countingProxy) writeKubeconfig(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: proxy
-  cluster:
-    server: %s
-contexts:
-- name: proxy
-  context:
-    cluster: proxy
-    user: proxy
-current-context: proxy
-users:
-- name: proxy
-  user: {}
-`, p.url)
-	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(p.Kubeconfig()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
-// snapshot returns the counts so far.
-func (p *countingProxy) snapshot() map[apiRequest]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.counts)
-}
-
 // watched lists the resources watched so far.
-func (p *countingProxy) watched() []string {
+func (p countingProxy) watched() []string {
 	var out []string
-	for req := range p.snapshot() {
-		if req.verb == "watch" {
-			out = append(out, req.resource)
+	counts, _ := p.Counts()
+	for req := range counts {
+		if req.Verb == "watch" {
+			out = append(out, req.Resource)
 		}
 	}
 	return out
 }
 
-// writes lists the writes made so far, as "verb resource".
-func (p *countingProxy) writes() []string {
+// writes lists the writes made so far, as "verb resource (n)".
+func (p countingProxy) writes() []string {
 	var out []string
-	for req, n := range p.snapshot() {
-		switch req.verb {
-		case "create", "update", "patch", "delete", "deletecollection":
-			out = append(out, fmt.Sprintf("%s %s (%d)", req.verb, req.resource, n))
+	counts, _ := p.Counts()
+	for req, n := range counts {
+		if apiproxy.IsWrite(req.Verb) {
+			out = append(out, fmt.Sprintf("%s (%d)", req, n))
 		}
 	}
 	return out
 }
 
 // requestsFor lists every request made on one resource, as "verb".
-func (p *countingProxy) requestsFor(resource string) []string {
+func (p countingProxy) requestsFor(resource string) []string {
 	var out []string
-	for req := range p.snapshot() {
-		if req.resource == resource {
-			out = append(out, req.verb)
+	counts, _ := p.Counts()
+	for req := range counts {
+		if req.Resource == resource {
+			out = append(out, req.Verb)
 		}
 	}
 	return out
-}
-
-// classifyRequest names an API request's verb and resource from its path,
-// such as /apis/apps/v1/namespaces/ns/deployments?watch=true or
-// /apis/apps.myapp.dev/v1alpha1/namespaces/ns/myapps/web/status. Discovery
-// and version requests are not counted.
-func classifyRequest(r *http.Request) (apiRequest, bool) {
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	switch {
-	case len(parts) >= 2 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) >= 3 && parts[0] == "apis":
-		parts = parts[3:]
-	default:
-		return apiRequest{}, false
-	}
-	if len(parts) >= 3 && parts[0] == "namespaces" {
-		parts = parts[2:]
-	}
-	if len(parts) == 0 {
-		return apiRequest{}, false
-	}
-	resource, named := parts[0], len(parts) >= 2
-	if len(parts) >= 3 {
-		resource += "/" + parts[2]
-	}
-	verb := strings.ToLower(r.Method)
-	switch r.Method {
-	case http.MethodGet:
-		switch {
-		case r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1":
-			verb = "watch"
-		case named:
-			verb = "get"
-		default:
-			verb = "list"
-		}
-	case http.MethodPost:
-		verb = "create"
-	case http.MethodPut:
-		verb = "update"
-	case http.MethodDelete:
-		if !named {
-			verb = "deletecollection"
-		}
-	}
-	return apiRequest{verb: verb, resource: resource}, true
 }
 
 // holdLease creates the Lease name in namespace held by another identity,

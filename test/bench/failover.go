@@ -38,6 +38,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/apiproxy"
 )
 
 const (
@@ -247,13 +248,13 @@ func (b *bench) priorityPhase(ctx context.Context, m *managerProcess, namespaces
 // so the figures say which manager made a request.
 type foManager struct {
 	*managerProcess
-	proxy *countingProxy
+	proxy *apiproxy.Proxy
 	id    string // its Lease holderIdentity, once it led
 }
 
 func (f *foManager) close() {
 	f.stop()
-	f.proxy.close()
+	_ = f.proxy.Close()
 }
 
 // reconciles is the manager's count of MyApp reconciles so far.
@@ -306,20 +307,20 @@ func (b *bench) failover(ctx context.Context, lw *leaseWatcher, namespaces []str
 		}
 	}()
 	start := func() (*foManager, error) {
-		proxy, err := startCountingProxy(b.cp.Config)
+		proxy, err := apiproxy.Start(b.cp.Config)
 		if err != nil {
 			return nil, err
 		}
 		seq := len(all) + 1
 		kubeconfig := filepath.Join(b.dir, fmt.Sprintf("kubeconfig-failover-%s-%d", setting, seq))
 		if err := writeKubeconfig(kubeconfig, proxy.URL); err != nil {
-			proxy.close()
+			_ = proxy.Close()
 			return nil, err
 		}
 		m, err := b.startManagerVia(operatorName, kubeconfig, fmt.Sprintf("operator-failover-%s-%d", setting, seq),
 			"--leader-elect", "--leader-election-namespace="+leaseNamespace, fmt.Sprintf("--warm-standby=%t", warm))
 		if err != nil {
-			proxy.close()
+			_ = proxy.Close()
 			return nil, err
 		}
 		f := &foManager{managerProcess: m, proxy: proxy}
@@ -439,7 +440,7 @@ func (b *bench) waitStandby(ctx context.Context, f *foManager, warm bool) {
 func (b *bench) handover(ctx context.Context, lw *leaseWatcher, leader, standby *foManager, namespaces []string,
 	tag string, created *client.ObjectKey) (Handover, string, error) {
 	var h Handover
-	standbyAPI, _ := standby.proxy.snapshot()
+	standbyAPI, _ := standby.proxy.Reset()
 	h.StandbyAPI = apiMap(standbyAPI)
 	before := standby.reconciles()
 	editKey := b.editTarget(namespaces)
@@ -485,9 +486,9 @@ func (b *bench) handover(ctx context.Context, lw *leaseWatcher, leader, standby 
 		h.EditSeconds = secondsSince(t0, at, ok)
 	})
 	wg.Wait()
-	first := standby.proxy.firstWriteAt()
+	first := standby.proxy.FirstWriteAt()
 	h.FirstWriteSeconds = secondsSince(t0, first, !first.IsZero())
-	leaderAPI, _ := standby.proxy.snapshot()
+	leaderAPI, _ := standby.proxy.Reset()
 	h.LeaderAPI = apiMap(leaderAPI)
 	leader.close()
 	if id == "" {
@@ -496,10 +497,10 @@ func (b *bench) handover(ctx context.Context, lw *leaseWatcher, leader, standby 
 	return h, id, nil
 }
 
-func apiMap(counts map[apiKey]int) map[string]int {
+func apiMap(counts map[apiproxy.Request]int) map[string]int {
 	out := make(map[string]int, len(counts))
 	for k, v := range counts {
-		out[k.Verb+" "+k.Resource] = v
+		out[k.String()] = v
 	}
 	return out
 }

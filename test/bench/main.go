@@ -61,6 +61,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
+	"github.com/myapp-operator/myapp-operator/test/apiproxy"
 )
 
 const (
@@ -181,7 +182,7 @@ type bench struct {
 	sim        *simulator.Server
 	simURL     string
 	dns        *dnsCounter
-	proxy      *countingProxy
+	proxy      *apiproxy.Proxy
 	kubeconfig string // through the counting proxy
 	tokenFile  string
 }
@@ -258,10 +259,10 @@ func run(ctx context.Context, cfg config) error {
 	if err := b.startSimulator(); err != nil {
 		return err
 	}
-	if b.proxy, err = startCountingProxy(b.cp.Config); err != nil {
+	if b.proxy, err = apiproxy.Start(b.cp.Config); err != nil {
 		return err
 	}
-	defer b.proxy.close()
+	defer func() { _ = b.proxy.Close() }()
 	if err := b.writeFiles(); err != nil {
 		return err
 	}
@@ -389,12 +390,12 @@ func (d *dnsCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		op = "list"
 	}
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	sw := &apiproxy.StatusWriter{ResponseWriter: w, Status: http.StatusOK}
 	d.next.ServeHTTP(sw, r)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.ops[op]++
-	if sw.status >= 400 && (op != opGet || sw.status != http.StatusNotFound) {
+	if sw.Status >= 400 && (op != opGet || sw.Status != http.StatusNotFound) {
 		d.failures++
 	}
 	d.times = append(d.times, time.Now())
@@ -410,17 +411,17 @@ func (d *dnsCounter) snapshot() (map[string]int, int, []time.Time) {
 
 // counted runs fn and returns its time and every request made meanwhile.
 func (b *bench) counted(fn func() error) (Phase, []time.Time, error) {
-	b.proxy.snapshot()
+	b.proxy.Reset()
 	b.dns.snapshot()
 	start := time.Now()
 	err := fn()
 	p := Phase{Seconds: time.Since(start).Seconds(), API: map[string]int{}, APIFailures: map[string]int{}}
-	counts, failures := b.proxy.snapshot()
+	counts, failures := b.proxy.Reset()
 	for k, v := range counts {
-		p.API[k.Verb+" "+k.Resource] = v
+		p.API[k.String()] = v
 	}
 	for k, v := range failures {
-		p.APIFailures[k.Verb+" "+k.Resource] = v
+		p.APIFailures[k.String()] = v
 	}
 	var times []time.Time
 	p.DNS, p.DNSFailures, times = b.dns.snapshot()

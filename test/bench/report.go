@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/myapp-operator/myapp-operator/test/apiproxy"
 )
 
 // printReport writes the run's figures as Markdown, the form
@@ -118,7 +120,7 @@ func apiTotals(p Phase) (total, writes int) {
 			continue
 		}
 		total += v
-		if isWrite(verb) {
+		if apiproxy.IsWrite(verb) {
 			writes += v
 		}
 	}
