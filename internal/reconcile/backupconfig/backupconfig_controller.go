@@ -127,6 +127,12 @@ const (
 	// own event does not bring the BackupConfig back (backupConfigChanged
 	// lets no status change through).
 	cacheLagRetryDelay = 250 * time.Millisecond
+	// maxCacheLag bounds how long one of this controller's writes holds
+	// passes back (pass.StatusWrites.MaxLag): a cache that still shows the
+	// copy the write started from after this long is taken for one that
+	// will not catch up (the object put back to an older copy), and the
+	// pass runs rather than wait for ever.
+	maxCacheLag = 5 * time.Second
 	// releaseHoldsRequestName is the name of the request that asks for the
 	// MyApps of a namespace held for a final backup no BackupConfig wants
 	// to be released. No object can have this name, so it never meets a
@@ -336,7 +342,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// from this copy would find the backup it started again (through
 		// the service) and write the same status, or add the finalizer
 		// again and be refused as a conflict. The MyApp or the timer that
-		// brought it back is handled once the cache holds the write.
+		// brought it back is handled once the cache holds the write, or
+		// once maxCacheLag has passed.
 		log.V(1).Info("Waiting for the cache to show the last write", "resourceVersion", bc.ResourceVersion)
 		return pass.RequeueAfter(cacheLagRetryDelay), nil
 	}

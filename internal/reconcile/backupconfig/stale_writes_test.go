@@ -36,11 +36,11 @@ import (
 )
 
 // laggingCache is the client of a Reconciler whose cache can be held
-// behind the API server: while stale holds an object, a Get of that object
-// answers with it, as an informer that has not delivered the controller's
-// own last write yet does (a List of MyApps too). It counts the writes the Reconciler sends,
-// status patches and finalizer patches apart, each as
-// "<kind> <namespace>/<name>", including the ones the API server refuses.
+// behind the API server: while stale holds an object, a Get of that object,
+// and a List of MyApps, answer with it, as an informer that has not
+// delivered the controller's own last write yet does. It counts the writes
+// the Reconciler sends, status patches and other patches apart, per
+// object, including the ones the API server refuses.
 type laggingCache struct {
 	mu      sync.Mutex
 	stale   map[string]client.Object

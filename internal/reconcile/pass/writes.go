@@ -18,6 +18,7 @@ package pass
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,20 +45,47 @@ import (
 // status); the BackupConfig controller also keeps its finalizer patch and
 // the final-backup hold it puts on MyApps in one.
 type StatusWrites struct {
+	// MaxLag, when set, bounds how long one write holds passes back: a
+	// cache that has not shown the write after this long is taken for one
+	// that will not (an object put back by hand to an older copy, a test's
+	// frozen cache), and the pass goes ahead, at the cost of a write that
+	// may repeat. Zero waits for the cache however long it takes, which
+	// suits a controller that only skips its status write while behind;
+	// one that skips the whole pass needs the bound, or a cache that never
+	// catches up would stop it for good.
+	MaxLag time.Duration
+
 	mu   sync.Mutex
-	from map[types.NamespacedName]string
+	from map[types.NamespacedName]written
+	// now is the clock of MaxLag; nil is time.Now.
+	now func() time.Time
+}
+
+// written is one write the cache has not shown yet: the resourceVersion
+// the writing pass started from, and when it wrote.
+type written struct {
+	from string
+	at   time.Time
+}
+
+func (w *StatusWrites) clock() time.Time {
+	if w.now != nil {
+		return w.now()
+	}
+	return time.Now()
 }
 
 // Behind reports whether obj, as this pass read it, is the version the last
 // writing pass started from: the cache is behind that write. A pass on any
 // other version, which the cache shows only once it holds the write (or a
-// later change by anyone), forgets the entry.
+// later change by anyone), forgets the entry, and so does a write older
+// than MaxLag.
 func (w *StatusWrites) Behind(obj client.Object) bool {
 	key := client.ObjectKeyFromObject(obj)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	from, ok := w.from[key]
-	if ok && from == obj.GetResourceVersion() {
+	last, ok := w.from[key]
+	if ok && last.from == obj.GetResourceVersion() && (w.MaxLag <= 0 || w.clock().Sub(last.at) <= w.MaxLag) {
 		return true
 	}
 	delete(w.from, key)
@@ -71,9 +99,9 @@ func (w *StatusWrites) Wrote(original client.Object) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.from == nil {
-		w.from = map[types.NamespacedName]string{}
+		w.from = map[types.NamespacedName]written{}
 	}
-	w.from[client.ObjectKeyFromObject(original)] = original.GetResourceVersion()
+	w.from[client.ObjectKeyFromObject(original)] = written{from: original.GetResourceVersion(), at: w.clock()}
 }
 
 // Forget drops what is remembered of an object that is gone, or whose

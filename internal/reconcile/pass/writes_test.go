@@ -18,6 +18,7 @@ package pass
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,4 +49,25 @@ func TestStatusWritesKnowsACacheBehindItsOwnWrite(t *testing.T) {
 	w.Wrote(at("12"))
 	w.Forget(types.NamespacedName{Namespace: "shop", Name: "web"})
 	g.Expect(w.Behind(at("12"))).To(BeFalse(), "an object that is gone is forgotten")
+}
+
+// TestStatusWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp: with MaxLag,
+// a write holds passes back only so long; without it, for as long as the
+// cache shows the old version.
+func TestStatusWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC)
+	at := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: rv}}
+	}
+	bounded := StatusWrites{MaxLag: 5 * time.Second, now: func() time.Time { return now }}
+	unbounded := StatusWrites{now: func() time.Time { return now }}
+	bounded.Wrote(at("10"))
+	unbounded.Wrote(at("10"))
+	now = now.Add(5 * time.Second)
+	g.Expect(bounded.Behind(at("10"))).To(BeTrue(), "a cache MaxLag behind the write")
+	now = now.Add(time.Millisecond)
+	g.Expect(bounded.Behind(at("10"))).To(BeFalse(), "a cache more than MaxLag behind is given up on")
+	g.Expect(bounded.from).To(BeEmpty())
+	g.Expect(unbounded.Behind(at("10"))).To(BeTrue(), "without MaxLag the write holds until the cache shows it")
 }
