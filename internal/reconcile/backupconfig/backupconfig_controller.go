@@ -121,6 +121,18 @@ const (
 	// maxFailedBackupRetryDelay caps the backoff between retries of a failed
 	// on-change backup.
 	maxFailedBackupRetryDelay = time.Hour
+	// cacheLagRetryDelay is how soon a pass that met a cache behind this
+	// controller's own last write to the BackupConfig runs again. The
+	// cache usually holds the write within milliseconds, and the write's
+	// own event does not bring the BackupConfig back (backupConfigChanged
+	// lets no status change through).
+	cacheLagRetryDelay = 250 * time.Millisecond
+	// maxCacheLag bounds how long one of this controller's writes holds
+	// passes back (pass.StatusWrites.MaxLag): a cache that still shows the
+	// copy the write started from after this long is taken for one that
+	// will not catch up (the object put back to an older copy), and the
+	// pass runs rather than wait for ever.
+	maxCacheLag = 5 * time.Second
 	// releaseHoldsRequestName is the name of the request that asks for the
 	// MyApps of a namespace held for a final backup no BackupConfig wants
 	// to be released. No object can have this name, so it never meets a
@@ -194,6 +206,15 @@ type Reconciler struct {
 	memory memory
 	// missing tracks running backups the backup service answered 404 for.
 	missing missingBackups
+	// writes is the resourceVersion each BackupConfig's last writing pass
+	// (its finalizer or its status) started from, until the cache shows a
+	// newer one: a pass on a cache behind that write does nothing and
+	// comes back (Reconcile).
+	writes pass.StatusWrites
+	// holds is the same for the MyApps this controller put the final-backup
+	// hold on, so a pass on a cache without the hold does not put it on
+	// again (reconcileApp).
+	holds pass.StatusWrites
 }
 
 // SetupWithManager registers the spec.appRef.name index and the controller.
@@ -310,17 +331,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// finalizer, which no other pass would release.
 		r.memory.forget(req.NamespacedName)
 		r.missing.forget(req.NamespacedName)
+		r.writes.Forget(req.NamespacedName)
 		backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
 		forgetFreshness(req.NamespacedName)
 		return pass.Conclude(ctrl.Result{}, r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
 	}
 
+	if r.writes.Behind(bc) {
+		// The cache does not hold this controller's last write yet: a pass
+		// from this copy would find the backup it started again (through
+		// the service) and write the same status, or add the finalizer
+		// again and be refused as a conflict. The MyApp or the timer that
+		// brought it back is handled once the cache holds the write, or
+		// once maxCacheLag has passed.
+		log.V(1).Info("Waiting for the cache to show the last write", "resourceVersion", bc.ResourceVersion)
+		return pass.RequeueAfter(cacheLagRetryDelay), nil
+	}
 	if bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
 		// The finalizer goes on before the first backup is started, so no
 		// backup can exist that a deletion would not clean up. The update
 		// event of this patch starts the next pass.
 		log.Info("Adding finalizer", "finalizer", backupv1alpha1.BackupCleanupFinalizer)
-		return pass.Conclude(ctrl.Result{}, pass.AddFinalizer(ctx, r.Client, bc, backupv1alpha1.BackupCleanupFinalizer)).Return()
+		original := bc.DeepCopy()
+		err := pass.AddFinalizer(ctx, r.Client, bc, backupv1alpha1.BackupCleanupFinalizer)
+		if err == nil {
+			r.writes.Wrote(original)
+		}
+		return pass.Conclude(ctrl.Result{}, err).Return()
 	}
 	if !bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
 		// Cleanup is done; the object waits for other finalizers only.
@@ -442,6 +479,12 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) e
 	}
 	if err != nil {
 		return fmt.Errorf("writing the status: %w", err)
+	}
+	// A patch the API server found to change nothing leaves the
+	// resourceVersion as it was, and no newer one would ever tell the
+	// cache caught up: only a write that moved it is remembered.
+	if s.bc.ResourceVersion != s.base.ResourceVersion {
+		r.writes.Wrote(s.base)
 	}
 	return nil
 }

@@ -43,6 +43,8 @@ func (r *Reconciler) setDefaults() {
 	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
 	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
 	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
+	r.writes.MaxLag = maxCacheLag
+	r.holds.MaxLag = maxCacheLag
 }
 
 // currentTime reads the clock in UTC, like the schedules.

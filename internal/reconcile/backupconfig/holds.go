@@ -47,6 +47,7 @@ func (r *Reconciler) reconcileApp(ctx context.Context, s *scope) (ctrl.Result, e
 		if apierrors.IsNotFound(err) {
 			// Not an error: the MyApp watch brings this BackupConfig back
 			// when the MyApp is created, so there is nothing to retry.
+			r.holds.Forget(key)
 			log.Info("MyApp not found, waiting for it to be created", "myapp", klog.KRef(key.Namespace, key.Name))
 			s.readiness.appMissing = true
 			return ctrl.Result{}, nil
@@ -55,17 +56,27 @@ func (r *Reconciler) reconcileApp(ctx context.Context, s *scope) (ctrl.Result, e
 	}
 	s.app = app
 
+	// A MyApp as a pass that put the hold on read it is one the cache shows
+	// without that hold: the hold is there, and the patch's own event
+	// brings this BackupConfig back once the cache holds it. Any other
+	// version forgets the write.
+	behind := r.holds.Behind(app)
 	// A finalizer cannot be added to an object being deleted; a MyApp whose
 	// deletion began before the option was set goes without a final backup.
 	if !s.bc.Spec.BackupBeforeAppDeletion || !app.DeletionTimestamp.IsZero() ||
-		controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
+		controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) || behind {
 		return ctrl.Result{}, nil
 	}
 	log.Info("Adding finalizer to MyApp", "myapp", klog.KObj(app), "finalizer", backupv1alpha1.FinalBackupFinalizer)
 	// The patch changes nothing but metadata.finalizers and carries the
 	// resource version, so it never overwrites a finalizer the MyApp's own
 	// controller wrote meanwhile (a conflict retries instead).
-	return ctrl.Result{}, client.IgnoreNotFound(pass.AddFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer))
+	original := app.DeepCopy()
+	if err := pass.AddFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	r.holds.Wrote(original)
+	return ctrl.Result{}, nil
 }
 
 // reconcileAppHolds releases every MyApp in the namespace that carries the
@@ -108,6 +119,12 @@ func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Resu
 		if !controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
 			continue
 		}
+		if r.holds.Behind(app) {
+			// The MyApp as a pass that released the hold read it: the
+			// release's own event brings this BackupConfig back once the
+			// cache shows it.
+			continue
+		}
 		err := r.releaseAppIfUnwanted(ctx, s, app)
 		switch {
 		case external.KindOf(err) != "" && wantsOwn && app.Name == ownName:
@@ -134,8 +151,13 @@ func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *ap
 	}
 	ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp", "myapp", klog.KObj(app),
 		"finalizer", backupv1alpha1.FinalBackupFinalizer)
-	if err := pass.RemoveFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer); client.IgnoreNotFound(err) != nil {
+	original := app.DeepCopy()
+	err = pass.RemoveFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer)
+	if client.IgnoreNotFound(err) != nil {
 		return err
+	}
+	if err == nil {
+		r.holds.Wrote(original)
 	}
 	r.eventFor(s.bc, app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
 		"Removed finalizer %s from MyApp %s: no BackupConfig needs a final backup of it any more",

@@ -263,8 +263,23 @@ func (e *testEnv) backupServiceCalls() (int, map[simulator.Operation]int) {
 // from the first deletion until everything is gone are counted for two
 // sizes. Per pair, the larger namespace must cost no more than
 // linearSlack times the smaller's.
+//
+// The calls are counted net of the polls of the running final backups:
+// each poll pass of a BackupConfig being deleted costs the get of its
+// backup and two lists (pollCost), whatever N, and how many polls a 300 ms
+// backup gets at a 100 ms jittered interval (one to three) depends on when
+// the passes fall (a pass that meets a cache behind its own last write
+// waits for it, and shifts the polls). Gross, a pair cost anywhere from
+// 7.0 to 13.0 calls at either size from one run to the next, which a ratio
+// bound of 1.15 cannot tell from S4; net, a pair cost 4.0 at both sizes in
+// every run seen, while S4's lists about other BackupConfigs' final backups
+// grow with N in every pass (with S4 put back: 10.8 and 11.5 net per pair
+// at 4, 28.1 and 14.4 at 16).
 func TestTeardownCostsLinearServiceCalls(t *testing.T) {
-	const linearSlack = 1.15
+	const (
+		linearSlack = 1.15
+		pollCost    = 3
+	)
 	perPair := map[int]float64{}
 	sizes := []int{4, 16}
 	for _, n := range sizes {
@@ -307,17 +322,19 @@ func TestTeardownCostsLinearServiceCalls(t *testing.T) {
 				byOp[op] -= c
 			}
 			g.Expect(e.succeededFinalBackups(apps, bcs)).To(Equal(n))
-			perPair[n] = float64(calls) / float64(n)
-			t.Logf("teardown of %d pairs: %d backup service calls (%v), %.1f per pair", n, calls, byOp, perPair[n])
+			perPair[n] = float64(calls-pollCost*byOp[simulator.OpGet]) / float64(n)
+			t.Logf("teardown of %d pairs: %d backup service calls (%v), %.1f per pair, %.1f net of %d polls",
+				n, calls, byOp, float64(calls)/float64(n), perPair[n], byOp[simulator.OpGet])
 		})
 	}
 	small, large := perPair[sizes[0]], perPair[sizes[1]]
 	if small == 0 || large == 0 {
 		t.Fatalf("a size did not run: %v", perPair)
 	}
-	t.Logf("calls per pair: %.1f at %d pairs, %.1f at %d pairs (ratio %.2f)", small, sizes[0], large, sizes[1], large/small)
+	t.Logf("calls per pair net of polls: %.1f at %d pairs, %.1f at %d pairs (ratio %.2f)", small, sizes[0], large, sizes[1],
+		large/small)
 	if large > linearSlack*small {
-		t.Errorf("a teardown's backup service calls grow faster than the pairs: %.1f per pair at %d, %.1f at %d",
+		t.Errorf("a teardown's backup service calls grow faster than the pairs: %.1f per pair net of polls at %d, %.1f at %d",
 			small, sizes[0], large, sizes[1])
 	}
 }

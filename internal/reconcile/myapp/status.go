@@ -18,7 +18,6 @@ package myapp
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -376,7 +375,8 @@ func childConflictMessage(err *childConflictError) string {
 }
 
 // statusWrites remembers, per MyApp, the resourceVersion that the last pass
-// to write its status started from, until a pass starts from a newer one.
+// to write its status started from, until a pass starts from a newer one
+// (pass.StatusWrites).
 //
 // Each child a pass creates brings the MyApp back, and on a busy cluster
 // the cache can deliver those events before the MyApp's own status write.
@@ -385,42 +385,15 @@ func childConflictMessage(err *childConflictError) string {
 // merge patch replaces the whole conditions list, so one from that stale
 // copy dropped DNSReady), and each such write costs a status patch and
 // brings yet another pass. It writes no status; the write's own event
-// brings the MyApp back on a cache that holds it. Only MyApps with a write
-// the cache has not shown yet have an entry.
-type statusWrites struct {
-	mu   sync.Mutex
-	from map[types.NamespacedName]string
-}
+// brings the MyApp back on a cache that holds it.
+type statusWrites struct{ w pass.StatusWrites }
 
 // behind reports whether app, as this pass read it, is the version the
-// last status-writing pass started from: the cache is behind that write. A
-// pass on any other version, which the cache shows only once it holds the
-// write, forgets the entry.
-func (w *statusWrites) behind(app *appsv1alpha1.MyApp) bool {
-	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	from, ok := w.from[key]
-	if ok && from == app.ResourceVersion {
-		return true
-	}
-	delete(w.from, key)
-	return false
-}
+// last status-writing pass started from: the cache is behind that write.
+func (w *statusWrites) behind(app *appsv1alpha1.MyApp) bool { return w.w.Behind(app) }
 
 // wrote records that a pass that started from original wrote the status.
-func (w *statusWrites) wrote(original *appsv1alpha1.MyApp) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.from == nil {
-		w.from = map[types.NamespacedName]string{}
-	}
-	w.from[types.NamespacedName{Namespace: original.Namespace, Name: original.Name}] = original.ResourceVersion
-}
+func (w *statusWrites) wrote(original *appsv1alpha1.MyApp) { w.w.Wrote(original) }
 
 // forget drops what is remembered of a MyApp that is gone.
-func (w *statusWrites) forget(key types.NamespacedName) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.from, key)
-}
+func (w *statusWrites) forget(key types.NamespacedName) { w.w.Forget(key) }

@@ -310,29 +310,3 @@ func TestDriftChecksAreSpreadOverTheInterval(t *testing.T) {
 	g.Expect((time.Duration(next.UnixNano()) % interval)).To(Equal(driftPhase(uid, interval)))
 	g.Expect(nextDriftCheck(uid, interval, next)).To(Equal(next.Add(interval)), "from a check, the next is one interval on")
 }
-
-// TestStatusWritesKnowsACacheBehindItsOwnWrite: after a pass that started
-// from a version wrote the status, a pass starting from that version again
-// is behind the write; one from any other version is not, and the entry
-// goes, so a MyApp at rest holds none.
-func TestStatusWritesKnowsACacheBehindItsOwnWrite(t *testing.T) {
-	g := NewWithT(t)
-	var w statusWrites
-	at := func(rv string) *appsv1alpha1.MyApp {
-		return &appsv1alpha1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: rv}}
-	}
-	g.Expect(w.behind(at("10"))).To(BeFalse(), "nothing written yet")
-	w.wrote(at("10"))
-	g.Expect(w.behind(at("10"))).To(BeTrue(), "the cache still shows the version the write started from")
-	g.Expect(w.behind(at("10"))).To(BeTrue(), "and again, until it catches up")
-	other := at("10")
-	other.Name = "api"
-	g.Expect(w.behind(other)).To(BeFalse(), "another MyApp")
-	g.Expect(w.behind(at("11"))).To(BeFalse(), "the cache shows the write")
-	g.Expect(w.from).To(BeEmpty(), "nothing is remembered once the cache caught up")
-	g.Expect(w.behind(at("10"))).To(BeFalse())
-
-	w.wrote(at("12"))
-	w.forget(types.NamespacedName{Namespace: "shop", Name: "web"})
-	g.Expect(w.behind(at("12"))).To(BeFalse(), "a MyApp that is gone is forgotten")
-}

@@ -1,0 +1,73 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package pass
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// TestStatusWritesKnowsACacheBehindItsOwnWrite: after a pass that started
+// from a version wrote the object, a pass starting from that version again
+// is behind the write; one from any other version is not, and the entry
+// goes, so an object at rest holds none.
+func TestStatusWritesKnowsACacheBehindItsOwnWrite(t *testing.T) {
+	g := NewWithT(t)
+	var w StatusWrites
+	at := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: rv}}
+	}
+	g.Expect(w.Behind(at("10"))).To(BeFalse(), "nothing written yet")
+	w.Wrote(at("10"))
+	g.Expect(w.Behind(at("10"))).To(BeTrue(), "the cache still shows the version the write started from")
+	g.Expect(w.Behind(at("10"))).To(BeTrue(), "and again, until it catches up")
+	other := at("10")
+	other.Name = "api"
+	g.Expect(w.Behind(other)).To(BeFalse(), "another object")
+	g.Expect(w.Behind(at("11"))).To(BeFalse(), "the cache shows the write")
+	g.Expect(w.from).To(BeEmpty(), "nothing is remembered once the cache caught up")
+	g.Expect(w.Behind(at("10"))).To(BeFalse())
+
+	w.Wrote(at("12"))
+	w.Forget(types.NamespacedName{Namespace: "shop", Name: "web"})
+	g.Expect(w.Behind(at("12"))).To(BeFalse(), "an object that is gone is forgotten")
+}
+
+// TestStatusWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp: with MaxLag,
+// a write holds passes back only so long; without it, for as long as the
+// cache shows the old version.
+func TestStatusWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC)
+	at := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: rv}}
+	}
+	bounded := StatusWrites{MaxLag: 5 * time.Second, now: func() time.Time { return now }}
+	unbounded := StatusWrites{now: func() time.Time { return now }}
+	bounded.Wrote(at("10"))
+	unbounded.Wrote(at("10"))
+	now = now.Add(5 * time.Second)
+	g.Expect(bounded.Behind(at("10"))).To(BeTrue(), "a cache MaxLag behind the write")
+	now = now.Add(time.Millisecond)
+	g.Expect(bounded.Behind(at("10"))).To(BeFalse(), "a cache more than MaxLag behind is given up on")
+	g.Expect(bounded.from).To(BeEmpty())
+	g.Expect(unbounded.Behind(at("10"))).To(BeTrue(), "without MaxLag the write holds until the cache shows it")
+}
