@@ -24,7 +24,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -499,44 +498,26 @@ func (d *decisions) coveredBySlotOnly(ctx context.Context) []string {
 	return only
 }
 
-// watchRunning samples the service's backups every 100 ms until the
+// watchRunning samples the service's backups every sampleInterval until the
 // returned function is called, which returns how many samples saw one owner
 // with two backups RUNNING.
 func watchRunning(ctx context.Context, sim *simulator.Server) func() int {
-	ctx, cancel := context.WithCancel(ctx)
-	var mu sync.Mutex
 	twice := 0
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			running := map[string]int{}
-			for _, b := range sim.Backups() {
-				if b.Phase == simulator.PhaseRunning {
-					running[b.Owner]++
-				}
-			}
-			for _, n := range running {
-				if n > 1 {
-					mu.Lock()
-					twice++
-					mu.Unlock()
-				}
+	stop := sampleEvery(ctx, func(context.Context) {
+		running := map[string]int{}
+		for _, b := range sim.Backups() {
+			if b.Phase == simulator.PhaseRunning {
+				running[b.Owner]++
 			}
 		}
-	}()
+		for _, n := range running {
+			if n > 1 {
+				twice++
+			}
+		}
+	})
 	return func() int {
-		cancel()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
+		stop()
 		return twice
 	}
 }

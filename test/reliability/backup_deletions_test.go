@@ -78,23 +78,8 @@ type trackedDeletion struct {
 
 // watchDeletions starts a deletionCheck for the rest of ctx.
 func watchDeletions(ctx context.Context, sim *simulator.Server, ns string) *deletionCheck {
-	ctx, cancel := context.WithCancel(ctx)
 	dc := &deletionCheck{sim: sim, ns: ns, finals: map[string]map[string]bool{}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			dc.sample(ctx)
-		}
-	}()
-	dc.stop = func() { cancel(); <-done }
+	dc.stop = sampleEvery(ctx, dc.sample)
 	return dc
 }
 

@@ -22,7 +22,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -230,52 +229,32 @@ func holdsItsHost(app *appsv1alpha1.MyApp) func(context.Context) error {
 	}
 }
 
-// watchRoutes samples the Ingresses of ns every 100 ms until the returned
-// function is called, which returns each host a sample saw routed by two
-// Ingresses, with the Ingresses.
+// watchRoutes samples the Ingresses of ns every sampleInterval until the
+// returned function is called, which returns each host a sample saw routed
+// by two Ingresses, with the Ingresses.
 func watchRoutes(ctx context.Context, ns string) func() []string {
-	ctx, cancel := context.WithCancel(ctx)
-	var mu sync.Mutex
 	var seen []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			var list networkingv1.IngressList
-			if k8sClient.List(ctx, &list, client.InNamespace(ns)) != nil {
-				continue
-			}
-			routedBy := map[string][]string{}
-			for _, ing := range list.Items {
-				for _, rule := range ing.Spec.Rules {
-					if rule.Host != "" && !slices.Contains(routedBy[rule.Host], ing.Name) {
-						routedBy[rule.Host] = append(routedBy[rule.Host], ing.Name)
-					}
-				}
-			}
-			for host, by := range routedBy {
-				if len(by) > 1 {
-					mu.Lock()
-					if entry := fmt.Sprintf("%s by %v", host, by); !slices.Contains(seen, entry) {
-						seen = append(seen, entry)
-					}
-					mu.Unlock()
+	stop := sampleEvery(ctx, func(ctx context.Context) {
+		var list networkingv1.IngressList
+		if k8sClient.List(ctx, &list, client.InNamespace(ns)) != nil {
+			return
+		}
+		routedBy := map[string][]string{}
+		for _, ing := range list.Items {
+			for _, rule := range ing.Spec.Rules {
+				if rule.Host != "" && !slices.Contains(routedBy[rule.Host], ing.Name) {
+					routedBy[rule.Host] = append(routedBy[rule.Host], ing.Name)
 				}
 			}
 		}
-	}()
+		for host, by := range routedBy {
+			if entry := fmt.Sprintf("%s by %v", host, by); len(by) > 1 && !slices.Contains(seen, entry) {
+				seen = append(seen, entry)
+			}
+		}
+	})
 	return func() []string {
-		cancel()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
+		stop()
 		return seen
 	}
 }
