@@ -135,8 +135,16 @@ type Reconciler struct {
 	childTroubles childTroubles
 	dnsChecks     dnsSchedule
 	// statusWrites is the resourceVersion each MyApp's last status-writing
-	// pass started from (status.go).
-	statusWrites statusWrites
+	// pass started from, until the cache shows a newer one. Each child a
+	// pass creates brings the MyApp back, and on a busy cluster the cache
+	// can deliver those events before the MyApp's own status write. A pass
+	// that starts from the MyApp as the writing pass read it knows nothing
+	// of that write: the status it derives repeats or undoes it (a merge
+	// patch replaces the whole conditions list, so one from that stale copy
+	// dropped DNSReady), and each such write costs a status patch and
+	// brings yet another pass. It writes no status; the write's own event
+	// brings the MyApp back on a cache that holds it.
+	statusWrites pass.StatusWrites
 	// driftEvents brings the MyApps the drift pass found drifted.
 	driftEvents chan event.GenericEvent
 }
@@ -213,7 +221,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.cleanup.forget(req.NamespacedName)
 			r.dnsChecks.forget(req.NamespacedName)
 			r.childTroubles.forget(req.NamespacedName)
-			r.statusWrites.forget(req.NamespacedName)
+			r.statusWrites.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -298,7 +306,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome
 // steady state makes no write, and never from a cache that has not caught
 // up with this controller's own last status write (statusWrites).
 func (r *Reconciler) patchStatus(ctx context.Context, original, app *appsv1alpha1.MyApp) error {
-	if r.statusWrites.behind(original) || equality.Semantic.DeepEqual(original.Status, app.Status) {
+	if r.statusWrites.Behind(original) || equality.Semantic.DeepEqual(original.Status, app.Status) {
 		return nil
 	}
 	if err := r.Client.Status().Patch(ctx, app, client.MergeFrom(original)); err != nil {
@@ -307,6 +315,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, original, app *appsv1alpha
 		}
 		return fmt.Errorf("patching status: %w", err)
 	}
-	r.statusWrites.wrote(original)
+	r.statusWrites.Wrote(original)
 	return nil
 }

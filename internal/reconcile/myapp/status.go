@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -374,26 +373,3 @@ func childConflictMessage(err *childConflictError) string {
 		"delete or rename it, or rename the MyApp", err.kind, err.name)
 }
 
-// statusWrites remembers, per MyApp, the resourceVersion that the last pass
-// to write its status started from, until a pass starts from a newer one
-// (pass.StatusWrites).
-//
-// Each child a pass creates brings the MyApp back, and on a busy cluster
-// the cache can deliver those events before the MyApp's own status write.
-// A pass that starts from the MyApp as the writing pass read it knows
-// nothing of that write: the status it derives repeats or undoes it (a
-// merge patch replaces the whole conditions list, so one from that stale
-// copy dropped DNSReady), and each such write costs a status patch and
-// brings yet another pass. It writes no status; the write's own event
-// brings the MyApp back on a cache that holds it.
-type statusWrites struct{ w pass.StatusWrites }
-
-// behind reports whether app, as this pass read it, is the version the
-// last status-writing pass started from: the cache is behind that write.
-func (w *statusWrites) behind(app *appsv1alpha1.MyApp) bool { return w.w.Behind(app) }
-
-// wrote records that a pass that started from original wrote the status.
-func (w *statusWrites) wrote(original *appsv1alpha1.MyApp) { w.w.Wrote(original) }
-
-// forget drops what is remembered of a MyApp that is gone.
-func (w *statusWrites) forget(key types.NamespacedName) { w.w.Forget(key) }
