@@ -128,7 +128,7 @@ const (
 	// lets no status change through).
 	cacheLagRetryDelay = 250 * time.Millisecond
 	// maxCacheLag bounds how long one of this controller's writes holds
-	// passes back (pass.StatusWrites.MaxLag): a cache that still shows the
+	// passes back (pass.OwnWrites.MaxLag): a cache that still shows the
 	// copy the write started from after this long is taken for one that
 	// will not catch up (the object put back to an older copy), and the
 	// pass runs rather than wait for ever.
@@ -210,11 +210,11 @@ type Reconciler struct {
 	// (its finalizer or its status) started from, until the cache shows a
 	// newer one: a pass on a cache behind that write does nothing and
 	// comes back (Reconcile).
-	writes pass.StatusWrites
+	writes pass.OwnWrites
 	// holds is the same for the MyApps this controller put the final-backup
 	// hold on, so a pass on a cache without the hold does not put it on
 	// again (reconcileApp).
-	holds pass.StatusWrites
+	holds pass.OwnWrites
 }
 
 // SetupWithManager registers the spec.appRef.name index and the controller.

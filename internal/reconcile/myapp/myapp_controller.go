@@ -144,7 +144,7 @@ type Reconciler struct {
 	// dropped DNSReady), and each such write costs a status patch and
 	// brings yet another pass. It writes no status; the write's own event
 	// brings the MyApp back on a cache that holds it.
-	statusWrites pass.StatusWrites
+	statusWrites pass.OwnWrites
 	// driftEvents brings the MyApps the drift pass found drifted.
 	driftEvents chan event.GenericEvent
 }

@@ -24,9 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// StatusWrites remembers, per object, the resourceVersion that the last
+// OwnWrites remembers, per object, the resourceVersion that the last
 // pass to write it started from, until a pass reads a newer one. One
-// StatusWrites follows one kind: the key is the namespace and name.
+// OwnWrites follows one kind: the key is the namespace and name.
 //
 // A controller reads from an informer's cache, and an object comes back
 // for reasons other than its own write (a child's event, a referenced
@@ -39,12 +39,11 @@ import (
 // without the last write, undo part of it. Behind tells such a pass
 // apart, so it writes nothing; the controller decides how it comes back
 // once the cache holds the write. Only objects with a write the cache has
-// not shown yet have an entry, so a controller at rest holds none.
-//
-// Its name says what it was written for first (the MyApp controller's
-// status); the BackupConfig controller also keeps its finalizer patch and
-// the final-backup hold it puts on MyApps in one.
-type StatusWrites struct {
+// not shown yet have an entry, so a controller at rest holds none. The
+// MyApp controller keeps its status writes in one; the BackupConfig
+// controller its status and finalizer patches in one, and the final-backup
+// holds it puts on MyApps in another.
+type OwnWrites struct {
 	// MaxLag, when set, bounds how long one write holds passes back: a
 	// cache that has not shown the write after this long is taken for one
 	// that will not (an object put back by hand to an older copy, a test's
@@ -68,7 +67,7 @@ type written struct {
 	at   time.Time
 }
 
-func (w *StatusWrites) clock() time.Time {
+func (w *OwnWrites) clock() time.Time {
 	if w.now != nil {
 		return w.now()
 	}
@@ -80,7 +79,7 @@ func (w *StatusWrites) clock() time.Time {
 // other version, which the cache shows only once it holds the write (or a
 // later change by anyone), forgets the entry, and so does a write older
 // than MaxLag.
-func (w *StatusWrites) Behind(obj client.Object) bool {
+func (w *OwnWrites) Behind(obj client.Object) bool {
 	key := client.ObjectKeyFromObject(obj)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -95,7 +94,7 @@ func (w *StatusWrites) Behind(obj client.Object) bool {
 // Wrote records that a pass that started from original, the object as it
 // read it, wrote it. Pass the object as read, not the one the write
 // returned: the write moves the resourceVersion on.
-func (w *StatusWrites) Wrote(original client.Object) {
+func (w *OwnWrites) Wrote(original client.Object) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.from == nil {
@@ -106,7 +105,7 @@ func (w *StatusWrites) Wrote(original client.Object) {
 
 // Forget drops what is remembered of an object that is gone, or whose
 // write failed.
-func (w *StatusWrites) Forget(key types.NamespacedName) {
+func (w *OwnWrites) Forget(key types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.from, key)

@@ -25,13 +25,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// TestStatusWritesKnowsACacheBehindItsOwnWrite: after a pass that started
+// TestOwnWritesKnowsACacheBehindItsOwnWrite: after a pass that started
 // from a version wrote the object, a pass starting from that version again
 // is behind the write; one from any other version is not, and the entry
 // goes, so an object at rest holds none.
-func TestStatusWritesKnowsACacheBehindItsOwnWrite(t *testing.T) {
+func TestOwnWritesKnowsACacheBehindItsOwnWrite(t *testing.T) {
 	g := NewWithT(t)
-	var w StatusWrites
+	var w OwnWrites
 	at := func(rv string) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: rv}}
 	}
@@ -51,17 +51,17 @@ func TestStatusWritesKnowsACacheBehindItsOwnWrite(t *testing.T) {
 	g.Expect(w.Behind(at("12"))).To(BeFalse(), "an object that is gone is forgotten")
 }
 
-// TestStatusWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp: with MaxLag,
+// TestOwnWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp: with MaxLag,
 // a write holds passes back only so long; without it, for as long as the
 // cache shows the old version.
-func TestStatusWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp(t *testing.T) {
+func TestOwnWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC)
 	at := func(rv string) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: rv}}
 	}
-	bounded := StatusWrites{MaxLag: 5 * time.Second, now: func() time.Time { return now }}
-	unbounded := StatusWrites{now: func() time.Time { return now }}
+	bounded := OwnWrites{MaxLag: 5 * time.Second, now: func() time.Time { return now }}
+	unbounded := OwnWrites{now: func() time.Time { return now }}
 	bounded.Wrote(at("10"))
 	unbounded.Wrote(at("10"))
 	now = now.Add(5 * time.Second)
