@@ -372,4 +372,3 @@ func childConflictMessage(err *childConflictError) string {
 	return fmt.Sprintf("%s %s already exists and is not controlled by this MyApp; the operator never adopts it: "+
 		"delete or rename it, or rename the MyApp", err.kind, err.name)
 }
-
