@@ -352,11 +352,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// backup can exist that a deletion would not clean up. The update
 		// event of this patch starts the next pass.
 		log.Info("Adding finalizer", "finalizer", backupv1alpha1.BackupCleanupFinalizer)
-		original := bc.DeepCopy()
-		err := pass.AddFinalizer(ctx, r.Client, bc, backupv1alpha1.BackupCleanupFinalizer)
-		if err == nil {
-			r.writes.Wrote(original)
-		}
+		err := r.writes.Write(bc, func() error {
+			return pass.AddFinalizer(ctx, r.Client, bc, backupv1alpha1.BackupCleanupFinalizer)
+		})
 		return pass.Conclude(ctrl.Result{}, err).Return()
 	}
 	if !bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {

@@ -71,12 +71,9 @@ func (r *Reconciler) reconcileApp(ctx context.Context, s *scope) (ctrl.Result, e
 	// The patch changes nothing but metadata.finalizers and carries the
 	// resource version, so it never overwrites a finalizer the MyApp's own
 	// controller wrote meanwhile (a conflict retries instead).
-	original := app.DeepCopy()
-	if err := pass.AddFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	r.holds.Wrote(original)
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, client.IgnoreNotFound(r.holds.Write(app, func() error {
+		return pass.AddFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer)
+	}))
 }
 
 // reconcileAppHolds releases every MyApp in the namespace that carries the
@@ -151,13 +148,10 @@ func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *ap
 	}
 	ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp", "myapp", klog.KObj(app),
 		"finalizer", backupv1alpha1.FinalBackupFinalizer)
-	original := app.DeepCopy()
-	err = pass.RemoveFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer)
-	if client.IgnoreNotFound(err) != nil {
+	if err := r.holds.Write(app, func() error {
+		return pass.RemoveFinalizer(ctx, r.Client, app, backupv1alpha1.FinalBackupFinalizer)
+	}); client.IgnoreNotFound(err) != nil {
 		return err
-	}
-	if err == nil {
-		r.holds.Wrote(original)
 	}
 	r.eventFor(s.bc, app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
 		"Removed finalizer %s from MyApp %s: no BackupConfig needs a final backup of it any more",

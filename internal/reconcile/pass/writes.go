@@ -95,12 +95,28 @@ func (w *OwnWrites) Behind(obj client.Object) bool {
 // read it, wrote it. Pass the object as read, not the one the write
 // returned: the write moves the resourceVersion on.
 func (w *OwnWrites) Wrote(original client.Object) {
+	w.record(client.ObjectKeyFromObject(original), original.GetResourceVersion())
+}
+
+func (w *OwnWrites) record(key types.NamespacedName, from string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.from == nil {
 		w.from = map[types.NamespacedName]written{}
 	}
-	w.from[client.ObjectKeyFromObject(original)] = written{from: original.GetResourceVersion(), at: w.clock()}
+	w.from[key] = written{from: from, at: w.clock()}
+}
+
+// Write makes write, a change of obj in the API server, and when it
+// succeeds remembers the resourceVersion obj had before it (as Wrote does,
+// without a copy of obj: only its key and version are kept).
+func (w *OwnWrites) Write(obj client.Object, write func() error) error {
+	key, from := client.ObjectKeyFromObject(obj), obj.GetResourceVersion()
+	if err := write(); err != nil {
+		return err
+	}
+	w.record(key, from)
+	return nil
 }
 
 // Forget drops what is remembered of an object that is gone, or whose

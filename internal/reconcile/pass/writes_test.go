@@ -17,6 +17,7 @@ limitations under the License.
 package pass
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -70,4 +71,21 @@ func TestOwnWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp(t *testing.T) {
 	g.Expect(bounded.Behind(at("10"))).To(BeFalse(), "a cache more than MaxLag behind is given up on")
 	g.Expect(bounded.from).To(BeEmpty())
 	g.Expect(unbounded.Behind(at("10"))).To(BeTrue(), "without MaxLag the write holds until the cache shows it")
+}
+
+// TestOwnWritesWriteRemembersTheVersionBeforeASucceededWrite: Write keeps
+// the version obj had before the write, though the write moves obj on, and
+// nothing when the write failed.
+func TestOwnWritesWriteRemembersTheVersionBeforeASucceededWrite(t *testing.T) {
+	g := NewWithT(t)
+	var w OwnWrites
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: "10"}}
+	refused := errors.New("conflict")
+	g.Expect(w.Write(obj, func() error { return refused })).To(MatchError(refused))
+	g.Expect(w.from).To(BeEmpty(), "a failed write is not remembered")
+
+	g.Expect(w.Write(obj, func() error { obj.ResourceVersion = "11"; return nil })).To(Succeed())
+	g.Expect(w.Behind(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web",
+		ResourceVersion: "10"}})).To(BeTrue(), "a cache still at the version the write started from")
+	g.Expect(w.Behind(obj)).To(BeFalse(), "the version the write made")
 }
