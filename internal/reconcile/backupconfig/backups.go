@@ -229,6 +229,7 @@ func (r *Reconciler) followRunningBackup(ctx context.Context, s *scope) (result 
 		result, err = r.serviceError(ctx, s, "listing backups before starting one", err)
 		return result, true, err
 	}
+	s.listed = backups
 	running := r.runningBackup(s, backups)
 	if running == nil {
 		return ctrl.Result{}, false, nil

@@ -60,4 +60,7 @@ type scope struct {
 	// keepOwnHold is the final-backup plan's word on whether this
 	// BackupConfig, being deleted, still wants the hold on its MyApp.
 	keepOwnHold bool
+	// listed is what the service listed of this BackupConfig's backups
+	// before this pass starts one (followRunningBackup), nil before that.
+	listed []backup.Backup
 }

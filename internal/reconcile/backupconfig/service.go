@@ -177,10 +177,21 @@ func (r *Reconciler) startBackup(ctx context.Context, s *scope, trigger backupv1
 	return r.startedBackup(ctx, s, b, trigger, 0), nil
 }
 
-// requestBackup asks the service to start a backup of the MyApp.
+// requestBackup asks the service to start a backup of the MyApp, unless
+// this pass's list already shows the backup of key. That one was started
+// by an earlier pass that never read the answer (a crash, a reply lost or
+// spoiled after the service committed the start), and may have finished
+// since: Start would only answer with it again, and while the service
+// spoils its answers, never readably, so the change it backs up would wait
+// for the fault to end. The list answers the same question.
 func (r *Reconciler) requestBackup(ctx context.Context, s *scope, trigger backupv1alpha1.BackupTrigger,
 	key string) (backup.Backup, error) {
 	app := s.app
+	if b, ok := listedWithKey(s.listed, s.owner, key); ok {
+		ctrl.LoggerFrom(ctx).Info("Recording a backup the service lists under this start's key instead of starting it",
+			"myapp", klog.KObj(app), "trigger", trigger, "idempotencyKey", key, "backupID", b.ID, "phase", b.Phase)
+		return b, nil
+	}
 	ctrl.LoggerFrom(ctx).Info("Starting backup", "myapp", klog.KObj(app), "trigger", trigger, "idempotencyKey", key)
 	return s.backups.Start(ctx, backup.StartRequest{
 		App:            serviceAppName(app.Namespace, app.Name),
@@ -188,6 +199,16 @@ func (r *Reconciler) requestBackup(ctx context.Context, s *scope, trigger backup
 		IdempotencyKey: key,
 		Labels:         backupLabels(s.bc, app, trigger),
 	})
+}
+
+// listedWithKey returns the backup of owner that backups lists under key.
+func listedWithKey(backups []backup.Backup, owner, key string) (backup.Backup, bool) {
+	for _, b := range backups {
+		if b.Owner == owner && b.IdempotencyKey == key {
+			return b, true
+		}
+	}
+	return backup.Backup{}, false
 }
 
 // startedBackup records a backup the service answered a start with: started
