@@ -28,11 +28,13 @@ limitations under the License.
 // retention.go, final_backup.go, delete.go, schedule.go and holds.go; they
 // call the helpers in service.go (the backup service, backup identity and
 // keys), status.go (conditions and events), scope.go (the per-pass scope) and
-// defaults.go. The decisions of new backups and of final backups are pure
-// plans over an observation (backup_plan.go: planNewBackup, planDue; final_plan.go:
-// planFinalBackup; retention_plan.go: planRetention), which backups.go,
-// final_backup.go, delete.go and retention.go observe for and apply; the plans call nothing and read no clock, and
-// plan_properties_test.go checks their promises over every observation of a
-// bounded space. How a pass runs its phases and reads what they return is
+// defaults.go. The decisions of new backups, final backups, retention and
+// the final-backup holds on MyApps are pure plans over an observation
+// (backup_plan.go: planNewBackup, planDue; final_plan.go: planFinalBackup;
+// retention_plan.go: planRetention; hold_plan.go: planAddHold, planHold,
+// planUnwantedRelease), which backups.go, final_backup.go, delete.go,
+// retention.go and holds.go observe for and apply; the plans call nothing
+// and read no clock, and plan_properties_test.go and hold_plan_test.go
+// check their promises over every observation of a bounded space. How a pass runs its phases and reads what they return is
 // shared with the MyApp controller, in internal/reconcile/pass.
 package backupconfig

@@ -61,10 +61,8 @@ func (r *Reconciler) reconcileApp(ctx context.Context, s *scope) (ctrl.Result, e
 	// brings this BackupConfig back once the cache holds it. Any other
 	// version forgets the write.
 	behind := r.holds.Behind(app)
-	// A finalizer cannot be added to an object being deleted; a MyApp whose
-	// deletion began before the option was set goes without a final backup.
-	if !s.bc.Spec.BackupBeforeAppDeletion || !app.DeletionTimestamp.IsZero() ||
-		controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) || behind {
+	if !planAddHold(s.bc.Spec.BackupBeforeAppDeletion, !app.DeletionTimestamp.IsZero(),
+		controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer), behind) {
 		return ctrl.Result{}, nil
 	}
 	log.Info("Adding finalizer to MyApp", "myapp", klog.KObj(app), "finalizer", backupv1alpha1.FinalBackupFinalizer)
@@ -188,11 +186,19 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 			holders = append(holders, &list.Items[i])
 		}
 	}
-	wanted, asked, needService := holdersWanting(s, holders, app)
-	if wanted {
+	o := holdObservation{app: app.Name, appDeleting: !app.DeletionTimestamp.IsZero(), keepOwnHold: s.keepOwnHold,
+		holders: make([]holderView, 0, len(holders))}
+	for _, holder := range holders {
+		o.holders = append(o.holders, viewOf(s, holder, app))
+	}
+	plan := planHold(o)
+	if plan.keep {
 		return true, nil
 	}
-	for _, holder := range needService {
+	for _, holder := range holders {
+		if !slices.Contains(plan.askService, holder.UID) {
+			continue
+		}
 		if s.holdCheckErr != nil {
 			// The service failed for this pass already: the hold stays, the
 			// safe side, and the failure stands for this MyApp too.
@@ -219,7 +225,7 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 		// This BackupConfig is confirmed too: the copy in hand comes from
 		// the cache, and one from before an appRef change would release
 		// the MyApp it references now.
-		if !asked[holder.UID] && wantsHoldOn(holder, app) {
+		if !plan.asked[holder.UID] && wantsHold(viewOf(s, holder, app), app.Name) {
 			// That BackupConfig, or this one's next pass on its current
 			// spec, decides.
 			return true, nil
@@ -228,75 +234,28 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 	return false, nil
 }
 
-// holdersWanting answers for the holders of app what needs no service call:
-// wanted says one of them surely wants the hold; asked names the holders
-// accounted for, and needService this BackupConfig when only the service can
-// say whether its final backup of app succeeded.
-func holdersWanting(s *scope, holders []*backupv1alpha1.BackupConfig,
-	app *appsv1alpha1.MyApp) (wanted bool, asked map[types.UID]bool, needService []*backupv1alpha1.BackupConfig) {
-	asked = map[types.UID]bool{}
-	for _, holder := range holders {
-		if holder.UID == s.bc.UID && !s.bc.DeletionTimestamp.IsZero() {
-			// This BackupConfig is being deleted: its final-backup plan
-			// decided (teardownFinalBackup).
-			if s.keepOwnHold && holder.Spec.AppRef.Name == app.Name {
-				return true, nil, nil
-			}
-			asked[holder.UID] = true
-			continue
-		}
-		if !wantsHoldOn(holder, app) {
-			continue
-		}
-		if !holder.DeletionTimestamp.IsZero() || app.DeletionTimestamp.IsZero() {
-			// Another BackupConfig being deleted decides its own hold in its
-			// own passes: it may owe the MyApp a final backup first. And a
-			// MyApp not being deleted is held while the option is on.
-			return true, nil, nil
-		}
-		asked[holder.UID] = true
-		if finalBackupRecorded(holder.Status, app) || suspendGaveFinalUp(s, holder) {
-			continue
-		}
-		if holder.UID != s.bc.UID {
-			// Another BackupConfig's final backup is its own question: it
-			// references the MyApp, asks the service in its own passes, and
-			// records the answer in its status, which this check reads. Asking
-			// the service here too made a namespace teardown cost O(N) lists
-			// per pass, O(N^2) in all (audit 2, S4).
-			return true, nil, nil
-		}
-		needService = append(needService, holder)
+// viewOf is what the hold plans know of holder, a BackupConfig the cache
+// or the API server listed; s is this pass, nil for the safety net, which
+// has no BackupConfig of its own. This pass's own status is taken as
+// fetched (s.base), before the pass changed it.
+func viewOf(s *scope, holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) holderView {
+	self := s != nil && holder.UID == s.bc.UID
+	status := holder
+	if self {
+		status = s.base
 	}
-	return false, asked, needService
-}
-
-// suspendGaveFinalUp reports whether holder is suspended and its status
-// (as fetched, for this BackupConfig) already says it gave the final backup
-// up: suspend never blocks a deletion (final_plan.go), and once the give-up
-// was said the hold goes.
-func suspendGaveFinalUp(s *scope, holder *backupv1alpha1.BackupConfig) bool {
-	if !holder.Spec.Suspend {
-		return false
+	return holderView{
+		uid:              holder.UID,
+		self:             self,
+		optIn:            holder.Spec.BackupBeforeAppDeletion,
+		appRef:           holder.Spec.AppRef.Name,
+		deleting:         !holder.DeletionTimestamp.IsZero(),
+		deletePolicy:     holder.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete,
+		cleanupFinalizer: controllerutil.ContainsFinalizer(holder, backupv1alpha1.BackupCleanupFinalizer),
+		suspended:        holder.Spec.Suspend,
+		gaveUp:           readyReason(status) == backupv1alpha1.FinalBackupAbandonedReason,
+		finalRecorded:    finalBackupRecorded(holder.Status, app),
 	}
-	if holder.UID == s.bc.UID {
-		holder = s.base
-	}
-	return readyReason(holder) == backupv1alpha1.FinalBackupAbandonedReason
-}
-
-// wantsHoldOn reports whether holder's spec asks for a final backup of app:
-// it has the option on and references app, and is either not being deleted,
-// or is being deleted with deletionPolicy Retain and still has its cleanup
-// finalizer: then its own passes may still take the MyApp's final backup
-// (a namespace teardown) and release the hold themselves.
-func wantsHoldOn(holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) bool {
-	if !holder.Spec.BackupBeforeAppDeletion || holder.Spec.AppRef.Name != app.Name {
-		return false
-	}
-	return holder.DeletionTimestamp.IsZero() ||
-		holder.Spec.DeletionPolicy != backupv1alpha1.DeletionPolicyDelete &&
-			controllerutil.ContainsFinalizer(holder, backupv1alpha1.BackupCleanupFinalizer)
 }
 
 // releaseUnwantedHolds is the safety net for holds no BackupConfig can
@@ -332,7 +291,11 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 				return fmt.Errorf("listing BackupConfigs: %w", err)
 			}
 		}
-		if slices.ContainsFunc(bcs.Items, func(bc backupv1alpha1.BackupConfig) bool { return wantsHoldOn(&bc, app) }) {
+		views := make([]holderView, 0, len(bcs.Items))
+		for j := range bcs.Items {
+			views = append(views, viewOf(nil, &bcs.Items[j], app))
+		}
+		if !planUnwantedRelease(app.Name, views) {
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp that no BackupConfig wants", "myapp", klog.KObj(app),
