@@ -280,7 +280,7 @@ func TestHelmChartPassesOnlyFlagsTheManagerHas(t *testing.T) {
 		"manager.logLevel=debug", "manager.leaderElection.leaseDuration=20s",
 		"manager.leaderElection.renewDeadline=15s", "manager.leaderElection.retryPeriod=3s",
 		"manager.maxConcurrentReconciles=8", "manager.dnsPendingPollInterval=10s",
-		"manager.dnsDriftCheckInterval=10m", "manager.dnsOrphanSweepInterval=30m", "manager.dnsRecordTTL=600", "manager.dnsDefaultTarget=192.0.2.1",
+		"manager.dnsDriftCheck=read", "manager.dnsDriftCheckInterval=10m", "manager.dnsOrphanSweepInterval=30m", "manager.dnsRecordTTL=600", "manager.dnsDefaultTarget=192.0.2.1",
 		"manager.ingressClassName=nginx", "manager.backupPollInterval=20s",
 		"manager.gracefulShutdownTimeout=20s", "manager.maxRetryAfter=2m", "manager.backupTimeout=12h",
 		"manager.finalBackupAttempts=5", "manager.finalBackupTeardownLimit=20m",
@@ -299,7 +299,7 @@ func TestHelmChartPassesOnlyFlagsTheManagerHas(t *testing.T) {
 	var dep appsv1.Deployment
 	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/controller-manager"].Object, &dep)).To(Succeed())
 	passed := dep.Spec.Template.Spec.Containers[0].Args
-	g.Expect(passed).To(HaveLen(28), "every value became a flag")
+	g.Expect(passed).To(HaveLen(29), "every value became a flag")
 
 	// The manager's usage lists every flag it has.
 	help, _ := exec.Command(managerBin, "--help").CombinedOutput()

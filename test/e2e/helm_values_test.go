@@ -113,6 +113,7 @@ var badValues = []struct {
 	{[]string{"manager.maxConcurrentReconciles=0"}, "/manager/maxConcurrentReconciles"},
 	{[]string{"manager.maxConcurentReconciles=4"}, "'maxConcurentReconciles'"},
 	{[]string{"manager.dnsPendingPollInterval=5"}, "/manager/dnsPendingPollInterval"},
+	{[]string{"manager.dnsDriftCheck=watch"}, "/manager/dnsDriftCheck"},
 	{[]string{"manager.dnsDriftCheckInterval=1d"}, "/manager/dnsDriftCheckInterval"},
 	{[]string{"manager.dnsOrphanSweepInterval=-1h"}, "/manager/dnsOrphanSweepInterval"},
 	{[]string{"manager.dnsRecordTTL=10"}, "/manager/dnsRecordTTL"},
