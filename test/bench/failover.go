@@ -317,8 +317,9 @@ func (b *bench) failover(ctx context.Context, lw *leaseWatcher, namespaces []str
 			_ = proxy.Close()
 			return nil, err
 		}
-		m, err := b.startManagerVia(operatorName, kubeconfig, fmt.Sprintf("operator-failover-%s-%d", setting, seq),
-			"--leader-elect", "--leader-election-namespace="+leaseNamespace, fmt.Sprintf("--warm-standby=%t", warm))
+		args := append([]string{"--leader-elect", "--leader-election-namespace=" + leaseNamespace,
+			fmt.Sprintf("--warm-standby=%t", warm)}, b.cfg.failoverArgs...)
+		m, err := b.startManagerVia(operatorName, kubeconfig, fmt.Sprintf("operator-failover-%s-%d", setting, seq), args...)
 		if err != nil {
 			_ = proxy.Close()
 			return nil, err

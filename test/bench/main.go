@@ -99,6 +99,9 @@ type config struct {
 	// always run.
 	phases        map[string]bool
 	failoverKills int
+	// failoverArgs are more flags for the failover phase's managers, such
+	// as a shorter --leader-election-retry-period.
+	failoverArgs  []string
 	priorityEdits int
 	// heapProfiles saves the operator's heap profile beside each memory
 	// figure (its manager serves them on --pprof-bind-address).
@@ -136,6 +139,9 @@ func main() {
 			"; priority and failover measure the operator only. The floor is what convergence is compared with.")
 	flag.IntVar(&cfg.failoverKills, "failover-kills", 3,
 		"How many times the failover phase SIGKILLs the leader, with the warm standby on and again off.")
+	flag.Func("failover-args", "More flags for the failover phase's managers, space-separated "+
+		"(for example --leader-election-retry-period=800ms); they apply to both warm-standby settings.",
+		func(v string) error { cfg.failoverArgs = append(cfg.failoverArgs, strings.Fields(v)...); return nil })
 	flag.IntVar(&cfg.priorityEdits, "priority-edits", 5,
 		"How many edits the priority phase makes after each restart, with the priority queue on and off.")
 	flag.BoolVar(&cfg.heapProfiles, "heap-profiles", false,
