@@ -24,14 +24,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// holdApp is the MyApp the hold plans are asked about.
+const holdApp = "web"
+
 // everyHolderView calls f with every view of one BackupConfig that
-// references app or another MyApp: 2^8 of them.
-func everyHolderView(uid types.UID, self bool, app string, f func(holderView)) {
+// references holdApp or another MyApp: 2^8 of them.
+func everyHolderView(uid types.UID, self bool, f func(holderView)) {
 	for bits := range 1 << 8 {
 		bit := func(i int) bool { return bits&(1<<i) != 0 }
 		h := holderView{
 			uid: uid, self: self,
-			optIn: bit(0), appRef: app,
+			optIn: bit(0), appRef: holdApp,
 			deleting: bit(2), deletePolicy: bit(3), cleanupFinalizer: bit(4),
 			suspended: bit(5), gaveUp: bit(6), finalRecorded: bit(7),
 		}
@@ -135,14 +138,14 @@ func checkHoldPlan(o holdObservation) string {
 // service is asked only about this pass's own final backup, and a hold
 // nobody owes is released without the service.
 func TestPlanHoldKeepsItsPromises(t *testing.T) {
-	const app = "web"
+	const app = holdApp
 	n := 0
 	violations := map[string]int{}
 	var first []string
 	for _, appDeleting := range []bool{false, true} {
 		for _, keepOwn := range []bool{false, true} {
-			everyHolderView("self", true, app, func(self holderView) {
-				everyHolderView("other", false, app, func(other holderView) {
+			everyHolderView("self", true, func(self holderView) {
+				everyHolderView("other", false, func(other holderView) {
 					o := holdObservation{app: app, appDeleting: appDeleting, keepOwnHold: keepOwn,
 						holders: []holderView{self, other}}
 					n++
@@ -168,9 +171,9 @@ func TestPlanHoldWithOnlyItsOwnBackupConfig(t *testing.T) {
 	n := 0
 	for _, appDeleting := range []bool{false, true} {
 		for _, keepOwn := range []bool{false, true} {
-			everyHolderView("self", true, "web", func(self holderView) {
+			everyHolderView("self", true, func(self holderView) {
 				n++
-				o := holdObservation{app: "web", appDeleting: appDeleting, keepOwnHold: keepOwn, holders: []holderView{self}}
+				o := holdObservation{app: holdApp, appDeleting: appDeleting, keepOwnHold: keepOwn, holders: []holderView{self}}
 				if v := checkHoldPlan(o); v != "" {
 					t.Errorf("%s: %+v", v, o)
 				}
@@ -193,14 +196,14 @@ func TestPlanAddHoldAndTheSafetyNet(t *testing.T) {
 		}
 	}
 	n := 0
-	everyHolderView("a", false, "web", func(a holderView) {
-		everyHolderView("b", false, "web", func(b holderView) {
+	everyHolderView("a", false, func(a holderView) {
+		everyHolderView("b", false, func(b holderView) {
 			n++
-			released := planUnwantedRelease("web", []holderView{a, b})
-			if released && (wantsHold(a, "web") || wantsHold(b, "web")) {
+			released := planUnwantedRelease(holdApp, []holderView{a, b})
+			if released && (wantsHold(a, holdApp) || wantsHold(b, holdApp)) {
 				t.Fatalf("the safety net released a hold %+v or %+v wants", a, b)
 			}
-			if !released && !wantsHold(a, "web") && !wantsHold(b, "web") {
+			if !released && !wantsHold(a, holdApp) && !wantsHold(b, holdApp) {
 				t.Fatalf("the safety net kept a hold neither %+v nor %+v wants", a, b)
 			}
 		})
