@@ -381,7 +381,7 @@ func TestHelmChartRendersEveryOption(t *testing.T) {
 		dep := convert[appsv1.Deployment](g, objs["Deployment/controller-manager"])
 		g.Expect(dep.Spec.Replicas).To(HaveValue(BeNumerically(">", 1)))
 		g.Expect(dep.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--leader-elect",
-			"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=2s"))
+			"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=800ms"))
 		g.Expect(dep.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement("--warm-standby=false"))
 		keys := make([]string, 0, len(dep.Spec.Template.Spec.TopologySpreadConstraints))
 		for _, tsc := range dep.Spec.Template.Spec.TopologySpreadConstraints {
