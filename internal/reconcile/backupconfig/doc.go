@@ -35,6 +35,7 @@ limitations under the License.
 // planUnwantedRelease), which backups.go, final_backup.go, delete.go,
 // retention.go and holds.go observe for and apply; the plans call nothing
 // and read no clock, and plan_properties_test.go and hold_plan_test.go
-// check their promises over every observation of a bounded space. How a pass runs its phases and reads what they return is
-// shared with the MyApp controller, in internal/reconcile/pass.
+// check their promises over every observation of a bounded space. How a
+// pass runs its phases and reads what they return is shared with the MyApp
+// controller, in internal/reconcile/pass.
 package backupconfig

@@ -100,12 +100,6 @@ type holdPlan struct {
 	askService []types.UID
 }
 
-// released reports whether the plan lets the hold go without a service
-// question: what is left is the confirmation against the API server.
-func (p holdPlan) released() bool {
-	return !p.keep && len(p.askService) == 0
-}
-
 // planHold decides, from what needs no service call, whether the hold on
 // the MyApp is still wanted.
 func planHold(o holdObservation) holdPlan {

@@ -98,6 +98,12 @@ func confirmed(p holdPlan, o holdObservation) bool {
 	return true
 }
 
+// released reports whether the plan lets the hold go without a service
+// question: what is left is the confirmation against the API server.
+func (p holdPlan) released() bool {
+	return !p.keep && len(p.askService) == 0
+}
+
 // checkHoldPlan returns the first promise planHold breaks for o, or "".
 func checkHoldPlan(o holdObservation) string {
 	p := planHold(o)
