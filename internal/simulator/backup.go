@@ -152,7 +152,8 @@ func (s *Server) getBackupContent(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	switch {
 	case view.Phase == PhaseRunning:
-		writeError(w, http.StatusNotFound, "no_content", fmt.Sprintf("backup %q is still RUNNING; its content is served once it has succeeded", id), "")
+		writeError(w, http.StatusNotFound, "no_content",
+			fmt.Sprintf("backup %q is still RUNNING; its content is served once it has succeeded", id), "")
 	case view.Phase == PhaseFailed:
 		writeError(w, http.StatusNotFound, "no_content", fmt.Sprintf("backup %q FAILED (%s) and holds no content", id, view.Reason), "")
 	case content == nil:

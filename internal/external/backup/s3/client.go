@@ -478,8 +478,8 @@ func objectMetadata(req backup.StartRequest, startedAt time.Time) (map[string]st
 		size += len(k) + len(v)
 	}
 	if size > maxMetadataBytes {
-		return nil, fmt.Errorf("the backup's app, owner, key and labels take %d bytes of S3 metadata, more than the %d S3 stores: use fewer or shorter labels",
-			size, maxMetadataBytes)
+		return nil, fmt.Errorf("the backup's app, owner, key and labels take %d bytes of S3 metadata, "+
+			"more than the %d S3 stores: use fewer or shorter labels", size, maxMetadataBytes)
 	}
 	return meta, nil
 }
@@ -693,50 +693,22 @@ func (c *Client) List(ctx context.Context, owner string, opts ...backup.ListOpti
 	}
 	begin := time.Now()
 	defer func() {
-		if err != nil {
-			var xerr *external.Error
-			if !errors.As(err, &xerr) {
-				err = c.classify(opList, err)
-			}
+		var xerr *external.Error
+		if err != nil && !errors.As(err, &xerr) {
+			err = c.classify(opList, err)
 		}
 		observe(opList, time.Since(begin), err)
 	}()
 
 	prefix := c.layout.installationPrefix()
 	if owner != "" {
-		if namespace == "" {
-			if known, ok := c.namespaces.Load(uid); ok {
-				namespace = known.(string)
-			} else if namespace, err = c.findNamespace(ctx, uid); err != nil || namespace == "" {
-				return []backup.Backup{}, err
-			}
+		if namespace, err = c.namespaceOf(ctx, uid, namespace); err != nil || namespace == "" {
+			return []backup.Backup{}, err
 		}
 		prefix = c.layout.ownerPrefix(namespace, uid)
 	}
-	out = []backup.Backup{}
-	pages := awss3.NewListObjectsV2Paginator(c.api, &awss3.ListObjectsV2Input{Bucket: aws.String(c.bucket), Prefix: aws.String(prefix)})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, obj := range page.Contents {
-			key := aws.ToString(obj.Key)
-			ref, ok := c.layout.parseKey(key)
-			if !ok || owner != "" && ref.uid != uid {
-				continue
-			}
-			b, ok := c.recalled(key, aws.ToString(obj.ETag))
-			if !ok {
-				if b, err = c.stat(ctx, opList, ref, key); isNotFound(err) {
-					// Deleted since the page was read.
-					continue
-				} else if err != nil {
-					return nil, err
-				}
-			}
-			out = append(out, b)
-		}
+	if out, err = c.readFolder(ctx, prefix, uid); err != nil {
+		return nil, err
 	}
 	if owner != "" && len(out) > 0 {
 		c.namespaces.Store(uid, namespace)
@@ -747,6 +719,52 @@ func (c *Client) List(ctx context.Context, owner string, opts ...backup.ListOpti
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	return out, nil
+}
+
+// namespaceOf is the namespace the backups of owner uid are filed in: the
+// one the caller named, the one remembered, or the one found; "" when the
+// owner has no backups anywhere.
+func (c *Client) namespaceOf(ctx context.Context, uid, named string) (string, error) {
+	if named != "" {
+		return named, nil
+	}
+	if known, ok := c.namespaces.Load(uid); ok {
+		return known.(string), nil
+	}
+	return c.findNamespace(ctx, uid)
+}
+
+// readFolder returns the backups whose objects are under prefix, of the
+// owner uid only when uid is set.
+func (c *Client) readFolder(ctx context.Context, prefix, uid string) ([]backup.Backup, error) {
+	out := []backup.Backup{}
+	pages := awss3.NewListObjectsV2Paginator(c.api, &awss3.ListObjectsV2Input{Bucket: aws.String(c.bucket), Prefix: aws.String(prefix)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range page.Contents {
+			key := aws.ToString(obj.Key)
+			ref, ok := c.layout.parseKey(key)
+			if !ok || uid != "" && ref.uid != uid {
+				continue
+			}
+			b, ok := c.recalled(key, aws.ToString(obj.ETag))
+			if !ok {
+				b, err = c.stat(ctx, opList, ref, key)
+				if isNotFound(err) {
+					// Deleted since the page was read.
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, b)
+		}
+	}
 	return out, nil
 }
 

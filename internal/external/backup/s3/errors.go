@@ -141,7 +141,8 @@ func (c *Client) classify(op string, err error) *external.Error {
 			codeOr(code, status), e.Attempts)
 	case code == codePermanentRedirect || code == codeAuthHeaderMalformed || status == http.StatusMovedPermanently:
 		e.Kind = external.KindInvalid
-		e.Message = fmt.Sprintf("bucket %q is not in region %q (%s): set --s3-region to the bucket's region", c.bucket, c.region, codeOr(code, status))
+		e.Message = fmt.Sprintf("bucket %q is not in region %q (%s): set --s3-region to the bucket's region",
+			c.bucket, c.region, codeOr(code, status))
 	case isNotFound(err):
 		e.Kind = external.KindNotFound
 		e.Message = "the backup does not exist"
