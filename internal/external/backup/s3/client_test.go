@@ -18,6 +18,7 @@ package s3_test
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"strings"
@@ -263,7 +264,10 @@ func TestTwoInstallationsShareABucket(t *testing.T) {
 // nothing.
 func TestFailuresNameTheCauseAndTheWayOut(t *testing.T) {
 	srv := s3Server(t)
-	if err := srv.AddUser(t.Context(), "readonlyuser", "readonlysecret1234"); err != nil {
+	// A new user each run, so the test can run again (-count) on the
+	// package's server.
+	user := fmt.Sprintf("readonly%d", bucketSeq.Add(1))
+	if err := srv.AddUser(t.Context(), user, "readonlysecret1234"); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -293,7 +297,7 @@ func TestFailuresNameTheCauseAndTheWayOut(t *testing.T) {
 	}, {
 		name: "a refused write",
 		options: func(bucket string) clientOptions {
-			return clientOptions{bucket: bucket, accessKey: "readonlyuser", secretKey: "readonlysecret1234"}
+			return clientOptions{bucket: bucket, accessKey: user, secretKey: "readonlysecret1234"}
 		},
 		wantKind: external.KindUnauthorized,
 		want:     []string{"refused the write of the backup (AccessDenied)", "need s3:PutObject", "cluster-a/"},
