@@ -123,7 +123,7 @@ chart: manifests ## Regenerate the Helm chart's CRDs, manager ClusterRole and al
 	hack/chart.sh
 
 .PHONY: helm-lint
-helm-lint: chart helm ## Lint the Helm chart with its default values, with every option on, and with each DNS provider.
+helm-lint: chart helm ## Lint the Helm chart with its default values, with every option on, and with each DNS and backup provider.
 	"$(HELM)" lint --strict charts/myapp-operator
 	"$(HELM)" lint --strict charts/myapp-operator -f charts/myapp-operator/ci/all-options-values.yaml
 	"$(HELM)" lint --strict charts/myapp-operator --set prometheus.rules.enable=true \
@@ -134,6 +134,13 @@ helm-lint: chart helm ## Lint the Helm chart with its default values, with every
 		--set 'rfc2136.nameservers={ns1.example.com:53,ns2.example.com:53}' \
 		--set rfc2136.tsigKey.secretName=dns-tsig,rfc2136.tsigKey.secretKey=key \
 		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t
+	"$(HELM)" lint --strict charts/myapp-operator --set backupProvider=s3 \
+		--set s3.endpoint=https://s3.example.com,s3.bucket=backups,s3.region=eu-west-1,s3.pathStyle=true \
+		--set s3.prefix=team-a/prod,s3.credentialsSecret.name=s3-keys,s3.credentialsSecret.sessionTokenKey=session-token \
+		--set s3.caBundle=pem,externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t
+	"$(HELM)" lint --strict charts/myapp-operator --set dnsProvider=rfc2136,backupProvider=s3 \
+		--set rfc2136.server=ns1.example.com:53,rfc2136.zone=example.com,rfc2136.tsigKey.secretName=dns-tsig \
+		--set s3.bucket=backups,s3.credentialsSecret.name=s3-keys
 
 .PHONY: verify
 verify: manifests generate chart ## Regenerate everything (the chart too) and fail if the tree is not clean.
