@@ -72,7 +72,7 @@ func testPayload(t testing.TB) *backup.Payload {
 		Status:     appsv1.DeploymentStatus{ReadyReplicas: 2},
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
-	var children []unstructured.Unstructured
+	children := make([]unstructured.Unstructured, 0, 2)
 	for _, obj := range []runtime.Object{deploy, svc} {
 		c, err := backup.NewChild(clientgoscheme.Scheme, obj)
 		if err != nil {

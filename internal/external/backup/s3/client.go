@@ -179,18 +179,8 @@ func New(cfg Config) (*Client, error) {
 	case cfg.Transport != nil && cfg.CAFile != "":
 		return nil, errors.New("s3: a CA file cannot be combined with a custom transport")
 	}
-	if cfg.Endpoint != "" {
-		u, err := url.Parse(cfg.Endpoint)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("s3: endpoint: %w", err)
-		case u.Scheme != "http" && u.Scheme != "https":
-			return nil, fmt.Errorf("s3: endpoint scheme must be http or https, not %q", u.Scheme)
-		case u.Host == "":
-			return nil, errors.New("s3: endpoint has no host")
-		case u.User != nil:
-			return nil, errors.New("s3: endpoint must not contain user information; credentials come from files")
-		}
+	if err := checkEndpoint(cfg.Endpoint); err != nil {
+		return nil, err
 	}
 	l, err := newLayout(cfg.Prefix, cfg.OwnerID)
 	if err != nil {
@@ -253,6 +243,26 @@ func New(cfg Config) (*Client, error) {
 		now:               cfg.Now,
 		described:         map[string]describedObject{},
 	}, nil
+}
+
+// checkEndpoint refuses an endpoint the client cannot use; empty means
+// AWS's.
+func checkEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	switch {
+	case err != nil:
+		return fmt.Errorf("s3: endpoint: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("s3: endpoint scheme must be http or https, not %q", u.Scheme)
+	case u.Host == "":
+		return errors.New("s3: endpoint has no host")
+	case u.User != nil:
+		return errors.New("s3: endpoint must not contain user information; credentials come from files")
+	}
+	return nil
 }
 
 func withDefaults(cfg Config) Config {
@@ -687,7 +697,7 @@ func (c *Client) List(ctx context.Context, owner string, opts ...backup.ListOpti
 	}
 	namespace := backup.ApplyListOptions(opts...).Namespace
 	if namespace != "" {
-		if err := checkLabel("namespace", namespace); err != nil {
+		if err := checkNamespace(namespace); err != nil {
 			return nil, invalid(opList, err.Error())
 		}
 	}
@@ -785,7 +795,7 @@ func (c *Client) findNamespace(ctx context.Context, uid string) (string, error) 
 		}
 		for _, p := range page.CommonPrefixes {
 			namespace := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(p.Prefix), c.layout.installationPrefix()), "/")
-			if checkLabel("namespace", namespace) != nil {
+			if checkNamespace(namespace) != nil {
 				continue
 			}
 			found, err := c.api.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{

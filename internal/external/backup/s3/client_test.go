@@ -187,7 +187,7 @@ func TestDeleteRemovesOnlyTheExactKeyOfItsOwner(t *testing.T) {
 	bucket := newBucket(t, srv)
 	c := newClient(t, srv, clientOptions{bucket: bucket})
 
-	var mine []backup.Backup
+	mine := make([]backup.Backup, 0, 3)
 	for _, rest := range []string{"change/app-1/1", "change/app-1/1/2", "change/app-1/10"} {
 		b, err := c.Start(ctx, startRequest(t, "cluster-a", "shop", "bc-1", rest))
 		g.Expect(err).NotTo(HaveOccurred())

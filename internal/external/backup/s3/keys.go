@@ -92,14 +92,19 @@ func ownerUID(owner string) (string, error) {
 		return "", fmt.Errorf("owner %q is not of a BackupConfig: the s3 provider files backups by BackupConfig, "+
 			"and owners are %s<uid>", owner, ownerKind)
 	}
-	if err := checkLabel("owner UID", uid); err != nil {
+	if err := checkUID(uid); err != nil {
 		return "", err
 	}
 	return uid, nil
 }
 
-// checkLabel checks a namespace or UID: a DNS-1123 label, which is what
-// Kubernetes namespaces and UIDs are, and safe as a key segment.
+// checkNamespace and checkUID check a key segment that is a namespace or a
+// BackupConfig's UID: a DNS-1123 label, which is what Kubernetes namespaces
+// and UIDs are, and safe as a key segment.
+func checkNamespace(namespace string) error { return checkLabel("namespace", namespace) }
+
+func checkUID(uid string) error { return checkLabel("owner UID", uid) }
+
 func checkLabel(what, value string) error {
 	if errs := validation.IsDNS1123Label(value); len(errs) > 0 {
 		return fmt.Errorf("%s %q: %s", what, value, strings.Join(errs, "; "))
@@ -117,7 +122,7 @@ type objectRef struct {
 
 // refFor places the backup owner starts with key in namespace.
 func refFor(namespace, owner, key string) (objectRef, error) {
-	if err := checkLabel("namespace", namespace); err != nil {
+	if err := checkNamespace(namespace); err != nil {
 		return objectRef{}, err
 	}
 	uid, err := ownerUID(owner)
@@ -173,10 +178,10 @@ func parseID(id string) (objectRef, error) {
 		return objectRef{}, fmt.Errorf("backup ID %q is not <namespace>/<backupconfig-uid>/<name>", id)
 	}
 	r := objectRef{namespace: parts[0], uid: parts[1], name: parts[2]}
-	if err := checkLabel("namespace", r.namespace); err != nil {
+	if err := checkNamespace(r.namespace); err != nil {
 		return objectRef{}, fmt.Errorf("backup ID %q: %w", id, err)
 	}
-	if err := checkLabel("owner UID", r.uid); err != nil {
+	if err := checkUID(r.uid); err != nil {
 		return objectRef{}, fmt.Errorf("backup ID %q: %w", id, err)
 	}
 	if _, err := unescapeName(r.name); err != nil {
