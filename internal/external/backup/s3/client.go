@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -413,7 +414,7 @@ func (c *Client) putOnce(ctx context.Context, req backup.StartRequest, ref objec
 			Metadata:      meta,
 		})
 		if err == nil {
-			b := c.backupOf(ref, key, int64(len(req.Payload)), req.App, startedAt, req.Labels)
+			b := c.backupOf(ref, key, int64(len(req.Payload)), req.App, startedAt, maps.Clone(req.Labels))
 			c.remember(key, aws.ToString(out.ETag), b)
 			return b, nil
 		}
