@@ -23,7 +23,6 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
 )
 
@@ -52,5 +51,4 @@ func TestBackupProviderPicksTheClient(t *testing.T) {
 	fs, opts, _ = newFlagSet()
 	g.Expect(fs.Parse(nil)).To(Succeed())
 	g.Expect(opts.backupProvider).To(Equal(backupProviderHTTP), "http stays the default")
-	var _ backup.Client = c
 }

@@ -195,7 +195,32 @@ func NewChild(scheme *runtime.Scheme, obj runtime.Object) (unstructured.Unstruct
 
 // Validate reports the first thing that makes p unusable for a restore.
 func (p *Payload) Validate() error {
-	m := p.Metadata
+	if err := p.Metadata.validate(); err != nil {
+		return err
+	}
+	switch {
+	case p.MyApp.APIVersion == "" || p.MyApp.Kind == "":
+		return errors.New("myApp needs apiVersion and kind")
+	case p.MyApp.Namespace == "" || p.MyApp.Name == "":
+		return errors.New("myApp needs namespace and name")
+	case p.MyApp.Namespace != p.Metadata.BackupConfig.Namespace:
+		return fmt.Errorf("myApp is in namespace %q, its BackupConfig in %q", p.MyApp.Namespace, p.Metadata.BackupConfig.Namespace)
+	}
+	for i := range p.Children {
+		c := &p.Children[i]
+		if c.GetAPIVersion() == "" || c.GetKind() == "" || c.GetName() == "" {
+			return fmt.Errorf("children[%d] needs apiVersion, kind and metadata.name", i)
+		}
+	}
+	if r := p.DNSRecord; r != nil && (r.Name == "" || r.Type == "" || r.Value == "" || r.Owner == "") {
+		return errors.New("dnsRecord needs name, type, value and owner")
+	}
+	return nil
+}
+
+// validate reports the first field of the metadata a restore needs that
+// is missing.
+func (m *PayloadMetadata) validate() error {
 	switch {
 	case m.Trigger == "":
 		return errors.New("metadata.trigger is required")
@@ -211,21 +236,6 @@ func (p *Payload) Validate() error {
 		return errors.New("metadata.owner is required")
 	case m.IdempotencyKey == "":
 		return errors.New("metadata.idempotencyKey is required")
-	case p.MyApp.APIVersion == "" || p.MyApp.Kind == "":
-		return errors.New("myApp needs apiVersion and kind")
-	case p.MyApp.Namespace == "" || p.MyApp.Name == "":
-		return errors.New("myApp needs namespace and name")
-	case p.MyApp.Namespace != m.BackupConfig.Namespace:
-		return fmt.Errorf("myApp is in namespace %q, its BackupConfig in %q", p.MyApp.Namespace, m.BackupConfig.Namespace)
-	}
-	for i := range p.Children {
-		c := &p.Children[i]
-		if c.GetAPIVersion() == "" || c.GetKind() == "" || c.GetName() == "" {
-			return fmt.Errorf("children[%d] needs apiVersion, kind and metadata.name", i)
-		}
-	}
-	if r := p.DNSRecord; r != nil && (r.Name == "" || r.Type == "" || r.Value == "" || r.Owner == "") {
-		return errors.New("dnsRecord needs name, type, value and owner")
 	}
 	return nil
 }

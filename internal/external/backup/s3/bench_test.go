@@ -44,7 +44,7 @@ func BenchmarkStart(b *testing.B) {
 	c := newClient(b, srv, clientOptions{bucket: bucket, transport: count.transport()})
 	reqs := make([]backup.StartRequest, b.N)
 	for i := range reqs {
-		reqs[i] = startRequest(b, "cluster-a", "shop", "bc-1", fmt.Sprintf("schedule/app-1/%d", i))
+		reqs[i] = startRequest(b, "cluster-a", "bc-1", fmt.Sprintf("schedule/app-1/%d", i))
 	}
 	count.reset()
 	b.ReportAllocs()
@@ -66,7 +66,7 @@ func BenchmarkStartRepeated(b *testing.B) {
 	bucket := newBucket(b, srv)
 	var count counter
 	c := newClient(b, srv, clientOptions{bucket: bucket, transport: count.transport()})
-	req := startRequest(b, "cluster-a", "shop", "bc-1", "schedule/app-1/0")
+	req := startRequest(b, "cluster-a", "bc-1", "schedule/app-1/0")
 	if _, err := c.Start(b.Context(), req); err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func BenchmarkList(b *testing.B) {
 				bucket := newBucket(b, srv)
 				seed := newClient(b, srv, clientOptions{bucket: bucket})
 				for i := range n {
-					if _, err := seed.Start(b.Context(), startRequest(b, "cluster-a", "shop", "bc-1", fmt.Sprintf("schedule/app-1/%d", i))); err != nil {
+					if _, err := seed.Start(b.Context(), startRequest(b, "cluster-a", "bc-1", fmt.Sprintf("schedule/app-1/%d", i))); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -134,7 +134,7 @@ func BenchmarkDelete(b *testing.B) {
 			bucket := newBucket(b, srv)
 			seed := newClient(b, srv, clientOptions{bucket: bucket})
 			put := func(uid string, i int) backup.Backup {
-				got, err := seed.Start(b.Context(), startRequest(b, "cluster-a", "shop", uid, fmt.Sprintf("schedule/app-1/%d", i)))
+				got, err := seed.Start(b.Context(), startRequest(b, "cluster-a", uid, fmt.Sprintf("schedule/app-1/%d", i)))
 				if err != nil {
 					b.Fatal(err)
 				}

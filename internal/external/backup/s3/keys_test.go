@@ -32,8 +32,9 @@ const propertyCases = 5000
 // printable is every character the backup service allows in a key.
 const printable = "!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"
 
-func randomString(r *rand.Rand, alphabet string, minLen, maxLen int) string {
-	n := minLen + r.IntN(maxLen-minLen+1)
+// randomString is 1 to maxLen characters of alphabet.
+func randomString(r *rand.Rand, alphabet string, maxLen int) string {
+	n := 1 + r.IntN(maxLen)
 	var b strings.Builder
 	for range n {
 		b.WriteByte(alphabet[r.IntN(len(alphabet))])
@@ -44,7 +45,7 @@ func randomString(r *rand.Rand, alphabet string, minLen, maxLen int) string {
 // randomLabel is a DNS label: a namespace or a UID. Short ones, from a
 // small alphabet, so that one is often a prefix of another ("a" and "ab").
 func randomLabel(r *rand.Rand) string {
-	s := randomString(r, "ab1", 1, 4)
+	s := randomString(r, "ab1", 4)
 	return s
 }
 
@@ -53,7 +54,7 @@ func randomLabel(r *rand.Rand) string {
 func randomRest(r *rand.Rand) string {
 	segs := make([]string, 1+r.IntN(4))
 	for i := range segs {
-		segs[i] = randomString(r, strings.ReplaceAll(printable, "/", ""), 1, 8)
+		segs[i] = randomString(r, strings.ReplaceAll(printable, "/", ""), 8)
 		if r.IntN(8) == 0 {
 			segs[i] = []string{".", "..", ".json.gz", "%2F", "%"}[r.IntN(5)]
 		}
@@ -151,7 +152,7 @@ func TestLayoutMapsDistinctKeysToDistinctObjects(t *testing.T) {
 	for range propertyCases {
 		uid := randomLabel(r)
 		owner := "backupconfig/" + uid
-		key := owner + "/" + randomString(r, printable, 1, 3)
+		key := owner + "/" + randomString(r, printable, 3)
 		if strings.Contains(key[len(owner)+1:], "//") || strings.HasSuffix(key, "/") || key[len(owner)+1] == '/' {
 			continue
 		}
@@ -176,7 +177,7 @@ func TestParseIDStaysInsideTheInstallation(t *testing.T) {
 	l := mustLayout(t, "p", "c")
 	accepted := 0
 	for range propertyCases * 4 {
-		id := randomString(r, "ab1/.%2F-_", 1, 14)
+		id := randomString(r, "ab1/.%2F-_", 14)
 		ref, err := parseID(id)
 		if err != nil {
 			continue

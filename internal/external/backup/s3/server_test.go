@@ -216,10 +216,11 @@ func objects(t testing.TB, srv *controlplane.S3Server, bucket string) []string {
 	return keys
 }
 
-// startRequest is a start of owner "backupconfig/<uid>" in namespace with
-// the key's rest, carrying a valid payload of installation ownerID.
-func startRequest(t testing.TB, ownerID, namespace, uid, rest string) backup.StartRequest {
+// startRequest is a start of owner "backupconfig/<uid>" in namespace shop
+// with the key's rest, carrying a valid payload of installation ownerID.
+func startRequest(t testing.TB, ownerID, uid, rest string) backup.StartRequest {
 	t.Helper()
+	const namespace = "shop"
 	owner := "backupconfig/" + uid
 	key := owner + "/" + rest
 	payload, err := backup.EncodePayload(&backup.Payload{
