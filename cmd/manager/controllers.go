@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
-	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
@@ -75,7 +74,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		}
 	}
 
-	backupClient, err := backup.New(externalConfig(mgr, opts, opts.backup, "backup"))
+	backupClient, err := newBackupClient(mgr, opts)
 	if err != nil {
 		return fmt.Errorf("configuring the backup client: %w", err)
 	}

@@ -178,6 +178,13 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--dns-provider=rfc2136"}, "needs --rfc2136-tsig-key-file or --rfc2136-tsig-key-secret"},
 		{[]string{"--dns-provider=rfc2136", "--dns-url=https://dns.example.com"}, "--dns-url is for --dns-provider=http"},
 		{[]string{"--dns-provider=rfc2136", "--rfc2136-tsig-key-file=/k", "--rfc2136-tsig-key-secret=ns/n"}, "are exclusive"},
+		{[]string{"--backup-provider=glacier"}, `--backup-provider must be http or s3, not "glacier"`},
+		{[]string{"--backup-provider=s3"}, "--s3-bucket is required with --backup-provider=s3"},
+		{[]string{"--backup-provider=s3"}, "needs --s3-access-key-id-file and --s3-secret-access-key-file"},
+		{[]string{"--backup-provider=s3", "--backup-url=https://backup.example.com"}, "--backup-url and --backup-token-* are for --backup-provider=http"},
+		{[]string{"--backup-provider=s3", "--s3-endpoint=ftp://s3.example.com"}, "--s3-endpoint must be an http or https URL"},
+		{[]string{"--backup-provider=s3", "--s3-region="}, "--s3-region must not be empty"},
+		{[]string{"--s3-bucket=backups"}, "the --s3-* flags are for --backup-provider=s3"},
 		{[]string{"--watch-namespaces=team-a,Team_B"}, `--watch-namespaces: "Team_B" is not a namespace name`},
 		{[]string{"--watch-namespaces=team-a,team-a"}, `--watch-namespaces names "team-a" twice`},
 	}

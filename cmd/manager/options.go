@@ -72,6 +72,10 @@ type options struct {
 	dns         serviceOptions
 	rfc2136     rfc2136Options
 	backup      serviceOptions
+	// backupProvider picks where backups are kept: the HTTP backup service
+	// (http) or an S3 bucket (s3).
+	backupProvider string
+	s3             s3Options
 	// externalCAFile is a PEM bundle trusted, in addition to the system
 	// roots, for both external services.
 	externalCAFile string
@@ -248,6 +252,9 @@ func bindOptions(fs *flag.FlagSet) *options {
 	o.dns.bind(fs, "dns", "DNS", "https://dns.example.com")
 	o.rfc2136.bind(fs)
 	o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
+	fs.StringVar(&o.backupProvider, "backup-provider", backupProviderHTTP,
+		"Where backups are kept: http (the backup service at --backup-url) or s3 (an S3 bucket, see the --s3-* flags).")
+	o.s3.bind(fs)
 	fs.StringVar(&o.externalCAFile, "external-ca-file", "",
 		"A PEM bundle of CA certificates to trust for the external services, besides the system roots.")
 	fs.DurationVar(&o.maxRetryAfter, "max-retry-after", external.DefaultMaxRetryAfter,
@@ -382,10 +389,7 @@ func (o *options) validate() error {
 
 // validateBackups checks the BackupConfig controller's flags.
 func (o *options) validateBackups() error {
-	var errs []error
-	if o.backup.url == "" {
-		errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
-	}
+	errs := []error{o.validateBackupProvider()}
 	if o.backupPollInterval <= 0 {
 		errs = append(errs, errors.New("--backup-poll-interval must be positive"))
 	}

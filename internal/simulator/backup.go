@@ -30,6 +30,9 @@ type startRequest struct {
 	App    string            `json:"app"`
 	Owner  string            `json:"owner"`
 	Labels map[string]string `json:"labels,omitempty"`
+	// Content is the backup's content, base64 in JSON; the simulator stores
+	// it without reading it, as a real service would.
+	Content []byte `json:"content,omitempty"`
 }
 
 func (s *Server) startBackup(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +55,11 @@ func (s *Server) startBackup(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := validateLabels(req.Labels); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "labels: "+err.Error(), "")
+		return
+	}
+	if req.Content != nil && len(req.Content) == 0 || len(req.Content) > maxContentBytes {
+		writeError(w, http.StatusBadRequest, "invalid",
+			fmt.Sprintf("content must be 1 to %d bytes when given, got %d", maxContentBytes, len(req.Content)), "")
 		return
 	}
 
@@ -86,6 +94,7 @@ func (s *Server) startBackup(w http.ResponseWriter, r *http.Request) {
 		Owner:          req.Owner,
 		IdempotencyKey: key,
 		Labels:         maps.Clone(req.Labels),
+		Content:        req.Content,
 		StartedAt:      now,
 		CompletesAt:    now.Add(s.backupDuration),
 	}
@@ -124,6 +133,40 @@ func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) {
 	view := b.view(now)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, view)
+}
+
+// getBackupContent serves what a succeeded backup holds. Every other case
+// is a 404 whose message says why there is nothing to read, so a restore can
+// tell "wait" (RUNNING) from "never" (FAILED, started without content).
+func (s *Server) getBackupContent(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	now := s.now()
+	b, ok := s.backups[id]
+	if !ok || !s.visibleLocked(ServiceBackup, b.StartedAt, now) {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("backup %q does not exist", id), "")
+		return
+	}
+	view, content := b.view(now), b.Content
+	s.mu.Unlock()
+	switch {
+	case view.Phase == PhaseRunning:
+		writeError(w, http.StatusNotFound, "no_content",
+			fmt.Sprintf("backup %q is still RUNNING; its content is served once it has succeeded", id), "")
+	case view.Phase == PhaseFailed:
+		writeError(w, http.StatusNotFound, "no_content", fmt.Sprintf("backup %q FAILED (%s) and holds no content", id, view.Reason), "")
+	case content == nil:
+		writeError(w, http.StatusNotFound, "no_content", fmt.Sprintf("backup %q was started without content", id), "")
+	default:
+		writeJSON(w, http.StatusOK, contentResponse{ID: id, Content: content})
+	}
+}
+
+// contentResponse is the body of GET /backup/v1/backups/{id}/content.
+type contentResponse struct {
+	ID      string `json:"id"`
+	Content []byte `json:"content"`
 }
 
 func (s *Server) deleteBackup(w http.ResponseWriter, r *http.Request) {

@@ -49,7 +49,13 @@ const (
 )
 
 // maxRequestBytes bounds request bodies; every valid body is far smaller.
-const maxRequestBytes = 64 << 10
+// A backup start may carry content, up to maxContentBytes, base64-encoded,
+// so its body may be larger.
+const (
+	maxRequestBytes      = 64 << 10
+	maxContentBytes      = 1 << 20
+	maxStartRequestBytes = maxContentBytes*4/3 + maxRequestBytes
+)
 
 // Options configures a Server.
 type Options struct {
@@ -205,6 +211,7 @@ func (s *Server) routes() {
 
 	s.handle(m, "POST /backup/v1/backups", ServiceBackup, OpStart, s.startBackup)
 	s.handle(m, "GET /backup/v1/backups/{id}", ServiceBackup, OpGet, s.getBackup)
+	s.handle(m, "GET /backup/v1/backups/{id}/content", ServiceBackup, OpContent, s.getBackupContent)
 	s.handle(m, "DELETE /backup/v1/backups/{id}", ServiceBackup, OpDelete, s.deleteBackup)
 	s.handle(m, "GET /backup/v1/backups", ServiceBackup, OpList, s.listBackups)
 
@@ -243,7 +250,11 @@ func (s *Server) handle(m *http.ServeMux, pattern string, service Service, op Op
 		if !s.authorize(rec, r) {
 			return
 		}
-		r.Body = http.MaxBytesReader(rec, r.Body, maxRequestBytes)
+		limit := int64(maxRequestBytes)
+		if service == ServiceBackup && op == OpStart {
+			limit = maxStartRequestBytes
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, limit)
 		if f, ok := s.takeFault(service, op); ok {
 			s.serveWithFault(rec, r, f, h)
 			return

@@ -143,6 +143,10 @@ func TestValidation(t *testing.T) {
 		{name: "key with a space", method: "POST", path: "/backup/v1/backups", body: `{"app":"shop","owner":"o"}`, header: []string{"Idempotency-Key", "a b"}, status: 400, message: "printable"},
 		{name: "app not a label", method: "POST", path: "/backup/v1/backups", body: `{"app":"Shop_1","owner":"o"}`, header: []string{"Idempotency-Key", "k"}, status: 400, message: "app"},
 		{name: "too many labels", method: "POST", path: "/backup/v1/backups", body: tooManyLabels(), header: []string{"Idempotency-Key", "k"}, status: 400, message: "at most 32 labels"},
+		{name: "empty content", method: "POST", path: "/backup/v1/backups", body: `{"app":"shop","owner":"o","content":""}`, header: []string{"Idempotency-Key", "k"}, status: 400, message: "content must be 1 to 1048576 bytes"},
+		{name: "content over the limit", method: "POST", path: "/backup/v1/backups", body: startWithContent(1<<20 + 1), header: []string{"Idempotency-Key", "k"}, status: 400, message: "got 1048577"},
+		{name: "start body over its limit", method: "POST", path: "/backup/v1/backups", body: startWithContent(2 << 20), header: []string{"Idempotency-Key", "k"}, status: 413, message: "larger than"},
+		{name: "content that is not base64", method: "POST", path: "/backup/v1/backups", body: `{"app":"shop","owner":"o","content":"not base64!"}`, header: []string{"Idempotency-Key", "k"}, status: 400, message: "illegal base64"},
 		{name: "delete backup without owner", method: "DELETE", path: "/backup/v1/backups/bk-000001", status: 400, message: "owner"},
 		{name: "unknown endpoint", method: "GET", path: "/dns/v2/records", status: 404, message: "no endpoint"},
 	}
@@ -424,17 +428,24 @@ func TestConsistencyDelayAndTimings(t *testing.T) {
 	g.Expect(body).To(ContainSubstring("ACTIVE"))
 }
 
+// startWithContent is a start body whose content is n bytes.
+func startWithContent(n int) string {
+	data, _ := json.Marshal(map[string]any{"app": "shop", "owner": "o", "content": make([]byte, n)})
+	return string(data)
+}
+
 func TestStateFileSurvivesARestart(t *testing.T) {
 	g := NewWithT(t)
 	stateFile := filepath.Join(t.TempDir(), "state.json")
-	opts := simulator.Options{Token: token, StateFile: stateFile, BackupDuration: time.Hour}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	opts := simulator.Options{Token: token, StateFile: stateFile, BackupDuration: time.Hour, Clock: clock}
 
 	first, err := simulator.Open(opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	srv := httptest.NewServer(first)
 	status, _ := call(t, http.MethodPut, srv.URL+"/dns/v1/records/a.example.com", upsertBody("team-a"))
 	g.Expect(status).To(Equal(201))
-	status, body := call(t, http.MethodPost, srv.URL+"/backup/v1/backups", `{"app":"shop","owner":"o"}`, "Idempotency-Key", "k1")
+	status, body := call(t, http.MethodPost, srv.URL+"/backup/v1/backups", `{"app":"shop","owner":"o","content":"H4sIAAAA"}`, "Idempotency-Key", "k1")
 	g.Expect(status).To(Equal(201))
 	g.Expect(body).To(ContainSubstring("bk-000001"))
 	srv.Close()
@@ -448,6 +459,13 @@ func TestStateFileSurvivesARestart(t *testing.T) {
 	status, body = call(t, http.MethodPost, srv.URL+"/backup/v1/backups", `{"app":"shop","owner":"o"}`, "Idempotency-Key", "k1")
 	g.Expect(status).To(Equal(200), "the idempotency key survived the restart")
 	g.Expect(body).To(ContainSubstring("bk-000001"))
+	status, body = call(t, http.MethodGet, srv.URL+"/backup/v1/backups/bk-000001/content", "")
+	g.Expect(status).To(Equal(404), "the backup started before the restart runs for an hour")
+	g.Expect(body).To(ContainSubstring("still RUNNING"))
+	clock.Step(time.Hour)
+	status, body = call(t, http.MethodGet, srv.URL+"/backup/v1/backups/bk-000001/content", "")
+	g.Expect(status).To(Equal(200))
+	g.Expect(body).To(ContainSubstring(`"content": "H4sIAAAA"`), "the content survived the restart")
 	_, body = call(t, http.MethodPost, srv.URL+"/backup/v1/backups", `{"app":"shop","owner":"o"}`, "Idempotency-Key", "k2")
 	g.Expect(body).To(ContainSubstring("bk-000002"), "IDs are not reused after a restart")
 	status, _ = call(t, http.MethodPut, srv.URL+"/dns/v1/records/a.example.com", upsertBody("team-b"))

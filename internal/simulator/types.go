@@ -44,6 +44,7 @@ const (
 	OpUpsert   Operation = "upsert"   // dns only
 	OpTransfer Operation = "transfer" // dns only
 	OpStart    Operation = "start"    // backup only
+	OpContent  Operation = "content"  // backup only
 	OpGet      Operation = "get"
 	OpDelete   Operation = "delete"
 	OpList     Operation = "list"
@@ -55,7 +56,7 @@ const (
 // operations lists the operations each service serves.
 var operations = map[Service][]Operation{
 	ServiceDNS:    {OpUpsert, OpGet, OpDelete, OpList, OpTransfer},
-	ServiceBackup: {OpStart, OpGet, OpDelete, OpList},
+	ServiceBackup: {OpStart, OpGet, OpDelete, OpList, OpContent},
 }
 
 // validTarget reports whether a fault may be addressed to service and op.
@@ -158,6 +159,9 @@ type storedBackup struct {
 	CompletesAt    time.Time         `json:"completesAt"`
 	// FailReason, when set, makes the backup end FAILED.
 	FailReason string `json:"failReason,omitempty"`
+	// Content is what the start sent, stored as it came and served once the
+	// backup has succeeded; nil when the start sent none.
+	Content []byte `json:"content,omitempty"`
 }
 
 func (b *storedBackup) view(now time.Time) Backup {
@@ -176,6 +180,10 @@ func (b *storedBackup) view(now time.Time) Backup {
 	}
 	out.Phase = PhaseSucceeded
 	out.SizeBytes = backupSize(b.ID)
+	if b.Content != nil {
+		// A backup that carries its content is as big as that content.
+		out.SizeBytes = int64(len(b.Content))
+	}
 	out.Location = fmt.Sprintf("s3://simulator-backups/%s/%s.tar.gz", b.App, b.ID)
 	return out
 }

@@ -37,6 +37,28 @@ control-plane: controller-manager
 {{- $p -}}
 {{- end -}}
 
+{{/* Fails on a backupProvider the chart does not know. */}}
+{{- define "myapp-operator.backupProvider" -}}
+{{- $p := .Values.backupProvider | default "http" -}}
+{{- if not (has $p (list "http" "s3")) -}}
+{{- fail (printf "backupProvider must be http or s3, not %q" $p) -}}
+{{- end -}}
+{{- $p -}}
+{{- end -}}
+
+{{/* Whether a provider uses the external services' bearer token: "true"
+or "". */}}
+{{- define "myapp-operator.usesToken" -}}
+{{- if or (eq (include "myapp-operator.dnsProvider" .) "http") (eq (include "myapp-operator.backupProvider" .) "http") -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Where the S3 keys are mounted, with backupProvider: s3. */}}
+{{- define "myapp-operator.s3CredentialsDir" -}}
+/etc/myapp.dev/s3
+{{- end -}}
+
 {{/* Where the TSIG key file is mounted, with dnsProvider: rfc2136. */}}
 {{- define "myapp-operator.tsigKeyDir" -}}
 /etc/myapp.dev/tsig

@@ -82,6 +82,59 @@ type StartRequest struct {
 	IdempotencyKey string
 	// Labels are stored with the backup for people and tools to read.
 	Labels map[string]string
+	// Namespace is the namespace of the BackupConfig starting the backup.
+	// The s3 provider files the backup under it
+	// (<prefix>/<owner-id>/<namespace>/<backupconfig-uid>/), so that a
+	// restore into a rebuilt cluster finds a namespace's backups by listing
+	// storage; when empty, it is read from the label LabelNamespace. The
+	// HTTP service has no use for it and is not sent it.
+	Namespace string
+	// Payload is the backup's content, as EncodePayload writes it: at most
+	// MaxPayloadBytes. The s3 provider requires it (the object is the
+	// backup); the HTTP service stores it when given and serves it through
+	// Content once the backup has succeeded.
+	Payload []byte
+}
+
+// LabelNamespace is the label the BackupConfig controller stores the
+// BackupConfig's namespace under; a provider that needs the namespace reads
+// it from there when StartRequest.Namespace is empty.
+const LabelNamespace = "backup.myapp.dev/namespace"
+
+// NamespaceOf returns the namespace a start files its backup under: the
+// request's Namespace, else its LabelNamespace label.
+func (r StartRequest) NamespaceOf() string {
+	if r.Namespace != "" {
+		return r.Namespace
+	}
+	return r.Labels[LabelNamespace]
+}
+
+// ListOption narrows a List call.
+type ListOption func(*ListOptions)
+
+// ListOptions are what the ListOptions given to List set.
+type ListOptions struct {
+	// Namespace, when set, is the namespace of the owner's BackupConfig.
+	// An owner's backups are all in one namespace, so the answer is the
+	// same with or without it; a provider that files backups by namespace
+	// (s3) lists one prefix instead of looking for the owner in every
+	// namespace.
+	Namespace string
+}
+
+// InNamespace says in which namespace the owner's backups are filed.
+func InNamespace(namespace string) ListOption {
+	return func(o *ListOptions) { o.Namespace = namespace }
+}
+
+// ApplyListOptions returns the options opts set.
+func ApplyListOptions(opts ...ListOption) ListOptions {
+	var o ListOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // Client manages backups in the backup service.
@@ -96,12 +149,18 @@ type Client interface {
 	// external.ErrNotFound. Poll it to learn when the backup finished.
 	Get(ctx context.Context, id string) (Backup, error)
 	// List returns the backups started by owner, or all backups when owner is
-	// empty, oldest first.
-	List(ctx context.Context, owner string) ([]Backup, error)
+	// empty, oldest first. Options narrow where the provider looks, never
+	// what it answers.
+	List(ctx context.Context, owner string, opts ...ListOption) ([]Backup, error)
 	// Delete removes the backup with the given ID on behalf of owner. A backup
 	// that does not exist is success; one started by another owner is
 	// external.ErrConflict and stays in place.
 	Delete(ctx context.Context, id, owner string) error
+	// Content returns the content a succeeded backup holds, as its start
+	// gave it (DecodePayload reads it). A backup that does not exist, has
+	// not succeeded, or was started without content is an error matching
+	// external.ErrNotFound whose message says which.
+	Content(ctx context.Context, id string) ([]byte, error)
 }
 
 // New returns a Client for the backup service described by cfg.
@@ -122,6 +181,8 @@ type startBody struct {
 	App    string            `json:"app"`
 	Owner  string            `json:"owner"`
 	Labels map[string]string `json:"labels,omitempty"`
+	// Content is sent base64-encoded, as encoding/json writes []byte.
+	Content []byte `json:"content,omitempty"`
 }
 
 func (c *client) Start(ctx context.Context, req StartRequest) (Backup, error) {
@@ -132,13 +193,16 @@ func (c *client) Start(ctx context.Context, req StartRequest) (Backup, error) {
 		return Backup{}, c.api.Invalid("start", "app is required")
 	case req.Owner == "":
 		return Backup{}, c.api.Invalid("start", "owner is required")
+	case len(req.Payload) > MaxPayloadBytes:
+		return Backup{}, c.api.Invalid("start", fmt.Sprintf("content is %d bytes, more than the %d a backup may hold",
+			len(req.Payload), MaxPayloadBytes))
 	}
 	out := backupBody{key: req.IdempotencyKey}
 	err := c.api.Do(ctx, httpapi.Call{
 		Operation:      "start",
 		Method:         http.MethodPost,
 		Path:           backupsPath(),
-		Body:           startBody{App: req.App, Owner: req.Owner, Labels: req.Labels},
+		Body:           startBody{App: req.App, Owner: req.Owner, Labels: req.Labels, Content: req.Payload},
 		IdempotencyKey: req.IdempotencyKey,
 	}, &out)
 	if err != nil {
@@ -163,7 +227,8 @@ func (c *client) Get(ctx context.Context, id string) (Backup, error) {
 	return out.Backup, nil
 }
 
-func (c *client) List(ctx context.Context, owner string) ([]Backup, error) {
+// List ignores the options: the service finds an owner's backups by owner.
+func (c *client) List(ctx context.Context, owner string, _ ...ListOption) ([]Backup, error) {
 	var query url.Values
 	if owner != "" {
 		query = url.Values{"owner": {owner}}
@@ -201,6 +266,42 @@ func (c *client) Delete(ctx context.Context, id, owner string) error {
 		Query:      url.Values{"owner": {owner}},
 		NotFoundOK: true,
 	}, nil)
+}
+
+func (c *client) Content(ctx context.Context, id string) ([]byte, error) {
+	if id == "" {
+		return nil, c.api.Invalid("content", "backup ID is required")
+	}
+	out := contentBody{id: id}
+	err := c.api.Do(ctx, httpapi.Call{
+		Operation: "content",
+		Method:    http.MethodGet,
+		Path:      backupsPath(id, "content"),
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return out.Content, nil
+}
+
+// contentBody is the response of a content call.
+type contentBody struct {
+	ID      string `json:"id"`
+	Content []byte `json:"content"`
+	// id is the backup asked about.
+	id string
+}
+
+func (b *contentBody) Validate() error {
+	switch {
+	case b.ID != b.id:
+		return fmt.Errorf("asked for the content of backup %q, got that of %q", b.id, b.ID)
+	case len(b.Content) == 0:
+		return fmt.Errorf("backup %q: the answer holds no content", b.id)
+	case len(b.Content) > MaxPayloadBytes:
+		return fmt.Errorf("backup %q: content is %d bytes, more than the %d a backup may hold", b.id, len(b.Content), MaxPayloadBytes)
+	}
+	return nil
 }
 
 // backupsPath is the path of the backup collection, or of the backup with

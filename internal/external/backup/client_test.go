@@ -17,6 +17,7 @@ limitations under the License.
 package backup_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -408,4 +409,116 @@ func TestThrottledServiceIsNotCalledBeforeRetryAfter(t *testing.T) {
 			}, "start"
 		},
 	})
+}
+
+func TestContentIsServedOnceTheBackupSucceeded(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	clock := clocktesting.NewFakeClock(epoch)
+	sim, url := simtest.Start(t, simulator.Options{Token: testToken, BackupDuration: time.Minute, Clock: clock})
+	c := newClient(t, url)
+	payload := mustEncode(t, testPayload(t))
+
+	req := start("shop", "shop/prod", "key-with-content")
+	req.Payload = payload
+	b, err := c.Start(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = c.Content(ctx, b.ID)
+	g.Expect(err).To(MatchError(external.ErrNotFound))
+	g.Expect(err.Error()).To(ContainSubstring("still RUNNING"))
+
+	// A repeated start with other content is answered with the first
+	// backup, whose content stays what the first start sent.
+	other := testPayload(t)
+	other.Metadata.Trigger = "Manual"
+	req.Payload = mustEncode(t, other)
+	again, err := c.Start(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.ID).To(Equal(b.ID))
+
+	clock.Step(time.Minute)
+	got, err := c.Content(ctx, b.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal(payload))
+	decoded, err := backup.DecodePayload(got)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(decoded.Metadata.Trigger).To(Equal("AppChange"))
+
+	done, err := c.Get(ctx, b.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done.SizeBytes).To(BeEquivalentTo(len(payload)), "a backup with content is as big as its content")
+	g.Expect(sim.RequestCount(simulator.ServiceBackup, simulator.OpContent)).To(Equal(2))
+}
+
+func TestContentOfABackupWithoutIt(t *testing.T) {
+	ctx := t.Context()
+	tests := []struct {
+		name    string
+		prepare func(*simulator.Server, backup.Client) string
+		want    string
+	}{{
+		name: "started without content",
+		prepare: func(_ *simulator.Server, c backup.Client) string {
+			b, err := c.Start(ctx, start("shop", "shop/prod", "no-content"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b.ID
+		},
+		want: "was started without content",
+	}, {
+		name: "failed",
+		prepare: func(s *simulator.Server, c backup.Client) string {
+			s.FailBackups("disk full", 1)
+			req := start("shop", "shop/prod", "failing")
+			req.Payload = mustEncode(t, testPayload(t))
+			b, err := c.Start(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b.ID
+		},
+		want: "FAILED (disk full) and holds no content",
+	}, {
+		name:    "missing",
+		prepare: func(*simulator.Server, backup.Client) string { return "bk-999999" },
+		want:    `backup "bk-999999" does not exist`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+			c := newClient(t, url)
+			_, err := c.Content(ctx, tt.prepare(sim, c))
+			g.Expect(err).To(MatchError(external.ErrNotFound))
+			g.Expect(err.Error()).To(ContainSubstring(tt.want))
+		})
+	}
+}
+
+func TestStartRefusesContentOverTheLimit(t *testing.T) {
+	g := NewWithT(t)
+	sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+	req := start("shop", "shop/prod", "too-big")
+	req.Payload = make([]byte, backup.MaxPayloadBytes+1)
+	_, err := newClient(t, url).Start(t.Context(), req)
+	g.Expect(err).To(MatchError(external.ErrInvalid))
+	g.Expect(err.Error()).To(ContainSubstring("more than the 1048576 a backup may hold"))
+	g.Expect(sim.RequestCount(simulator.ServiceBackup, simulator.OpStart)).To(BeZero())
+}
+
+// TestStartCarriesTheLargestContent: the simulator takes a start whose
+// content is exactly at the limit, although its body is then well over the
+// limit of other requests.
+func TestStartCarriesTheLargestContent(t *testing.T) {
+	g := NewWithT(t)
+	_, url := simtest.Start(t, simulator.Options{Token: testToken})
+	c := newClient(t, url)
+	req := start("shop", "shop/prod", "largest")
+	req.Payload = bytes.Repeat([]byte{0xff}, backup.MaxPayloadBytes)
+	b, err := c.Start(t.Context(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	got, err := c.Content(t.Context(), b.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal(req.Payload))
 }

@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"path/filepath"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
+)
+
+// Backup providers --backup-provider accepts.
+const (
+	backupProviderHTTP = "http"
+	backupProviderS3   = "s3"
+)
+
+// s3DefaultRegion is what S3-compatible servers sign for unless told
+// otherwise; AWS buckets elsewhere need --s3-region.
+const s3DefaultRegion = "us-east-1"
+
+// s3Options say where the S3 bucket is and where its keys come from: files,
+// such as the keys of a Secret mounted as a volume (the chart mounts
+// s3.credentialsSecret), re-read when they change.
+type s3Options struct {
+	endpoint            string
+	bucket              string
+	region              string
+	pathStyle           bool
+	prefix              string
+	accessKeyIDFile     string
+	secretAccessKeyFile string
+	sessionTokenFile    string
+	caFile              string
+}
+
+func (s *s3Options) bind(fs *flag.FlagSet) {
+	fs.StringVar(&s.endpoint, "s3-endpoint", "",
+		"With --backup-provider=s3: the S3 server's URL, such as https://s3.example.com; empty means AWS S3 in --s3-region.")
+	fs.StringVar(&s.bucket, "s3-bucket", "", "With --backup-provider=s3: the bucket the backups are kept in. It must exist.")
+	fs.StringVar(&s.region, "s3-region", s3DefaultRegion, "With --backup-provider=s3: the bucket's region.")
+	fs.BoolVar(&s.pathStyle, "s3-path-style", false,
+		"With --backup-provider=s3: address the bucket in the URL's path (endpoint/bucket/key) rather than its host name, "+
+			"as most S3-compatible servers need.")
+	fs.StringVar(&s.prefix, "s3-prefix", "",
+		"With --backup-provider=s3: where in the bucket the backups go; each installation keeps its own under "+
+			"<prefix>/<owner-id>/<namespace>/<backupconfig-uid>/.")
+	fs.StringVar(&s.accessKeyIDFile, "s3-access-key-id-file", "",
+		"With --backup-provider=s3: a file holding the access key ID (re-read when it changes).")
+	fs.StringVar(&s.secretAccessKeyFile, "s3-secret-access-key-file", "",
+		"With --backup-provider=s3: a file holding the secret access key (re-read when it changes).")
+	fs.StringVar(&s.sessionTokenFile, "s3-session-token-file", "",
+		"With --backup-provider=s3: a file holding a session token, for temporary credentials; optional.")
+	fs.StringVar(&s.caFile, "s3-ca-file", "",
+		"With --backup-provider=s3: a PEM bundle of CA certificates to trust for the S3 server, besides the system roots; "+
+			"--external-ca-file when empty.")
+}
+
+// validate checks the S3 flags for --backup-provider=s3.
+func (s *s3Options) validate() error {
+	var errs []error
+	if s.bucket == "" {
+		errs = append(errs, errors.New("--s3-bucket is required with --backup-provider=s3"))
+	}
+	if s.region == "" {
+		errs = append(errs, errors.New("--s3-region must not be empty"))
+	}
+	if s.endpoint != "" {
+		u, err := url.Parse(s.endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			errs = append(errs, fmt.Errorf("--s3-endpoint must be an http or https URL without user information, got %q", s.endpoint))
+		}
+	}
+	if s.accessKeyIDFile == "" || s.secretAccessKeyFile == "" {
+		errs = append(errs, errors.New("--backup-provider=s3 needs --s3-access-key-id-file and --s3-secret-access-key-file"))
+	}
+	return errors.Join(errs...)
+}
+
+// anySet reports whether an S3 flag other than the region (which has a
+// default) was given, which only makes sense with --backup-provider=s3.
+func (s *s3Options) anySet() bool {
+	return s.endpoint != "" || s.bucket != "" || s.pathStyle || s.prefix != "" || s.accessKeyIDFile != "" ||
+		s.secretAccessKeyFile != "" || s.sessionTokenFile != "" || s.caFile != ""
+}
+
+// validateBackupProvider checks --backup-provider and the flags of the
+// provider it names.
+func (o *options) validateBackupProvider() error {
+	switch o.backupProvider {
+	case backupProviderHTTP:
+		var errs []error
+		if o.backup.url == "" {
+			errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
+		}
+		if o.s3.anySet() {
+			errs = append(errs, errors.New("the --s3-* flags are for --backup-provider=s3"))
+		}
+		return errors.Join(errs...)
+	case backupProviderS3:
+		var errs []error
+		if o.backup.url != "" || o.backup.tokenFile != "" || o.backup.tokenSecret != "" {
+			errs = append(errs, errors.New("--backup-url and --backup-token-* are for --backup-provider=http; s3 uses the --s3-* flags"))
+		}
+		return errors.Join(append(errs, o.s3.validate())...)
+	default:
+		return fmt.Errorf("--backup-provider must be %s or %s, not %q", backupProviderHTTP, backupProviderS3, o.backupProvider)
+	}
+}
+
+// newBackupClient builds the client of the backup provider --backup-provider
+// picks. The S3 client needs the owner ID, which is resolved by then.
+func newBackupClient(mgr ctrl.Manager, opts *options) (backup.Client, error) {
+	if opts.backupProvider != backupProviderS3 {
+		return backup.New(externalConfig(mgr, opts, opts.backup, "backup"))
+	}
+	s := opts.s3
+	caFile := s.caFile
+	if caFile == "" {
+		caFile = opts.externalCAFile
+	}
+	return s3.New(s3.Config{
+		Endpoint:          s.endpoint,
+		Bucket:            s.bucket,
+		Region:            s.region,
+		PathStyle:         s.pathStyle,
+		Prefix:            s.prefix,
+		OwnerID:           opts.myApp.ownerID,
+		Credentials:       s3.FileCredentials(s.accessKeyIDFile, s.secretAccessKeyFile, s.sessionTokenFile),
+		CredentialsSource: "the files in " + filepath.Dir(s.accessKeyIDFile),
+		CAFile:            caFile,
+		AttemptTimeout:    externalAttemptTimeout,
+		MaxRetries:        externalMaxRetries,
+		MaxRetryWait:      externalMaxRetryWait,
+		Logger:            ctrl.Log.WithName("external").WithName("backup"),
+	})
+}

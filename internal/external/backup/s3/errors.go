@@ -1,0 +1,189 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+)
+
+// S3 error codes the client tells apart. Servers that speak S3 (AWS,
+// versitygw, MinIO, Ceph) send these in the XML error body; a HEAD has no
+// body, so its errors carry only a status, which is why the client reads
+// objects with a ranged GET instead.
+const (
+	codeNoSuchBucket          = "NoSuchBucket"
+	codeNoSuchKey             = "NoSuchKey"
+	codeNotFound              = "NotFound"
+	codeAccessDenied          = "AccessDenied"
+	codeInvalidAccessKeyID    = "InvalidAccessKeyId"
+	codeSignatureDoesNotMatch = "SignatureDoesNotMatch"
+	codePreconditionFailed    = "PreconditionFailed"
+	codeConditionalConflict   = "ConditionalRequestConflict"
+	codeSlowDown              = "SlowDown"
+	codePermanentRedirect     = "PermanentRedirect"
+	codeAuthHeaderMalformed   = "AuthorizationHeaderMalformed"
+)
+
+// throttleCodes are the answers that ask a client to slow down.
+var throttleCodes = map[string]bool{
+	codeSlowDown: true, "Throttling": true, "ThrottlingException": true, "RequestLimitExceeded": true,
+	"TooManyRequests": true, "TooManyRequestsException": true, "RequestThrottled": true,
+}
+
+// apiErrorOf returns the S3 error code, message and HTTP status of err, with
+// ok false when no answer came back (a timeout, a refused connection).
+func apiErrorOf(err error) (code, message string, status int, ok bool) {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		code, message, ok = ae.ErrorCode(), ae.ErrorMessage(), true
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		status, ok = re.HTTPStatusCode(), true
+	}
+	return code, message, status, ok
+}
+
+// isCode reports whether err is an S3 answer with one of codes.
+func isCode(err error, codes ...string) bool {
+	code, _, _, ok := apiErrorOf(err)
+	if !ok {
+		return false
+	}
+	for _, c := range codes {
+		if code == c {
+			return true
+		}
+	}
+	return false
+}
+
+// isNotFound reports an answer that the object does not exist; a missing
+// bucket is not that (see classify).
+func isNotFound(err error) bool {
+	code, _, status, ok := apiErrorOf(err)
+	return ok && code != codeNoSuchBucket && (code == codeNoSuchKey || code == codeNotFound || status == http.StatusNotFound)
+}
+
+// attemptsOf is how many attempts the SDK made before it gave up.
+func attemptsOf(err error) int {
+	var me *retry.MaxAttemptsError
+	if errors.As(err, &me) {
+		return me.Attempt
+	}
+	return 1
+}
+
+// classify turns an SDK error into the *external.Error a reconciler
+// branches on. The message names the cause and the way out, in the words of
+// the flags and Secret a person set up; it never contains a credential
+// (the SDK's messages do not, and the client adds only names and paths).
+func (c *Client) classify(op string, err error) *external.Error {
+	e := &external.Error{Service: serviceName, Operation: op, Err: err, Attempts: attemptsOf(err)}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		e.Kind, e.Message = external.KindTransient, "the call did not finish in time"
+		return e
+	}
+	code, message, status, ok := apiErrorOf(err)
+	e.StatusCode = status
+	// The SDK's error string repeats the code and message; keeping only
+	// the cause's chain below the message would lose the request ID, so the
+	// cause stays and the message says what to do.
+	if !ok {
+		e.Kind = external.KindTransient
+		e.Message = fmt.Sprintf("no answer from the S3 endpoint %s", c.endpointName())
+		return e
+	}
+	switch {
+	case code == codeNoSuchBucket:
+		e.Kind = external.KindInvalid
+		e.Message = fmt.Sprintf("bucket %q does not exist at %s: create it, or correct --s3-bucket, --s3-endpoint and --s3-region",
+			c.bucket, c.endpointName())
+	case code == codeInvalidAccessKeyID:
+		e.Kind = external.KindUnauthorized
+		e.Message = fmt.Sprintf("the S3 server does not know the access key ID (%s): correct the access key in the credentials Secret",
+			c.credentialsSource)
+	case code == codeSignatureDoesNotMatch:
+		e.Kind = external.KindUnauthorized
+		e.Message = fmt.Sprintf("the secret access key does not match the access key ID (%s): correct the secret key in the credentials Secret",
+			c.credentialsSource)
+	case code == codeAccessDenied || status == http.StatusForbidden:
+		e.Kind = external.KindUnauthorized
+		e.Message = fmt.Sprintf("the S3 server refused the %s (%s): the credentials (%s) need %s on bucket %q under %q",
+			operationWords[op], codeOr(code, status), c.credentialsSource, permissionFor[op], c.bucket, c.layout.installationPrefix())
+	case throttleCodes[code] || status == http.StatusTooManyRequests:
+		e.Kind = external.KindThrottled
+		e.Message = fmt.Sprintf("the S3 server asked to slow down (%s) and still did after %d attempts; the call is tried again later",
+			codeOr(code, status), e.Attempts)
+	case code == codePermanentRedirect || code == codeAuthHeaderMalformed || status == http.StatusMovedPermanently:
+		e.Kind = external.KindInvalid
+		e.Message = fmt.Sprintf("bucket %q is not in region %q (%s): set --s3-region to the bucket's region",
+			c.bucket, c.region, codeOr(code, status))
+	case isNotFound(err):
+		e.Kind = external.KindNotFound
+		e.Message = "the backup does not exist"
+	case status >= 500 || code == codeConditionalConflict:
+		e.Kind = external.KindTransient
+		e.Message = fmt.Sprintf("the S3 server failed (%s): %s", codeOr(code, status), trim(message))
+	default:
+		e.Kind = external.KindInvalid
+		e.Message = fmt.Sprintf("the S3 server refused the request (%s): %s", codeOr(code, status), trim(message))
+	}
+	return e
+}
+
+// operationWords and permissionFor name, per operation, what was refused
+// and the permission that allows it.
+var (
+	operationWords = map[string]string{
+		opStart: "write of the backup", opGet: "read of the backup", opContent: "read of the backup's content",
+		opList: "list of the backups", opDelete: "delete of the backup",
+	}
+	permissionFor = map[string]string{
+		opStart: "s3:PutObject (and s3:GetObject, to read a backup a repeated start finds)", opGet: "s3:GetObject",
+		opContent: "s3:GetObject", opList: "s3:ListBucket (and s3:GetObject)", opDelete: "s3:DeleteObject",
+	}
+)
+
+// codeOr names an answer by its S3 code, or by its status when it has none.
+func codeOr(code string, status int) string {
+	if code != "" && code != http.StatusText(status) {
+		return code
+	}
+	return fmt.Sprintf("HTTP %d", status)
+}
+
+// trim bounds a server's message, so a misbehaving server cannot flood a
+// condition or a log line.
+func trim(s string) string {
+	const maxLen = 256
+	s = strings.TrimSpace(s)
+	if len(s) > maxLen {
+		return s[:maxLen] + "..."
+	}
+	return s
+}
