@@ -326,7 +326,7 @@ func TestPlanSequencesAgainstAServiceModel(t *testing.T) {
 			checked++
 		}
 	}
-	t.Logf("checked after %d passes in %d seeded sequences", checked, seeds)
+	t.Logf("checked the invariants after %d passes in %d seeded sequences", checked, seeds)
 }
 
 // newBackupModel is a BackupConfig backing one MyApp up on change and

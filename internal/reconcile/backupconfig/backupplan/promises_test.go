@@ -87,11 +87,12 @@ func TestThePlansImportOnlyTheStandardLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	checked := 0
+	checked, sources := 0, 0
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
 		}
+		sources++
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -112,7 +113,7 @@ func TestThePlansImportOnlyTheStandardLibrary(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no import checked")
 	}
-	t.Logf("checked %d imports of %d files", checked, len(files))
+	t.Logf("checked %d imports of %d source files", checked, sources)
 }
 
 func describe(v any) func() string { return func() string { return fmt.Sprintf("%+v", v) } }
