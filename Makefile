@@ -98,7 +98,7 @@ UNIT_PKGS ?= ./internal/reconcile/pass/... ./internal/reconcile/backupconfig/bac
 	./internal/simulator/... ./internal/health/... ./test/docs/...
 
 .PHONY: test-unit
-test-unit: ## Run the tests that need no control plane (the planners, pass, the contract, the external clients, the simulator) in about a minute; make test runs them too.
+test-unit: ## Run the tests that need no control plane (the planners, pass, the contract, the external clients, the simulator), in under two minutes on 2 cores; make test runs them too.
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 
 .PHONY: fuzz
