@@ -125,9 +125,6 @@ const (
 	// missingBackupPolls is how many polls in a row must find a backup
 	// missing, over at least backupVisibilityGrace, before it counts as gone.
 	missingBackupPolls = 3
-	// maxFailedBackupRetryDelay caps the backoff between retries of a failed
-	// on-change backup.
-	maxFailedBackupRetryDelay = time.Hour
 	// cacheLagRetryDelay is how soon a pass that met a cache behind this
 	// controller's own last write to the BackupConfig runs again. The
 	// cache usually holds the write within milliseconds, and the write's

@@ -18,6 +18,7 @@ package backupplan
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -87,12 +88,24 @@ func mayLetGo(o FinalObservation, p FinalPlan) []string {
 
 // finalPromisesBroken lists the promises p breaks for o.
 func finalPromisesBroken(o FinalObservation, p FinalPlan) []string {
+	return slices.Concat(holdPromisesOfFinalBroken(o, p), readPromisesBroken(o, p), giveUpPromisesBroken(o, p),
+		startPromisesBroken(o, p), finalIdempotencyBroken(o, p))
+}
+
+// goesToo reports whether the observation shows the MyApp going: its
+// deletion began, or its namespace's.
+func goesToo(o FinalObservation) bool {
+	return o.AppDeleting || o.NamespaceRead && o.NamespaceTerminating
+}
+
+// holdPromisesOfFinalBroken: a MyApp is let go only for a reason the docs
+// give, and a give-up only once said; a hold nobody wants is never kept.
+func holdPromisesOfFinalBroken(o FinalObservation, p FinalPlan) []string {
 	var broken []string
 	decided := p.Need == NeedNothing
 	letGo := decided && !p.KeepHold
-	reasons := mayLetGo(o, p)
 	switch {
-	case letGo && len(reasons) == 0:
+	case letGo && len(mayLetGo(o, p)) == 0:
 		broken = append(broken, "let the MyApp go without a final backup, a said give-up or a way out")
 	case letGo && p.Action == FinalAbandon && !o.AbandonReported:
 		broken = append(broken, "gave up silently")
@@ -103,6 +116,27 @@ func finalPromisesBroken(o FinalObservation, p FinalPlan) []string {
 	if nobody && (p.KeepHold || !decided) {
 		broken = append(broken, "kept a hold nobody wants")
 	}
+	return append(broken, gracePromisesBroken(o, p)...)
+}
+
+// gracePromisesBroken: a MyApp whose deletion has not begun is held for
+// the grace after its BackupConfig's deletion, and the pass comes back at
+// its end.
+func gracePromisesBroken(o FinalObservation, p FinalPlan) []string {
+	graceEnds := o.DeletionStarted.Add(o.AppDeletionGrace)
+	graceRunning := o.Deleting && o.OptIn && o.Retain && o.AppFromAPIServer && o.AppExists && o.AppHeld &&
+		!goesToo(o) && o.NamespaceRead && o.Now.Before(graceEnds)
+	letGo := p.Need == NeedNothing && !p.KeepHold
+	if graceRunning && (letGo || p.Action != FinalWaitAppDeletion || !p.Until.After(o.Now) || p.Until.After(graceEnds)) {
+		return []string{"did not hold the MyApp for the grace, or come back at its end"}
+	}
+	return nil
+}
+
+// readPromisesBroken: a BackupConfig being deleted decides from the API
+// server's MyApp (T1), and nothing read in the pass is asked for again.
+func readPromisesBroken(o FinalObservation, p FinalPlan) []string {
+	var broken []string
 	if o.Deleting && o.OptIn && o.Retain && !o.AppFromAPIServer && p.Need != NeedAppFromAPIServer {
 		broken = append(broken, "a BackupConfig being deleted decided on the cache's MyApp (T1)")
 	}
@@ -110,43 +144,61 @@ func finalPromisesBroken(o FinalObservation, p FinalPlan) []string {
 		p.Need == NeedAppFromAPIServer && o.AppFromAPIServer {
 		broken = append(broken, "asked again for what the pass read")
 	}
-	graceRunning := o.Deleting && o.OptIn && o.Retain && o.AppFromAPIServer && o.AppExists && o.AppHeld &&
-		!o.AppDeleting && o.NamespaceRead && !o.NamespaceTerminating && o.Now.Before(o.DeletionStarted.Add(o.AppDeletionGrace))
-	if graceRunning && (letGo || p.Action != FinalWaitAppDeletion || !p.Until.After(o.Now) ||
-		p.Until.After(o.DeletionStarted.Add(o.AppDeletionGrace))) {
-		broken = append(broken, "did not hold the MyApp for the grace, or come back at its end")
-	}
-	goes := o.AppDeleting || o.NamespaceRead && o.NamespaceTerminating
+	return broken
+}
+
+// giveUpPromisesBroken: past the teardown limit a teardown gives up rather
+// than wait on; a give-up says its true reason; a teardown or a suspended
+// BackupConfig is never left to a person.
+func giveUpPromisesBroken(o FinalObservation, p FinalPlan) []string {
+	var broken []string
 	past := o.Deleting && !o.Now.Before(o.DeletionStarted.Add(o.TeardownLimit))
-	owed := o.OptIn && o.Retain && o.AppFromAPIServer && o.AppExists && o.AppHeld && goes
-	if past && owed && !succeededShown(o) && decided && p.Action != FinalAbandon {
+	owed := o.OptIn && o.Retain && o.AppFromAPIServer && o.AppExists && o.AppHeld && goesToo(o)
+	if past && owed && !succeededShown(o) && p.Need == NeedNothing && p.Action != FinalAbandon {
 		broken = append(broken, "waited past the teardown limit")
 	}
-	if p.Action == FinalAbandon {
-		outOfAttempts := o.Listed && o.Attempts.Failed >= o.MaxAttempts
-		switch {
-		case p.GiveUp == GiveUpTimeLimit && past, p.GiveUp == GiveUpSuspended && o.Suspended,
-			p.GiveUp == GiveUpAttempts && o.Deleting && outOfAttempts:
-		default:
-			broken = append(broken, "gave up without the reason it gives")
-		}
+	if p.Action == FinalAbandon && !giveUpTrue(o, p.GiveUp, past) {
+		broken = append(broken, "gave up without the reason it gives")
 	}
 	if p.Action == FinalFailed && (o.Deleting || o.Suspended) {
 		broken = append(broken, "left a teardown or a suspended BackupConfig to a person")
 	}
-	if p.Action == FinalStart {
-		switch {
-		case o.Suspended:
-			broken = append(broken, "started a final backup while suspended")
-		case o.OtherRunning || !o.Listed || o.Attempts.Running || succeededShown(o):
-			broken = append(broken, "started a second backup")
-		case p.Attempt != o.Attempts.Failed+1 || p.Attempt > o.MaxAttempts:
-			broken = append(broken, fmt.Sprintf("started attempt %d after %d failed", p.Attempt, o.Attempts.Failed))
-		case !goes:
-			broken = append(broken, "started a final backup of a MyApp that does not go")
-		}
+	return broken
+}
+
+// giveUpTrue reports whether the observation shows the reason a give-up
+// gives: the teardown limit passed, spec.suspend, or the attempts of a
+// teardown run out.
+func giveUpTrue(o FinalObservation, why GiveUp, past bool) bool {
+	switch why {
+	case GiveUpTimeLimit:
+		return past
+	case GiveUpSuspended:
+		return o.Suspended
+	case GiveUpAttempts:
+		return o.Deleting && o.Listed && o.Attempts.Failed >= o.MaxAttempts
 	}
-	return append(broken, finalIdempotencyBroken(o, p)...)
+	return false
+}
+
+// startPromisesBroken: a final backup starts only when none runs and none
+// succeeded, never while suspended, as the next attempt within the
+// attempts, of a MyApp that goes.
+func startPromisesBroken(o FinalObservation, p FinalPlan) []string {
+	if p.Action != FinalStart {
+		return nil
+	}
+	switch {
+	case o.Suspended:
+		return []string{"started a final backup while suspended"}
+	case o.OtherRunning || !o.Listed || o.Attempts.Running || succeededShown(o):
+		return []string{"started a second backup"}
+	case p.Attempt != o.Attempts.Failed+1 || p.Attempt > o.MaxAttempts:
+		return []string{fmt.Sprintf("started attempt %d after %d failed", p.Attempt, o.Attempts.Failed)}
+	case !goesToo(o):
+		return []string{"started a final backup of a MyApp that does not go"}
+	}
+	return nil
 }
 
 // finalIdempotencyBroken: applied, with the service answering as a model
@@ -174,7 +226,7 @@ func finalIdempotencyBroken(o FinalObservation, p FinalPlan) []string {
 		return []string{"needed the same read again after it"}
 	case p.Action == FinalStart && q.Action == FinalStart:
 		return []string{"started again after a start"}
-	case p.Action == FinalAbandon && !o.AbandonReported && !(q.Action == FinalAbandon && !q.KeepHold):
+	case p.Action == FinalAbandon && !o.AbandonReported && (q.Action != FinalAbandon || q.KeepHold):
 		return []string{"a said give-up does not let the MyApp go"}
 	}
 	return nil

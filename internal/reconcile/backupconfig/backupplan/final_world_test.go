@@ -115,7 +115,6 @@ type finalWorld struct {
 	// controller's last hold write.
 	cacheMissesHold bool
 	nsTerminating   bool
-	nsTerminatedAt  time.Time
 	bcs             []*bcModel
 	mode            serviceMode
 	broken          []string
@@ -146,24 +145,6 @@ func (w *finalWorld) live() []*bcModel {
 // goes reports whether the MyApp goes: its deletion began, or its
 // namespace's.
 func (w *finalWorld) goes() bool { return w.appDeleting || w.nsTerminating }
-
-// goesSince is when the MyApp began to go.
-func (w *finalWorld) goesSince() time.Time {
-	switch {
-	case w.appDeleting && w.nsTerminating:
-		return minTime(w.appDeletedAt, w.nsTerminatedAt)
-	case w.appDeleting:
-		return w.appDeletedAt
-	}
-	return w.nsTerminatedAt
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
 
 // wantsFinal is the judge's word on whether b owes the MyApp a final
 // backup: the MyApp goes and was held (when its own deletion began, after
@@ -310,10 +291,36 @@ func (w *finalWorld) safetyNet() {
 
 // final runs the final-backup plan of b, its needs answered, and applies
 // it; done says the hold may go.
-func (w *finalWorld) final(b *bcModel, fetchedReason string) (FinalPlan, bool, error) {
+func (w *finalWorld) final(b *bcModel, fetchedReason string) (bool, error) {
+	o, p, err := w.planFinal(b, fetchedReason)
+	if err != nil {
+		return false, err
+	}
+	b.reason = ""
+	switch p.Action {
+	case FinalDone:
+		b.finalRecorded = true
+		return true, nil
+	case FinalStart:
+		return false, w.startFinal(b, o, p)
+	case FinalFailed:
+		b.reason = "failed"
+		w.heldForAPerson++
+	case FinalAbandon:
+		// The warning counts once the pass's status write says it, at the
+		// end of the pass (warn): a release in the same pass is silent.
+		b.reason = "abandoned"
+		return p.Release, nil
+	case FinalNone:
+		return p.Release, nil
+	}
+	return false, nil
+}
+
+// planFinal observes, and answers the plan's needs until it decides.
+func (w *finalWorld) planFinal(b *bcModel, fetchedReason string) (FinalObservation, FinalPlan, error) {
 	o := FinalObservation{Now: w.now, OptIn: b.optIn, Suspended: b.suspended, Retain: b.retain, Deleting: b.deleting,
-		DeletionStarted: b.deletionStarted, OtherRunning: w.now.Before(b.otherUntil),
-		Recorded:    b.finalRecorded,
+		DeletionStarted: b.deletionStarted, OtherRunning: w.now.Before(b.otherUntil), Recorded: b.finalRecorded,
 		MaxAttempts: planMaxAttempts, TeardownLimit: planTeardownLimit, AppDeletionGrace: planGrace,
 		AbandonReported: fetchedReason == "abandoned"}
 	readApp := func() {
@@ -324,13 +331,11 @@ func (w *finalWorld) final(b *bcModel, fetchedReason string) (FinalPlan, bool, e
 	if !b.deleting {
 		readApp() // the cache, here as up to date as the API server
 	}
-	var p FinalPlan
-	for {
-		p = PlanFinalBackup(o)
-		if p.Need == NeedNothing {
-			break
-		}
+	p := PlanFinalBackup(o)
+	for range 3 {
 		switch p.Need {
+		case NeedNothing:
+			return o, p, nil
 		case NeedAppFromAPIServer:
 			readApp()
 			o.AppFromAPIServer = true
@@ -338,59 +343,53 @@ func (w *finalWorld) final(b *bcModel, fetchedReason string) (FinalPlan, bool, e
 			o.NamespaceRead, o.NamespaceTerminating = true, w.nsTerminating
 		case NeedAttempts:
 			if w.mode == serviceDown {
-				return p, false, errServiceDown
+				return o, p, errServiceDown
 			}
-			o.Listed = true
-			o.Attempts = Tally{}
-			for _, a := range b.attempts {
-				switch {
-				case a.until.After(w.now):
-					o.Attempts.Running = true
-				case a.phase == PhaseSucceeded:
-					o.Attempts.Succeeded = true
-				default:
-					o.Attempts.Failed++
-				}
-			}
+			o.Listed, o.Attempts = true, w.tally(b)
+		}
+		p = PlanFinalBackup(o)
+	}
+	if p.Need != NeedNothing {
+		w.violate("BackupConfig %s's plan kept asking for reads", b.uid)
+	}
+	return o, p, nil
+}
+
+// tally is what the service lists of b's final attempts.
+func (w *finalWorld) tally(b *bcModel) Tally {
+	var t Tally
+	for _, a := range b.attempts {
+		switch {
+		case a.until.After(w.now):
+			t.Running = true
+		case a.phase == PhaseSucceeded:
+			t.Succeeded = true
+		default:
+			t.Failed++
 		}
 	}
-	b.reason = ""
-	switch p.Action {
-	case FinalDone:
-		if !b.finalRecorded {
-			b.finalRecorded = true
-		}
-		return p, true, nil
-	case FinalStart:
-		if w.mode == serviceDown {
-			return p, false, errServiceDown
-		}
-		phase := PhaseSucceeded
-		if w.mode == serviceFailing {
-			phase = PhaseFailed
-		}
-		if o.Attempts.Running || w.now.Before(b.otherUntil) {
-			w.violate("BackupConfig %s started a final backup while a backup runs", b.uid)
-		}
-		b.attempts = append(b.attempts, finalAttempt{n: p.Attempt, phase: phase, until: w.now.Add(time.Second)})
-		if phase == PhaseSucceeded {
-			w.succeededFinals++
-		}
-		w.log("%s starts final attempt %d", b.uid, p.Attempt)
-	case FinalFailed:
-		b.reason = "failed"
-		w.heldForAPerson++
-	case FinalAbandon:
-		// The warning counts once the pass's status write says it, at the
-		// end of the pass (warn): a release in the same pass is silent.
-		b.reason = "abandoned"
-		if p.Release {
-			return p, true, nil
-		}
-	case FinalNone:
-		return p, p.Release || !b.deleting, nil
+	return t
+}
+
+// startFinal starts attempt p.Attempt in the service, which the model
+// makes succeed or fail by its mode.
+func (w *finalWorld) startFinal(b *bcModel, o FinalObservation, p FinalPlan) error {
+	if w.mode == serviceDown {
+		return errServiceDown
 	}
-	return p, false, nil
+	phase := PhaseSucceeded
+	if w.mode == serviceFailing {
+		phase = PhaseFailed
+	}
+	if o.Attempts.Running || w.now.Before(b.otherUntil) {
+		w.violate("BackupConfig %s started a final backup while a backup runs", b.uid)
+	}
+	b.attempts = append(b.attempts, finalAttempt{n: p.Attempt, phase: phase, until: w.now.Add(time.Second)})
+	if phase == PhaseSucceeded {
+		w.succeededFinals++
+	}
+	w.log("%s starts final attempt %d", b.uid, p.Attempt)
+	return nil
 }
 
 // pass is one pass of BackupConfig b.
@@ -414,7 +413,7 @@ func (w *finalWorld) warn(b *bcModel) {
 func (w *finalWorld) passOnce(b *bcModel) {
 	fetched := b.reason
 	if b.deleting {
-		if _, done, err := w.final(b, fetched); err != nil || !done {
+		if done, err := w.final(b, fetched); err != nil || !done {
 			return
 		}
 		if w.decideHold(b, fetched) != nil {
@@ -439,7 +438,7 @@ func (w *finalWorld) passOnce(b *bcModel) {
 	if w.decideHold(b, fetched) != nil {
 		return
 	}
-	if _, done, err := w.final(b, fetched); err == nil && done {
+	if done, err := w.final(b, fetched); err == nil && done {
 		_ = w.decideHold(b, fetched)
 	}
 }
@@ -490,7 +489,7 @@ func (w *finalWorld) tick(d time.Duration) {
 	}
 }
 
-func (w *finalWorld) newBC() *bcModel {
+func (w *finalWorld) newBC() {
 	b := &bcModel{uid: fmt.Sprintf("bc-%d", len(w.bcs)), optIn: w.rng.IntN(4) != 0, retain: w.rng.IntN(3) != 0,
 		suspended: w.rng.IntN(6) == 0, appRef: webApp, created: w.now}
 	if w.rng.IntN(6) == 0 {
@@ -498,21 +497,13 @@ func (w *finalWorld) newBC() *bcModel {
 	}
 	w.bcs = append(w.bcs, b)
 	w.log("create %s %+v", b.uid, *b)
-	return b
 }
 
 // act changes the world at random, or runs passes.
 func (w *finalWorld) act() {
-	live := w.live()
-	pick := func() *bcModel {
-		if len(live) == 0 {
-			return nil
-		}
-		return live[w.rng.IntN(len(live))]
-	}
 	switch k := w.rng.IntN(40); {
 	case k < 14:
-		if b := pick(); b != nil {
+		if b := w.pick(); b != nil {
 			w.pass(b)
 		}
 	case k < 16:
@@ -520,10 +511,34 @@ func (w *finalWorld) act() {
 	case k < 22:
 		w.tick([]time.Duration{10 * time.Millisecond, 300 * time.Millisecond, time.Second, 3 * time.Second,
 			7 * time.Second, time.Minute, 11 * time.Minute}[w.rng.IntN(7)])
-	case k < 24:
+	case k < 28:
+		w.deleteSome(k - 22)
+	case k < 37:
+		w.edit(k - 28)
+	default:
+		for _, b := range w.live() {
+			w.pass(b)
+		}
+	}
+}
+
+// pick is a BackupConfig the API server has, at random, or nil.
+func (w *finalWorld) pick() *bcModel {
+	live := w.live()
+	if len(live) == 0 {
+		return nil
+	}
+	return live[w.rng.IntN(len(live))]
+}
+
+// deleteSome deletes, by k (0 to 5): the MyApp alone, a BackupConfig and
+// its MyApp in one go, a BackupConfig alone, or the namespace.
+func (w *finalWorld) deleteSome(k int) {
+	switch {
+	case k < 2:
 		w.deleteApp("alone")
-	case k < 26:
-		if b := pick(); b != nil {
+	case k < 4:
+		if b := w.pick(); b != nil {
 			// kubectl delete -f with the BackupConfig listed first, or a
 			// GitOps prune: two requests a few milliseconds apart.
 			w.deleteBC(b, "with its MyApp")
@@ -535,46 +550,40 @@ func (w *finalWorld) act() {
 			}
 			w.deleteApp("after its BackupConfig")
 		}
-	case k < 27:
-		if b := pick(); b != nil {
+	case k < 5:
+		if b := w.pick(); b != nil {
 			w.deleteBC(b, "alone")
 		}
-	case k < 28:
-		if !w.nsTerminating {
-			if !w.goes() {
-				w.markWantedAtGo()
-			}
-			w.nsTerminating, w.nsTerminatedAt = true, w.now
-			w.log("delete the namespace")
+	case !w.nsTerminating:
+		if !w.goes() {
+			w.markWantedAtGo()
 		}
-	case k < 30:
-		if b := pick(); b != nil && !b.deleting {
-			b.optIn = !b.optIn
-			b.wantedAtGo = b.wantedAtGo && b.optIn
-			w.log("%s option %v", b.uid, b.optIn)
-		}
-	case k < 31:
-		if b := pick(); b != nil && !b.deleting {
-			b.appRef = map[string]string{webApp: otherApp, otherApp: webApp}[b.appRef]
-			b.wantedAtGo = b.wantedAtGo && b.appRef == webApp
-			w.log("%s references %s", b.uid, b.appRef)
-		}
-	case k < 33:
-		if b := pick(); b != nil {
-			b.suspended = !b.suspended
-			w.log("%s suspended %v", b.uid, b.suspended)
-		}
-	case k < 36:
+		w.nsTerminating = true
+		w.log("delete the namespace")
+	}
+}
+
+// edit changes, by k (0 to 8): a BackupConfig's option, its appRef, its
+// suspend, the service's mode, or adds a BackupConfig.
+func (w *finalWorld) edit(k int) {
+	b := w.pick()
+	switch {
+	case k < 2 && b != nil && !b.deleting:
+		b.optIn = !b.optIn
+		b.wantedAtGo = b.wantedAtGo && b.optIn
+		w.log("%s option %v", b.uid, b.optIn)
+	case k < 3 && b != nil && !b.deleting:
+		b.appRef = map[string]string{webApp: otherApp, otherApp: webApp}[b.appRef]
+		b.wantedAtGo = b.wantedAtGo && b.appRef == webApp
+		w.log("%s references %s", b.uid, b.appRef)
+	case k < 5 && b != nil:
+		b.suspended = !b.suspended
+		w.log("%s suspended %v", b.uid, b.suspended)
+	case k < 8:
 		w.mode = serviceMode(w.rng.IntN(3))
 		w.log("service %d", w.mode)
-	case k < 37:
-		if len(w.bcs) < 3 && !w.nsTerminating {
-			w.newBC()
-		}
-	default:
-		for _, b := range live {
-			w.pass(b)
-		}
+	case len(w.bcs) < 3 && !w.nsTerminating:
+		w.newBC()
 	}
 }
 

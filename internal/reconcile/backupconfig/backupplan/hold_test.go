@@ -93,31 +93,40 @@ func everyHoldObservation(check func(HoldObservation)) {
 
 // holdPromisesBroken lists the promises p breaks for o.
 func holdPromisesBroken(o HoldObservation, p HoldPlan) []string {
-	var broken []string
-	self := o.Holders[0]
-	all := append(append([]HolderView{}, o.Holders...), o.Live...)
-	switch p.Need {
-	case HoldNeedOwnAnswer:
-		switch {
-		case o.OwnAsked:
-			broken = append(broken, "asked the service again")
-		case !o.AppDeleting:
-			broken = append(broken, "asked the service about a final backup of a MyApp that does not go")
-		case !plainlyWants(self) || self.FinalRecorded:
-			broken = append(broken, "asked the service about another BackupConfig's final backup, or one its status answers (S4)")
-		}
-	case HoldNeedConfirmation:
-		if o.Confirmed {
-			broken = append(broken, "asked the API server again")
-		}
-	}
+	broken := holdNeedsBroken(o, p)
 	if !p.Release {
 		return append(broken, holdKeptBroken(o)...)
 	}
+	return append(broken, releaseBroken(o)...)
+}
+
+// holdNeedsBroken: the service is asked only about this pass's own final
+// backup, of a MyApp that goes, when its status does not answer it, and
+// neither the service nor the API server is asked twice.
+func holdNeedsBroken(o HoldObservation, p HoldPlan) []string {
+	self := o.Holders[0]
+	switch {
+	case p.Need == HoldNeedOwnAnswer && o.OwnAsked:
+		return []string{"asked the service again"}
+	case p.Need == HoldNeedOwnAnswer && !o.AppDeleting:
+		return []string{"asked the service about a final backup of a MyApp that does not go"}
+	case p.Need == HoldNeedOwnAnswer && (!plainlyWants(self) || self.FinalRecorded):
+		return []string{"asked the service about another BackupConfig's final backup, or one its status answers (S4)"}
+	case p.Need == HoldNeedConfirmation && o.Confirmed:
+		return []string{"asked the API server again"}
+	}
+	return nil
+}
+
+// releaseBroken: a release is confirmed with the API server, and lets no
+// MyApp go that a BackupConfig in use wants held, whose final backup it
+// still owes, or that another BackupConfig being deleted decides about.
+func releaseBroken(o HoldObservation) []string {
+	var broken []string
 	if !o.Confirmed {
 		broken = append(broken, "released without the API server's confirmation")
 	}
-	for _, h := range all {
+	for _, h := range append(append([]HolderView{}, o.Holders...), o.Live...) {
 		gaveUp := h.Suspended && h.GaveUp
 		answered := h.FinalRecorded || h.Self && o.OwnAsked && o.OwnSucceeded
 		switch {
@@ -138,7 +147,7 @@ func holdPromisesBroken(o HoldObservation, p HoldPlan) []string {
 // answered (here as the observation says).
 func holdKeptBroken(o HoldObservation) []string {
 	for _, h := range append(append([]HolderView{}, o.Holders...), o.Live...) {
-		if h.OptIn && h.AppRef == holdApp && !(h.Self && h.Deleting) && !(h.Deleting && h.DeletePolicy) {
+		if h.OptIn && h.AppRef == holdApp && (!h.Self || !h.Deleting) && (!h.Deleting || !h.DeletePolicy) {
 			return nil // someone may want it
 		}
 	}

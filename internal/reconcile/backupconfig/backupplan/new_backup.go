@@ -129,7 +129,7 @@ func PlanNewBackup(o NewBackupObservation) NewBackupPlan {
 		// due slot, change or request is still due then.
 		return NewBackupPlan{Wake: Wake{Kind: WakePoll}}
 	}
-	start := NewNothing
+	var start NewStep
 	var attempt int32
 	change := o.change()
 	switch {

@@ -19,6 +19,7 @@ package backupplan
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -29,7 +30,8 @@ const planApp = "app-uid"
 // attempts 0, 1, 2 and 7, finished 2 h, 90 s, 30 s ago or just now, and
 // no last backup at all.
 func everyLast() []*Backup {
-	lasts := []*Backup{nil}
+	lasts := make([]*Backup, 0, 193)
+	lasts = append(lasts, nil)
 	for _, phase := range []Phase{PhaseRunning, PhaseSucceeded, PhaseFailed} {
 		for _, trigger := range []Trigger{TriggerSchedule, TriggerChange, TriggerManual, TriggerFinal} {
 			for _, attempt := range []int32{0, 1, 2, 7} {
@@ -86,15 +88,31 @@ func failedChangeAttempt(last *Backup) bool {
 }
 
 // newBackupPromisesBroken lists the promises p breaks for o, from
-// docs/spec/backupconfig.md ("Triggers", "Failures and timeouts",
-// "Suspend", "Backup now").
+// docs/spec/backupconfig.md ("Triggers", "Failures", "Suspend", "Backup
+// now").
 func newBackupPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
+	broken := slices.Concat(startGatePromisesBroken(o, p), slotPromisesBroken(o, p), changePromisesBroken(o, p),
+		wakePromisesBroken(o, p))
+	covered := o.ObservedUID == o.AppUID && o.ObservedGeneration == o.AppGeneration
+	if covered && failedChangeAttempt(o.Last) && o.OnChange {
+		broken = append(broken, retryStartPromisesBroken(o, p)...)
+		broken = append(broken, retryWakePromisesBroken(o, p)...)
+	}
+	return broken
+}
+
+// blockedOf reports whether no backup may be taken: suspended, no MyApp,
+// or the MyApp being deleted.
+func blockedOf(o NewBackupObservation) bool { return o.Suspended || !o.AppExists || o.AppDeleting }
+
+// startGatePromisesBroken: no start while blocked, while a backup runs,
+// or before the service was asked for one still running; a backup-now
+// request is served first, and only when asked.
+func startGatePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	var broken []string
 	starts := p.Step == NewStartManual || p.Step == NewStartSlot || p.Step == NewStartChange
-	blocked := o.Suspended || !o.AppExists || o.AppDeleting
-	running := o.Last != nil && o.Last.Phase == PhaseRunning
-	covered := o.ObservedUID == o.AppUID && o.ObservedGeneration == o.AppGeneration
-	if starts && blocked {
+	running := o.Last.Running()
+	if starts && blockedOf(o) {
 		broken = append(broken, "started a backup while suspended, without a MyApp or while it is being deleted")
 	}
 	if starts && running {
@@ -103,10 +121,24 @@ func newBackupPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	if starts && !o.Listed {
 		broken = append(broken, "started a backup before asking the service for one still running")
 	}
-	if blocked && o.SlotDue && p.Step != NewSkipSlot {
+	if !blockedOf(o) && !running && o.ManualRequested && o.Listed && p.Step != NewStartManual {
+		broken = append(broken, "a backup-now request waited although a backup may be taken")
+	}
+	if p.Step == NewStartManual && !o.ManualRequested {
+		broken = append(broken, "started a backup-now backup nobody asked for")
+	}
+	return broken
+}
+
+// slotPromisesBroken: a slot that comes while no backup may be taken is
+// skipped, not saved up; only a due slot starts a scheduled backup, and
+// none does while spec.schedule is unusable.
+func slotPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
+	var broken []string
+	if blockedOf(o) && o.SlotDue && p.Step != NewSkipSlot {
 		broken = append(broken, "a slot that came while no backup may be taken was not skipped")
 	}
-	if p.Step == NewSkipSlot && (!blocked || !o.SlotDue) {
+	if p.Step == NewSkipSlot && (!blockedOf(o) || !o.SlotDue) {
 		broken = append(broken, "skipped a slot a backup could be taken for")
 	}
 	if p.Step == NewStartSlot && !o.SlotDue {
@@ -115,34 +147,20 @@ func newBackupPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	if o.InvalidSchedule && (p.Step == NewStartSlot || p.Step == NewStartChange) {
 		broken = append(broken, "started a scheduled or on-change backup while spec.schedule is unusable")
 	}
-	free := !blocked && !running
-	if free && o.ManualRequested && o.Listed && p.Step != NewStartManual {
-		broken = append(broken, "a backup-now request waited although a backup may be taken")
-	}
-	if p.Step == NewStartManual && !o.ManualRequested {
-		broken = append(broken, "started a backup-now backup nobody asked for")
-	}
+	return broken
+}
+
+// changePromisesBroken: a generation no backup was taken of is backed up;
+// one that was is not backed up again on change, unless its attempt failed.
+func changePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
+	var broken []string
+	covered := o.ObservedUID == o.AppUID && o.ObservedGeneration == o.AppGeneration
+	free := !blockedOf(o) && !o.Last.Running()
 	if free && !o.InvalidSchedule && o.OnChange && !covered && p.Step == NewNothing {
 		broken = append(broken, "a generation no backup was taken of is not backed up")
 	}
 	if p.Step == NewStartChange && (!o.OnChange || covered && !failedChangeAttempt(o.Last)) {
 		broken = append(broken, "backed up a generation already backed up, on change")
-	}
-	if covered && failedChangeAttempt(o.Last) {
-		broken = append(broken, retryPromisesBroken(o, p)...)
-	}
-	switch {
-	case p.Step != NewNothing && p.Wake.Kind != WakeNone:
-		broken = append(broken, "a plan with a step to take also named a wake-up")
-	case p.Step != NewNothing:
-	case free && !o.InvalidSchedule && !o.Slot.IsZero() && !o.SlotDue && (p.Wake.Kind == WakeNone || p.Wake.At.After(o.Slot)):
-		broken = append(broken, "the pass does not come back for the next slot")
-	case blocked && !o.Slot.IsZero() && !o.SlotDue && (p.Wake.Kind == WakeNone || p.Wake.At.After(o.Slot)):
-		broken = append(broken, "a suspended or waiting BackupConfig does not come back for the next slot")
-	case (p.Wake.Kind == WakeRetry || p.Wake.Kind == WakeSlot) && !p.Wake.At.After(o.Now):
-		broken = append(broken, "woke for a time that has come already instead of acting")
-	case !blocked && running && p.Wake.Kind != WakePoll:
-		broken = append(broken, "does not poll the backup that runs")
 	}
 	if p.Step == NewStartChange && p.Attempt < 1 {
 		broken = append(broken, "started an on-change backup with no attempt number")
@@ -150,38 +168,62 @@ func newBackupPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	return broken
 }
 
-// retryPromisesBroken: the generation's last attempt failed. Its retry is
-// attempt n+1 (n the failed attempts, at least one); it comes no sooner
-// than the retry delay after the failed attempt finished and no later than
-// an hour after; until then the pass comes back for it; a slot due first
-// starts a scheduled backup that carries the n attempts, so that its own
-// failure leaves the retry owed (audit 2, F3).
-func retryPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
-	var broken []string
-	n := max(o.Last.Attempt, 1)
-	finished := o.Last.Finished
-	blocked := o.Suspended || !o.AppExists || o.AppDeleting
-	if !o.OnChange {
-		return nil // nothing is owed on change
+// wakePromisesBroken: a plan that ends the pass comes back for the next
+// slot (blocked or not) and polls a running backup; it never wakes for a
+// time that has come already.
+func wakePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
+	slotWaits := !o.Slot.IsZero() && !o.SlotDue && (p.Wake.Kind == WakeNone || p.Wake.At.After(o.Slot))
+	switch {
+	case p.Step != NewNothing && p.Wake.Kind != WakeNone:
+		return []string{"a plan with a step to take also named a wake-up"}
+	case p.Step != NewNothing:
+	case !blockedOf(o) && !o.Last.Running() && !o.InvalidSchedule && slotWaits:
+		return []string{"the pass does not come back for the next slot"}
+	case blockedOf(o) && slotWaits:
+		return []string{"a suspended or waiting BackupConfig does not come back for the next slot"}
+	case (p.Wake.Kind == WakeRetry || p.Wake.Kind == WakeSlot) && !p.Wake.At.After(o.Now):
+		return []string{"woke for a time that has come already instead of acting"}
+	case !blockedOf(o) && o.Last.Running() && p.Wake.Kind != WakePoll:
+		return []string{"does not poll the backup that runs"}
 	}
+	return nil
+}
+
+// retryStartPromisesBroken: the generation's last attempt failed (n
+// attempts, at least one). Its retry is attempt n+1, no sooner than the
+// retry delay after the failed attempt finished; a scheduled or backup-now
+// backup started before it carries the n attempts, so that its own failure
+// leaves the retry owed (audit 2, F3).
+func retryStartPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
+	n := max(o.Last.Attempt, 1)
 	switch {
 	case p.Step == NewStartChange && p.Attempt != n+1:
-		broken = append(broken, fmt.Sprintf("retried as attempt %d after %d failed", p.Attempt, n))
-	case p.Step == NewStartChange && o.Now.Before(finished.Add(o.RetryDelay)):
-		broken = append(broken, "retried before the retry delay")
+		return []string{fmt.Sprintf("retried as attempt %d after %d failed", p.Attempt, n)}
+	case p.Step == NewStartChange && o.Now.Before(o.Last.Finished.Add(o.RetryDelay)):
+		return []string{"retried before the retry delay"}
 	case p.Step == NewStartSlot && p.Attempt != n:
-		broken = append(broken, "a scheduled backup started while a retry is owed does not carry the attempts (F3)")
+		return []string{"a scheduled backup started while a retry is owed does not carry the attempts (F3)"}
 	case p.Step == NewStartManual && p.Attempt != n:
-		broken = append(broken, "a backup-now backup started while a retry is owed does not carry the attempts")
-	case p.Step != NewNothing || blocked || o.InvalidSchedule || o.ManualRequested || o.SlotDue:
-	case !o.Now.Before(finished.Add(MaxFailedRetryDelay)):
-		broken = append(broken, "a retry waited more than an hour")
-	case p.Wake.Kind == WakeNone || p.Wake.At.After(finished.Add(MaxFailedRetryDelay)):
-		broken = append(broken, "the pass does not come back for the retry")
-	case p.Wake.Kind == WakeRetry && p.Wake.At.Before(finished.Add(o.RetryDelay)):
-		broken = append(broken, "the retry is planned before the retry delay")
+		return []string{"a backup-now backup started while a retry is owed does not carry the attempts"}
 	}
-	return broken
+	return nil
+}
+
+// retryWakePromisesBroken: until its retry, the pass comes back for it,
+// no later than an hour after the failed attempt finished and not before
+// the retry delay.
+func retryWakePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
+	finished := o.Last.Finished
+	switch {
+	case p.Step != NewNothing || blockedOf(o) || o.InvalidSchedule || o.ManualRequested || o.SlotDue:
+	case !o.Now.Before(finished.Add(MaxFailedRetryDelay)):
+		return []string{"a retry waited more than an hour"}
+	case p.Wake.Kind == WakeNone || p.Wake.At.After(finished.Add(MaxFailedRetryDelay)):
+		return []string{"the pass does not come back for the retry"}
+	case p.Wake.Kind == WakeRetry && p.Wake.At.Before(finished.Add(o.RetryDelay)):
+		return []string{"the retry is planned before the retry delay"}
+	}
+	return nil
 }
 
 func TestPlanNewBackupKeepsItsPromises(t *testing.T) {
@@ -346,7 +388,7 @@ type newBackupModel struct {
 	runningGen   int64
 	runningUntil time.Time
 	// succeeded is the generations with a SUCCEEDED backup; skipped the
-	// slots skipped while no backup could be taken.
+	// slots that came while no backup could be taken.
 	succeeded map[int64]bool
 	skipped   map[time.Time]bool
 	history   []string
@@ -397,12 +439,17 @@ func (m *newBackupModel) finish() {
 
 // pass runs the pass loop once, applying each step to the model.
 func (m *newBackupModel) pass() error {
-	slotDue := !m.now.Before(m.slot)
-	o := NewBackupObservation{Now: m.now, Suspended: m.suspended, OnChange: true, Slot: m.slot, SlotDue: slotDue,
-		AppExists: !m.appMissing, AppUID: planApp, AppGeneration: m.gen, ObservedUID: planApp,
-		ObservedGeneration: m.observed, Last: m.last, ManualRequested: m.manual, RetryDelay: planRetryDelay}
+	o := NewBackupObservation{Now: m.now, Suspended: m.suspended, OnChange: true, Slot: m.slot,
+		SlotDue: !m.now.Before(m.slot), AppExists: !m.appMissing, AppUID: planApp, AppGeneration: m.gen,
+		ObservedUID: planApp, ObservedGeneration: m.observed, Last: m.last, ManualRequested: m.manual,
+		RetryDelay: planRetryDelay}
 	if m.observed == 0 {
 		o.ObservedUID = ""
+	}
+	if o.SlotDue && (m.suspended || m.appMissing) {
+		// The judge's record: this slot came while no backup could be
+		// taken, and must never be backed up later.
+		m.skipped[m.slot] = true
 	}
 	var plan NewBackupPlan
 	for range 6 {
@@ -410,55 +457,68 @@ func (m *newBackupModel) pass() error {
 		if plan.Step == NewNothing {
 			break
 		}
-		start := func(trigger Trigger, attempt int32) {
-			if m.running > 0 {
-				m.running++
-				return
-			}
-			m.last = &Backup{Trigger: trigger, Phase: PhaseRunning, Attempt: attempt, Started: m.now}
-			m.running, m.runningGen, m.runningUntil = 1, m.gen, m.now.Add(90*time.Second)
-			o.Last = m.last
-		}
-		nextSlot := func() {
-			for !m.slot.After(m.now) {
-				m.slot = m.slot.Add(10 * time.Minute)
-			}
-			o.Slot, o.SlotDue = m.slot, false
-		}
-		switch plan.Step {
-		case NewSkipSlot:
-			m.skipped[m.slot] = true
-			nextSlot()
-		case NewList:
-			o.Listed = true
-		case NewStartManual:
-			m.manual, o.ManualRequested = false, false
-			start(TriggerManual, plan.Attempt)
-		case NewStartSlot:
-			if m.skipped[m.slot] {
-				return fmt.Errorf("started the slot of %s, which was skipped while no backup could be taken", m.slot)
-			}
-			start(TriggerSchedule, plan.Attempt)
-			nextSlot()
-		case NewStartChange:
-			start(TriggerChange, plan.Attempt)
-			m.observed = m.gen
-			o.ObservedUID, o.ObservedGeneration = planApp, m.gen
-		}
-		if m.running > 1 {
-			return fmt.Errorf("%d backups RUNNING", m.running)
+		if err := m.apply(&o, plan); err != nil {
+			return err
 		}
 	}
 	if plan.Step != NewNothing {
 		return fmt.Errorf("the pass did not end: %+v", plan)
 	}
+	return m.judge(plan)
+}
+
+// apply takes one step in the model and folds its answer into o.
+func (m *newBackupModel) apply(o *NewBackupObservation, plan NewBackupPlan) error {
+	start := func(trigger Trigger, attempt int32) {
+		if m.running > 0 {
+			m.running++
+			return
+		}
+		m.last = &Backup{Trigger: trigger, Phase: PhaseRunning, Attempt: attempt, Started: m.now}
+		m.running, m.runningGen, m.runningUntil = 1, m.gen, m.now.Add(90*time.Second)
+		o.Last = m.last
+	}
+	nextSlot := func() {
+		for !m.slot.After(m.now) {
+			m.slot = m.slot.Add(10 * time.Minute)
+		}
+		o.Slot, o.SlotDue = m.slot, false
+	}
+	switch plan.Step {
+	case NewSkipSlot:
+		nextSlot()
+	case NewList:
+		o.Listed = true
+	case NewStartManual:
+		m.manual, o.ManualRequested = false, false
+		start(TriggerManual, plan.Attempt)
+	case NewStartSlot:
+		if m.skipped[m.slot] {
+			return fmt.Errorf("started the slot of %s, which came while no backup could be taken", m.slot)
+		}
+		start(TriggerSchedule, plan.Attempt)
+		nextSlot()
+	case NewStartChange:
+		start(TriggerChange, plan.Attempt)
+		m.observed = m.gen
+		o.ObservedUID, o.ObservedGeneration = planApp, m.gen
+	}
+	if m.running > 1 {
+		return fmt.Errorf("%d backups RUNNING", m.running)
+	}
+	return nil
+}
+
+// judge checks, once a pass ended with backups allowed and none running,
+// that the generation is backed up or waits for a retry the pass comes
+// back for (or a slot that comes first and carries its attempts).
+func (m *newBackupModel) judge(plan NewBackupPlan) error {
 	if m.suspended || m.appMissing || m.running > 0 || failedChangeAttempt(m.last) && plan.Wake.Kind != WakeNone {
-		// A failed change waits for its retry, or for a slot that comes
-		// first and carries its attempts.
 		return nil
 	}
 	if !m.succeeded[m.gen] && (m.observed != m.gen || m.last == nil || m.last.Phase != PhaseSucceeded) {
-		return fmt.Errorf("generation %d has no SUCCEEDED backup, none runs and no retry is planned (%+v; observed %d, last %+v, now %s)", m.gen, plan, m.observed, m.last, m.now)
+		return fmt.Errorf("generation %d has no SUCCEEDED backup, none runs and no retry is planned "+
+			"(%+v; observed %d, last %+v, now %s)", m.gen, plan, m.observed, m.last, m.now)
 	}
 	return nil
 }
