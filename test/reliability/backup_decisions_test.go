@@ -18,6 +18,7 @@ package reliability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -94,7 +95,7 @@ const (
 // catch audit 2's F3; the package's phase, property and sequence tests do
 // (internal/reconcile/backupconfig).
 func TestBackupDecisions(t *testing.T) {
-	staleLists, bcDeleted, bcDeletedTearing, bcEditedTearing := 0, 0, 0, 0
+	staleLists, bcDeleted, bcDeletedTearing, bcEditedTearing, bcFirst := 0, 0, 0, 0, 0
 	for seed := range scale(1, 3) {
 		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
 			s := newScenario(t)
@@ -158,14 +159,15 @@ func TestBackupDecisions(t *testing.T) {
 			bcDeleted += d.bcDeleted
 			bcDeletedTearing += d.bcDeletedTearing
 			bcEditedTearing += d.bcEditedTearing
+			bcFirst += d.bcFirst
 			finals, waysOut, early, watchEnded := releases.Results()
 			t.Logf("RESULT family=9 case=seed-%d pairs=%d steps=%d covered-after=%s owed=%d two-running=%d slot-only=%d "+
 				"deleted=%d stale-injections=%d index-lists=%d stale-lists=%d stale-specs=%d finals-checked=%d ways-out=%d early-releases=%d "+
-				"bc-deleted=%d bc-deleted-while-deleting=%d bc-edited-while-deleting=%d delete-gone=%d retain-gone=%d retained-backups=%d "+
+				"bc-deleted=%d bc-deleted-while-deleting=%d bc-edited-while-deleting=%d bc-first=%d delete-gone=%d retain-gone=%d retained-backups=%d "+
 				"final-backups=%d deletion-problems=%d clean=%v",
 				seed, decisionPairs, decisionSteps, coveredAfter, len(owed), twice, len(slotOnly),
 				len(d.deleted), d.injections, lists, stale, staleSpecs, finals, waysOut, len(early),
-				d.bcDeleted, d.bcDeletedTearing, d.bcEditedTearing, gone.deleteGone, gone.retainGone, gone.retainedBackups,
+				d.bcDeleted, d.bcDeletedTearing, d.bcEditedTearing, d.bcFirst, gone.deleteGone, gone.retainGone, gone.retainedBackups,
 				gone.finals, len(gone.problems), r.Clean())
 			t.Logf("steps: %s", strings.Join(steps, "; "))
 			if len(owedAtHeal) > 0 {
@@ -194,7 +196,7 @@ func TestBackupDecisions(t *testing.T) {
 	if staleLists == 0 && !t.Failed() {
 		t.Errorf("no index list was served stale over the family: it proves nothing about stale lists")
 	}
-	requireEachDeletionKind(t, bcDeleted, bcDeletedTearing, bcEditedTearing)
+	requireEachDeletionKind(t, bcDeleted, bcDeletedTearing, bcEditedTearing, bcFirst)
 }
 
 // reportAll fails t with each problem, after prefix.
@@ -208,12 +210,12 @@ func reportAll(t *testing.T, prefix string, problems []string) {
 // requireEachDeletionKind fails a family that took one kind of
 // BackupConfig deletion or edit never: it proves nothing about it. A seed
 // that failed early says so itself.
-func requireEachDeletionKind(t *testing.T, deleted, deletedTearing, editedTearing int) {
+func requireEachDeletionKind(t *testing.T, deleted, deletedTearing, editedTearing, first int) {
 	t.Helper()
-	if (deleted == 0 || deletedTearing == 0 || editedTearing == 0) && !t.Failed() {
+	if (deleted == 0 || deletedTearing == 0 || editedTearing == 0 || first == 0) && !t.Failed() {
 		t.Errorf("over the family: %d BackupConfigs deleted with their MyApp live, %d while it was being deleted, "+
-			"%d edited while it was being deleted: each must happen at least once, or the family proves nothing about it",
-			deleted, deletedTearing, editedTearing)
+			"%d edited while it was being deleted, %d deleted just before their MyApp: each must happen at least once, "+
+			"or the family proves nothing about it", deleted, deletedTearing, editedTearing, first)
 	}
 }
 
@@ -234,8 +236,10 @@ type decisions struct {
 	deletions *deletionCheck
 	// bcDeleted counts BackupConfigs deleted while their MyApp lived;
 	// bcDeletedTearing those deleted, and bcEditedTearing those edited,
-	// while their MyApp was being deleted. nextBC numbers new ones.
-	bcDeleted, bcDeletedTearing, bcEditedTearing, nextBC int
+	// while their MyApp was being deleted; bcFirst the pairs deleted
+	// BackupConfig first, as kubectl delete -f does. nextBC numbers new
+	// ones.
+	bcDeleted, bcDeletedTearing, bcEditedTearing, bcFirst, nextBC int
 }
 
 // step takes one random step and names it. left counts the steps left,
@@ -254,10 +258,13 @@ func (d *decisions) step(left int) string {
 	if d.bcEditedTearing == 0 {
 		missing = append(missing, func() string { return d.tearDown(false) })
 	}
+	if d.bcFirst == 0 {
+		missing = append(missing, d.deleteBackupConfigFirst)
+	}
 	if len(missing) > 0 && len(missing) >= left {
 		return missing[0]()
 	}
-	switch k := d.rng.IntN(16); {
+	switch k := d.rng.IntN(17); {
 	case k < 3:
 		app := d.liveApp("")
 		d.edit(app)
@@ -283,6 +290,8 @@ func (d *decisions) step(left int) string {
 		return d.deleteBackupConfig()
 	case k < 15:
 		return d.tearDown(true)
+	case k < 16:
+		return d.deleteBackupConfigFirst()
 	default:
 		return d.tearDown(false)
 	}
@@ -519,5 +528,88 @@ func watchRunning(ctx context.Context, sim *simulator.Server) func() int {
 	return func() int {
 		stop()
 		return twice
+	}
+}
+
+// bcFirstPairs is how many MyApp and BackupConfig pairs
+// TestDeletingTheBackupConfigFirstKeepsTheFinalBackup deletes.
+const bcFirstPairs = 20
+
+// TestDeletingTheBackupConfigFirstKeepsTheFinalBackup is the third
+// audit's T1, as a user meets it: each of bcFirstPairs MyApps has a
+// BackupConfig (Retain, final backup on), and each pair is deleted the way
+// `kubectl delete -f` deletes a file that lists the BackupConfig first, or
+// an Argo CD or Flux prune deletes both: a DELETE of the BackupConfig, then
+// one of the MyApp, 0 to 30 ms later. Every MyApp must go with a SUCCEEDED
+// final backup (or, had the service failed, a FinalBackupAbandoned
+// warning), never released silently; and everything must be gone.
+func TestDeletingTheBackupConfigFirstKeepsTheFinalBackup(t *testing.T) {
+	s := newScenario(t)
+	s.startManager(newCrashGate(0))
+	rng := rand.New(rand.NewPCG(31, 1))
+	apps := make([]*appsv1alpha1.MyApp, 0, bcFirstPairs)
+	bcs := make([]*backupv1alpha1.BackupConfig, 0, bcFirstPairs)
+	for i := range bcFirstPairs {
+		app := s.newMyApp(fmt.Sprintf("app-%02d", i))
+		s.create(app)
+		bc := s.newBackupConfig(app.Name, app.Name, backupv1alpha1.DeletionPolicyRetain)
+		s.create(bc)
+		apps = append(apps, app)
+		bcs = append(bcs, bc)
+	}
+	for i := range apps {
+		s.waitFor("BackupConfig "+bcs[i].Name+" backs up and holds its MyApp", func(ctx context.Context) error {
+			if err := backedUp(bcs[i], apps[i])(ctx); err != nil {
+				return err
+			}
+			if !slices.Contains(apps[i].Finalizers, backupv1alpha1.FinalBackupFinalizer) {
+				return fmt.Errorf("MyApp %s is not held yet", apps[i].Name)
+			}
+			return nil
+		})
+	}
+	if t.Failed() {
+		return
+	}
+
+	started := time.Now()
+	for i := range apps {
+		s.remove(bcs[i])
+		time.Sleep(time.Duration(rng.IntN(31)) * time.Millisecond)
+		s.remove(apps[i])
+	}
+	for i := range apps {
+		s.waitFor("MyApp "+apps[i].Name+" and its BackupConfig gone", func(ctx context.Context) error {
+			return errors.Join(gone(apps[i])(ctx), gone(bcs[i])(ctx))
+		})
+	}
+	took := time.Since(started).Round(100 * time.Millisecond)
+
+	backups := s.sim.Backups()
+	kept, gaveUpCount := 0, 0
+	var lost []string
+	for i, app := range apps {
+		switch {
+		case slices.ContainsFunc(backups, func(b simulator.Backup) bool {
+			return b.Owner == backupOwner(bcs[i]) && b.Phase == simulator.PhaseSucceeded &&
+				b.Labels["backup.myapp.dev/myapp-uid"] == string(app.UID) &&
+				b.Labels["backup.myapp.dev/trigger"] == string(backupv1alpha1.TriggerAppDeletion)
+		}):
+			kept++
+		case gaveUp(bcs[i]):
+			gaveUpCount++
+		default:
+			lost = append(lost, app.Name)
+		}
+	}
+	r := s.oracle.settle(t)
+	t.Logf("RESULT family=9 case=backupconfig-first pairs=%d kept=%d gave-up=%d lost=%d gone-in=%s clean=%v",
+		bcFirstPairs, kept, gaveUpCount, len(lost), took, r.Clean())
+	if kept != bcFirstPairs {
+		t.Errorf("%d of %d MyApps deleted right after their BackupConfig kept a SUCCEEDED final backup; "+
+			"given up with a warning: %d; released silently: %v", kept, bcFirstPairs, gaveUpCount, lost)
+	}
+	if !r.Clean() {
+		t.Errorf("the oracle: %s", r)
 	}
 }

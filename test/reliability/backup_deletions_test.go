@@ -405,3 +405,68 @@ func (d *decisions) wantingFinal(target *appsv1alpha1.MyApp) []*backupv1alpha1.B
 	}
 	return wanting
 }
+
+// deleteBackupConfigFirst deletes a MyApp held for its final backup and its
+// BackupConfig the way kubectl delete -f deletes a file that lists the
+// BackupConfig first, or a GitOps prune deletes both: the BackupConfig,
+// then the MyApp 0 to 30 ms later (audit 3, T1). The BackupConfig is
+// pointed at a live MyApp with the final backup on if it is not already,
+// with Delete half the time (a way out: its backups go with it), and it
+// counts among those that want the MyApp's final backup: being deleted
+// with its MyApp is no way out. A new MyApp takes the MyApp's place and,
+// 0.5 to 1.5 s later, a new BackupConfig the BackupConfig's.
+func (d *decisions) deleteBackupConfigFirst() string {
+	s := d.s
+	bcs := d.changeable()
+	if len(bcs) == 0 {
+		return "delete-bc-first: no BackupConfig to use"
+	}
+	bc := bcs[d.rng.IntN(len(bcs))]
+	step := ""
+	target := d.appNamed(bc.Spec.AppRef.Name)
+	if d.deleted[target.Name] || !bc.Spec.BackupBeforeAppDeletion {
+		target = d.liveApp("")
+		tag := d.maybeStale()
+		update(s, bc, func(b *backupv1alpha1.BackupConfig) {
+			b.Spec.AppRef.Name = target.Name
+			b.Spec.BackupBeforeAppDeletion = true
+		})
+		step = fmt.Sprintf("hold %s by %s%s, ", target.Name, bc.Name, tag)
+	}
+	if bc.Spec.DeletionPolicy != backupv1alpha1.DeletionPolicyDelete && d.rng.IntN(2) == 0 {
+		update(s, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.DeletionPolicy = backupv1alpha1.DeletionPolicyDelete })
+		step += "policy Delete, "
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(tick) {
+		current := &appsv1alpha1.MyApp{}
+		if err := k8sClient.Get(s.t.Context(), client.ObjectKeyFromObject(target), current); err == nil &&
+			slices.Contains(current.Finalizers, backupv1alpha1.FinalBackupFinalizer) {
+			break
+		}
+		if time.Now().After(deadline) {
+			step += "not held yet, "
+			break
+		}
+	}
+	// Counted before either deletion: the BackupConfig deleted first wants
+	// the final backup as much as one deleted after its MyApp.
+	wanting := d.wantingFinal(target)
+	d.releases.expect(target.UID, wanting)
+	d.deletions.deleted(bc)
+	if bc.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete {
+		d.releases.tookOut(bc.UID, time.Now())
+	}
+	s.remove(bc)
+	time.Sleep(time.Duration(d.rng.IntN(31)) * time.Millisecond)
+	s.remove(target)
+	d.deleted[target.Name] = true
+	d.forget(bc)
+	d.bcFirst++
+	app := s.newMyApp(fmt.Sprintf("app-%d", len(d.apps)))
+	s.create(app)
+	d.apps = append(d.apps, app)
+	time.Sleep(time.Duration(500+d.rng.IntN(1000)) * time.Millisecond)
+	next := d.newBackupConfig(app.Name)
+	return fmt.Sprintf("%sdelete BackupConfig %s (%s) then MyApp %s (wanted by %d), create %s, %s (%s) for it", step,
+		bc.Name, bc.Spec.DeletionPolicy, target.Name, len(wanting), app.Name, next.Name, next.Spec.DeletionPolicy)
+}

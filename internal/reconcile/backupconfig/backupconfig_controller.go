@@ -89,6 +89,13 @@ const (
 	// DefaultCleanupGrace is how long after a deletion began the backup
 	// service must list no backups of the BackupConfig before it goes.
 	DefaultCleanupGrace = 10 * time.Second
+	// DefaultAppDeletionGrace is how long a BackupConfig being deleted
+	// holds its MyApp, whose deletion has not begun, for that deletion to
+	// follow: kubectl delete -f of a file that lists the BackupConfig
+	// first, and Argo CD and Flux prunes, delete the two milliseconds
+	// apart, and the MyApp then gets its final backup. A BackupConfig
+	// deleted alone releases its MyApp after it.
+	DefaultAppDeletionGrace = 5 * time.Second
 	// DefaultBackupTimeout is how long a backup may run before the
 	// controller gives up on it. Backups take from seconds to hours; one
 	// still RUNNING after this long is taken for a job the service wedged.
@@ -118,9 +125,6 @@ const (
 	// missingBackupPolls is how many polls in a row must find a backup
 	// missing, over at least backupVisibilityGrace, before it counts as gone.
 	missingBackupPolls = 3
-	// maxFailedBackupRetryDelay caps the backoff between retries of a failed
-	// on-change backup.
-	maxFailedBackupRetryDelay = time.Hour
 	// cacheLagRetryDelay is how soon a pass that met a cache behind this
 	// controller's own last write to the BackupConfig runs again. The
 	// cache usually holds the write within milliseconds, and the write's
@@ -176,6 +180,11 @@ type Reconciler struct {
 	// (a Warning event, the Ready condition) and releases the MyApp.
 	// Defaults to DefaultFinalBackupTeardownLimit.
 	FinalBackupTeardownLimit time.Duration
+	// AppDeletionGrace is how long after its deletion began a BackupConfig
+	// with backupBeforeAppDeletion and deletionPolicy Retain keeps the hold
+	// on its MyApp whose deletion has not begun, in case it follows.
+	// Defaults to DefaultAppDeletionGrace.
+	AppDeletionGrace time.Duration
 	// CleanupGrace is how long after a BackupConfig's deletion began the
 	// backup service must list none of its backups before the cleanup
 	// finalizer goes, with deletionPolicy Delete. It should cover how late
@@ -370,9 +379,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		owner:     ownerFor(bc),
 		now:       r.currentTime(),
 		readiness: readiness{appName: bc.Spec.AppRef.Name},
+		readyWas:  readyReason(bc),
 	}
 	var out pass.Outcome
 	defer func() {
+		// The events the pass noted go first, as the warnings of a trouble
+		// before the status that keeps its summary.
+		r.sendEvents(s)
 		// A pass that waits out a throttling service returns no error but
 		// did not get its work done either: only a complete one counts.
 		if err := r.patchStatus(ctx, s, out.Complete); err != nil {
@@ -390,7 +403,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	phaseCtx, cancel := context.WithTimeout(ctx, r.ReconcileTimeout)
 	defer cancel()
 	if !bc.DeletionTimestamp.IsZero() {
-		out = pass.Run(phaseCtx, s, r.reconcileDelete)
+		// The backup running when the deletion came is followed to its end
+		// first (one backup at a time), without holding the cleanup up
+		// while the service cannot say.
+		out = pass.Run(phaseCtx, s, pass.NotBlocking(r.reconcileBackupBeforeDeletion), r.reconcileDelete)
 	} else {
 		out = r.reconcileNormal(phaseCtx, s)
 	}
@@ -411,7 +427,6 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome
 		r.reconcileAppHolds,
 		r.reconcileRunningBackup,
 		r.reconcileFinalBackup,
-		r.reconcileBackupNow,
 		r.reconcileNewBackup,
 		r.reconcileRetention,
 	)
@@ -421,13 +436,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome
 // since the status was last written: Ready's reason says whether the
 // BackupConfig was suspended then.
 func (r *Reconciler) announceSuspend(s *scope) {
-	was := suspendedReason(readyReason(s.base))
+	was := suspendedReason(s.readyWas)
 	switch {
 	case s.bc.Spec.Suspend && !was:
-		r.event(s, corev1.EventTypeNormal, eventSuspended, "Suspend",
+		s.event(corev1.EventTypeNormal, eventSuspended, "Suspend",
 			"Backups are suspended: no new backup is started and schedule slots are skipped until spec.suspend is false")
 	case !s.bc.Spec.Suspend && was:
-		r.event(s, corev1.EventTypeNormal, eventResumed, "Resume",
+		s.event(corev1.EventTypeNormal, eventResumed, "Resume",
 			"Backups are resumed; schedule slots missed while suspended are not caught up")
 	}
 }
@@ -435,7 +450,9 @@ func (r *Reconciler) announceSuspend(s *scope) {
 // patchStatus writes the status the pass computed, in one patch. It sets
 // observedGeneration only after a successful pass or one that found the
 // spec stalled, so a spec the controller failed to act on never looks
-// handled.
+// handled; and never after a suspended pass, which applies no spec: then
+// observedGeneration and every condition stay at the last generation a
+// pass acted on (pass.ActedGeneration).
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) error {
 	s.readiness.deleting = !s.bc.DeletionTimestamp.IsZero()
 	s.readiness.suspended = s.bc.Spec.Suspend
@@ -444,11 +461,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) e
 		// ran for the new value handled it.
 		s.bc.Status.LastHandledReconcileAt = v
 	}
-	setReadyCondition(s.bc, s.readiness, s.now)
-	setBackupSucceededCondition(s.bc, s.now)
-	setBackupFailures(s.bc, s.readiness, s.now)
-	stalled := setProgressConditions(s.bc, s.now)
-	if complete || stalled {
+	suspendedPass := s.readiness.suspended && !s.readiness.deleting
+	acted := pass.ActedGeneration(s.bc.Generation, s.base.Status.ObservedGeneration, suspendedPass)
+	setReadyCondition(s.bc, s.readiness, acted, s.now)
+	setBackupSucceededCondition(s.bc, acted, s.now)
+	setBackupFailures(s.bc, s.readiness, r.FailedBackupRetryDelay, s.now)
+	stalled := setProgressConditions(s.bc, acted, suspendedPass, s.now)
+	if (complete || stalled) && !suspendedPass {
 		// A pass that found the spec stalled has looked at the generation
 		// and concluded too: kstatus reads Stalled as Failed only for an
 		// observed generation.

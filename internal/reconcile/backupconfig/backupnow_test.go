@@ -18,6 +18,7 @@ package backupconfig
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,4 +71,23 @@ func TestBackupNowStartsOneManualBackupPerValue(t *testing.T) {
 	g.Eventually(func(g Gomega) string {
 		return e.fetchBackupConfig(bc)(g).Status.LastHandledReconcileAt
 	}, eventually, tick).Should(Equal("1764082800"))
+}
+
+// TestABackupNowBackupDoesNotEndTheRetriesOfAFailedChange: an on-change
+// backup fails, and a backup-now backup started while the change waits for
+// its retry fails too. The change is still owed: its retry follows, and
+// the generation gets a SUCCEEDED backup without another edit.
+func TestABackupNowBackupDoesNotEndTheRetriesOfAFailedChange(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager(func(r *Reconciler) { r.FailedBackupRetryDelay = 3 * time.Second })
+	e.sim.FailBackups("disk full", 2)
+	bc := e.newBackupConfig("web", "web")
+	e.create(e.newApp("web"), bc)
+	failed := e.waitForLastBackup(bc, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerAppChange)
+
+	e.annotate(bc, backupv1alpha1.BackupNowAnnotation, "2026-11-25T15:00:00Z")
+	e.waitForBackupAfter(bc, failed, backupv1alpha1.BackupFailed, backupv1alpha1.TriggerManual)
+	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	g.Expect(current.Status.LastBackup.Attempt).To(BeNumerically(">=", 2), "the change's retry, not a new change")
 }

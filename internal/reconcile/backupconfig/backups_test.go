@@ -18,7 +18,6 @@ package backupconfig
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -48,40 +47,6 @@ func TestRecordedBackupSurvivesAStatusRoundTrip(t *testing.T) {
 		var readBack backupv1alpha1.BackupConfigStatus
 		g.Expect(json.Unmarshal(data, &readBack)).To(Succeed())
 		g.Expect(equality.Semantic.DeepEqual(readBack, s.bc.Status)).To(BeTrue(), "phase %s", b.Phase)
-	}
-}
-
-func TestExpiredFailures(t *testing.T) {
-	at := func(minute int) time.Time { return time.Date(2026, 3, 1, 3, minute, 0, 0, time.UTC) }
-	backups := func(prefix string, minutes ...int) []listedBackup {
-		out := make([]listedBackup, 0, len(minutes))
-		for _, m := range minutes {
-			out = append(out, listedBackup{id: fmt.Sprintf("%s-%d", prefix, m), started: at(m)})
-		}
-		return out
-	}
-	tests := []struct {
-		name      string
-		succeeded []listedBackup
-		failed    []listedBackup
-		keep      int
-		want      []string
-	}{
-		{name: "no failures", succeeded: backups("ok", 1), keep: 2},
-		{name: "failures before the newest success go", succeeded: backups("ok", 1, 5), failed: backups("bad", 2, 4, 6),
-			keep: 2, want: []string{"bad-2", "bad-4"}},
-		{name: "at most keep failures after it", succeeded: backups("ok", 1), failed: backups("bad", 2, 3, 4),
-			keep: 2, want: []string{"bad-2"}},
-		{name: "without a success, at most keep", failed: backups("bad", 2, 3, 4), keep: 1, want: []string{"bad-2", "bad-3"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, b := range expiredFailures(tt.succeeded, tt.failed, tt.keep) {
-				got = append(got, b.id)
-			}
-			NewWithT(t).Expect(got).To(Equal(tt.want))
-		})
 	}
 }
 

@@ -38,6 +38,7 @@ func (r *Reconciler) setDefaults() {
 	pass.SetDefault(&r.FinalBackupAttempts, DefaultFinalBackupAttempts)
 	pass.SetDefault(&r.FinalBackupTeardownLimit, DefaultFinalBackupTeardownLimit)
 	pass.SetDefault(&r.CleanupGrace, DefaultCleanupGrace)
+	pass.SetDefault(&r.AppDeletionGrace, DefaultAppDeletionGrace)
 	pass.SetDefault(&r.BackupTimeout, DefaultBackupTimeout)
 	pass.SetDefault(&r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)
 	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)

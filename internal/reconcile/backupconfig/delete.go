@@ -18,16 +18,11 @@ package backupconfig
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
@@ -43,11 +38,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		r.estimateHeldForCleanup(s)
 	}
 	// A MyApp that goes with its BackupConfig gets its final backup first,
-	// within a bound (planTeardownFinalBackup). Otherwise deleting the
-	// BackupConfig releases the MyApp at once: the documented way to release
-	// a MyApp held for a final backup that cannot succeed. That comes before
-	// the backups, which may wait for the backup service.
-	if result, done, err := r.teardownFinalBackup(ctx, s); err != nil || !done {
+	// within a bound (backupplan.PlanFinalBackup), decided from the MyApp as
+	// the API server shows it, with a grace for a MyApp whose deletion
+	// comes right after this one's (kubectl delete -f, a GitOps prune).
+	// Otherwise deleting the BackupConfig releases the MyApp: the documented
+	// way to release a MyApp held for a final backup that cannot succeed.
+	// That comes before the backups, which may wait for the backup service.
+	if result, done, err := r.runFinalBackup(ctx, s); err != nil || !done {
 		return result, err
 	}
 	if _, err := r.reconcileAppHolds(ctx, s); err != nil {
@@ -59,7 +56,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 			return result, err
 		}
 	} else {
-		r.event(s, corev1.EventTypeNormal, eventBackupsRetained, actionDeleteBackups,
+		s.event(corev1.EventTypeNormal, eventBackupsRetained, actionDeleteBackups,
 			"Kept this BackupConfig's backups in the backup service (owner %s) because spec.deletionPolicy is Retain; "+
 				"delete them there when they are no longer needed", s.owner)
 	}
@@ -124,7 +121,7 @@ func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	r.countHeldForCleanup(s, 0)
 	if deleted > 0 {
-		r.event(s, corev1.EventTypeNormal, eventBackupsDeleted, actionDeleteBackups,
+		s.event(corev1.EventTypeNormal, eventBackupsDeleted, actionDeleteBackups,
 			"Deleted %d backups from the backup service because spec.deletionPolicy is Delete", deleted)
 	}
 	return ctrl.Result{}, nil
@@ -153,54 +150,4 @@ func (r *Reconciler) estimateHeldForCleanup(s *scope) {
 func (r *Reconciler) countHeldForCleanup(s *scope, held int) {
 	backupsHeldForCleanup.WithLabelValues(s.key.Namespace, s.key.Name).Set(float64(held))
 	r.memory.markCleanupCounted(s.key)
-}
-
-// teardownFinalBackup observes and applies the final backup of a MyApp
-// deleted together with this BackupConfig. done says the BackupConfig may
-// go on letting go: no final backup is owed, it succeeded, or it was given
-// up and the status said so.
-func (r *Reconciler) teardownFinalBackup(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
-	bc := s.bc
-	if !bc.Spec.BackupBeforeAppDeletion || bc.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete {
-		return ctrl.Result{}, true, nil
-	}
-	app := &appsv1alpha1.MyApp{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: bc.Namespace, Name: bc.Spec.AppRef.Name}, app)
-	switch {
-	case apierrors.IsNotFound(err):
-		return ctrl.Result{}, true, nil
-	case err != nil:
-		return ctrl.Result{}, false, fmt.Errorf("reading MyApp %s: %w", bc.Spec.AppRef.Name, err)
-	}
-	s.app = app
-	if !controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) {
-		return ctrl.Result{}, true, nil
-	}
-	if app.DeletionTimestamp.IsZero() {
-		ns := &corev1.Namespace{}
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Name: bc.Namespace}, ns); client.IgnoreNotFound(err) != nil {
-			return ctrl.Result{}, false, fmt.Errorf("reading namespace %s: %w", bc.Namespace, err)
-		}
-		s.namespaceTerminating = !ns.DeletionTimestamp.IsZero()
-	}
-	o := r.observeFinal(s)
-	p := planFinalBackup(o)
-	var polled ctrl.Result
-	if p.action == finalWaitOther {
-		// The backup running when the deletion came is followed to its end
-		// first: one backup at a time.
-		s.readiness.finalBackupPending = true
-		result, err := r.reconcileRunningBackup(ctx, s)
-		if err != nil {
-			return result, false, err
-		}
-		polled = result
-		o = r.observeFinal(s)
-		p = planFinalBackup(o)
-	}
-	result, done, err := r.applyFinal(ctx, s, o, p)
-	if !done && err == nil {
-		result = pass.Soonest(result, polled)
-	}
-	return result, done, err
 }

@@ -24,18 +24,19 @@ limitations under the License.
 // deletion) is told once, in docs/spec/backupconfig.md.
 //
 // Files follow the pass and call downward only: backupconfig_controller.go
-// (setup, Reconcile, the phase list) runs the phases in backups.go,
-// retention.go, final_backup.go, delete.go, schedule.go and holds.go; they
-// call the helpers in service.go (the backup service, backup identity and
-// keys), status.go (conditions and events), scope.go (the per-pass scope) and
-// defaults.go. The decisions of new backups, final backups, retention and
-// the final-backup holds on MyApps are pure plans over an observation
-// (backup_plan.go: planNewBackup, planDue; final_plan.go: planFinalBackup;
-// retention_plan.go: planRetention; hold_plan.go: planAddHold, planHold,
-// planUnwantedRelease), which backups.go, final_backup.go, delete.go,
-// retention.go and holds.go observe for and apply; the plans call nothing
-// and read no clock, and plan_properties_test.go and hold_plan_test.go
-// check their promises over every observation of a bounded space. How a
-// pass runs its phases and reads what they return is shared with the MyApp
-// controller, in internal/reconcile/pass.
+// (setup, Reconcile, the phase list, the status write) runs the phases in
+// schedule.go, holds.go, backups.go (the running backup's poll, and new
+// backups), final_backup.go, retention.go and delete.go. Each phase is one
+// loop: it observes, asks its planner in backupplan (a pure package: no
+// client, no service, no clock) for the next step and what it must read
+// first, asks the backup service in service.go (the one place that starts
+// a backup, whatever the trigger, and the idempotency keys and labels),
+// and folds the answer into status in record.go (the one place that turns
+// the service's answers into status, with the events they note), then
+// plans again. status.go derives the conditions from what the pass
+// learned (with the status rules both kinds share, in
+// internal/reconcile/pass) and sends the events the pass noted; scope.go
+// is the per-pass scope, defaults.go the tunables. The planners' promises
+// are checked in backupplan's tests over every observation of a bounded
+// space and over seeded worlds, without a control plane (make test-unit).
 package backupconfig

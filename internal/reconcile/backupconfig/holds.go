@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,6 +35,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig/backupplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -61,7 +63,7 @@ func (r *Reconciler) reconcileApp(ctx context.Context, s *scope) (ctrl.Result, e
 	// brings this BackupConfig back once the cache holds it. Any other
 	// version forgets the write.
 	behind := r.holds.Behind(app)
-	if !planAddHold(s.bc.Spec.BackupBeforeAppDeletion, !app.DeletionTimestamp.IsZero(),
+	if !backupplan.PlanAddHold(s.bc.Spec.BackupBeforeAppDeletion, !app.DeletionTimestamp.IsZero(),
 		controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer), behind) {
 		return ctrl.Result{}, nil
 	}
@@ -103,6 +105,17 @@ func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Resu
 	if err := reader.List(ctx, &apps, client.InNamespace(s.bc.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing MyApps: %w", err)
 	}
+	if !s.bc.DeletionTimestamp.IsZero() && s.app != nil {
+		// The final-backup plan decided on the MyApp as this pass read it
+		// from the API server: its release is guarded by that version, so
+		// a MyApp whose deletion began since refuses it (a conflict, and the
+		// next pass takes its final backup) rather than go without one.
+		for i := range apps.Items {
+			if apps.Items[i].UID == s.app.UID {
+				apps.Items[i] = *s.app
+			}
+		}
+	}
 	ownName := s.bc.Spec.AppRef.Name
 	sort.SliceStable(apps.Items, func(i, j int) bool {
 		return apps.Items[i].Name == ownName && apps.Items[j].Name != ownName
@@ -137,6 +150,27 @@ func (r *Reconciler) reconcileAppHolds(ctx context.Context, s *scope) (ctrl.Resu
 	return ctrl.Result{}, errors.Join(errs...)
 }
 
+// releaseOwnHold ends this BackupConfig's part in its MyApp's deletion:
+// the MyApp goes once no other BackupConfig needs it. While one still
+// does, the BackupConfig looks again after the poll interval, because the
+// other's progress sends it no event.
+func (r *Reconciler) releaseOwnHold(ctx context.Context, s *scope) (ctrl.Result, error) {
+	app := s.app
+	if !controllerutil.ContainsFinalizer(app, backupv1alpha1.FinalBackupFinalizer) || r.holds.Behind(app) {
+		return ctrl.Result{}, nil
+	}
+	if err := r.releaseAppIfUnwanted(ctx, s, app); external.KindOf(err) != "" {
+		// A wait the service asked for ends the pass (pass.Wait).
+		return r.serviceError(ctx, s, "checking the final backups of MyApp "+app.Name, err)
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	if controllerutil.ContainsFinalizer(s.app, backupv1alpha1.FinalBackupFinalizer) {
+		return pass.RequeueAfter(r.BackupPollInterval), nil
+	}
+	return ctrl.Result{}, nil
+}
+
 // releaseAppIfUnwanted removes the final-backup finalizer from app when no
 // BackupConfig needs it any more.
 func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) error {
@@ -151,7 +185,7 @@ func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *ap
 	}); client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	r.eventFor(s.bc, app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
+	s.eventFor(app, corev1.EventTypeNormal, eventMyAppReleased, actionReleaseMyApp,
 		"Removed finalizer %s from MyApp %s: no BackupConfig needs a final backup of it any more",
 		backupv1alpha1.FinalBackupFinalizer, app.Name)
 	if s.app != nil && s.app.UID == app.UID {
@@ -161,17 +195,18 @@ func (r *Reconciler) releaseAppIfUnwanted(ctx context.Context, s *scope, app *ap
 }
 
 // appHoldWanted reports whether some BackupConfig still needs the final-backup
-// finalizer on app: one that is not being deleted, has the option on and
-// references app, and, when the app is being deleted, has no successful final
-// backup of it yet. Only that last question goes to the backup service, and
-// only for a holder whose status does not answer it already, so a hold no
-// BackupConfig wants is released without the service.
+// finalizer on app, as backupplan.PlanHold decides: it plans from the
+// cache, and reads what the plan needs before it decides again. Only one
+// question goes to the backup service, whether this BackupConfig's own
+// final backup SUCCEEDED, and only when its status does not answer it
+// already, so a hold no BackupConfig wants is released without the
+// service.
 //
-// The cache answers first. A release cannot be taken back once the MyApp's
-// deletion began, and the BackupConfig cache may lag behind the MyApp cache
-// (another BackupConfig just turned the option on and put the hold there,
-// or this one's appRef moved to the MyApp), so a "not wanted" is confirmed
-// with the API server, this BackupConfig included, before it counts.
+// A release cannot be taken back once the MyApp's deletion began, and the
+// BackupConfig cache may lag behind the MyApp cache (another BackupConfig
+// just turned the option on and put the hold there, or this one's appRef
+// moved to the MyApp), so a "not wanted" is confirmed with the API server,
+// this BackupConfig included, before it counts.
 func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alpha1.MyApp) (bool, error) {
 	var list backupv1alpha1.BackupConfigList
 	err := r.Client.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingFields{AppRefIndexKey: app.Name})
@@ -180,81 +215,100 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 	}
 	// The cache may not show this BackupConfig's latest spec yet, so the one
 	// in hand stands in for it, whether the cache lists it or not.
-	holders := []*backupv1alpha1.BackupConfig{s.bc}
+	o := backupplan.HoldObservation{App: app.Name, AppDeleting: !app.DeletionTimestamp.IsZero(),
+		Holders: []backupplan.HolderView{viewOf(s, s.bc, app)}}
 	for i := range list.Items {
 		if list.Items[i].UID != s.bc.UID {
-			holders = append(holders, &list.Items[i])
+			o.Holders = append(o.Holders, viewOf(s, &list.Items[i], app))
 		}
 	}
-	o := holdObservation{app: app.Name, appDeleting: !app.DeletionTimestamp.IsZero(), keepOwnHold: s.keepOwnHold,
-		holders: make([]holderView, 0, len(holders))}
-	for _, holder := range holders {
-		o.holders = append(o.holders, viewOf(s, holder, app))
-	}
-	plan := planHold(o)
-	if plan.keep {
-		return true, nil
-	}
-	for _, holder := range holders {
-		if !slices.Contains(plan.askService, holder.UID) {
-			continue
+	p := backupplan.PlanHold(o)
+	// Two reads at most: this BackupConfig's own answer, and the
+	// confirmation.
+	for range 2 {
+		if p.Need == backupplan.HoldNeedNothing {
+			break
 		}
+		if err := r.readForHold(ctx, s, app, &o, p.Need); err != nil {
+			return true, err
+		}
+		p = backupplan.PlanHold(o)
+	}
+	return !p.Release, nil
+}
+
+// readForHold reads what a hold plan needs: the service's answer on this
+// BackupConfig's own final backup, or the namespace's BackupConfigs from
+// the API server.
+func (r *Reconciler) readForHold(ctx context.Context, s *scope, app *appsv1alpha1.MyApp, o *backupplan.HoldObservation,
+	need backupplan.HoldNeed) error {
+	if need == backupplan.HoldNeedOwnAnswer {
 		if s.holdCheckErr != nil {
 			// The service failed for this pass already: the hold stays, the
 			// safe side, and the failure stands for this MyApp too.
-			return true, s.holdCheckErr
+			return s.holdCheckErr
 		}
-		attempts, err := r.listFinalAttempts(ctx, s, ownerFor(holder), app.UID)
+		attempts, err := r.listFinalAttempts(ctx, s, s.owner, app.UID)
 		if external.IsRetryable(err) || external.KindOf(err) == external.KindUnauthorized {
 			s.holdCheckErr = err
 		}
 		if err != nil {
-			return true, err
+			return err
 		}
-		if attempts.succeeded == nil {
-			return true, nil
-		}
+		o.OwnAsked, o.OwnSucceeded = true, attempts.succeeded != nil
+		return nil
 	}
-
 	var live backupv1alpha1.BackupConfigList
 	if err := r.APIReader.List(ctx, &live, client.InNamespace(app.Namespace)); err != nil {
-		return true, fmt.Errorf("listing the BackupConfigs of MyApp %s: %w", app.Name, err)
+		return fmt.Errorf("listing the BackupConfigs of MyApp %s: %w", app.Name, err)
 	}
+	// This BackupConfig is confirmed too: the copy in hand comes from the
+	// cache, and one from before an appRef change would release the MyApp
+	// it references now.
+	o.Confirmed = true
 	for i := range live.Items {
-		holder := &live.Items[i]
-		// This BackupConfig is confirmed too: the copy in hand comes from
-		// the cache, and one from before an appRef change would release
-		// the MyApp it references now.
-		if !plan.asked[holder.UID] && wantsHold(viewOf(s, holder, app), app.Name) {
-			// That BackupConfig, or this one's next pass on its current
-			// spec, decides.
-			return true, nil
-		}
+		o.Live = append(o.Live, viewOf(s, &live.Items[i], app))
 	}
-	return false, nil
+	return nil
+}
+
+func readyReason(bc *backupv1alpha1.BackupConfig) string {
+	if c := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// finalBackupRecorded reports whether status records a SUCCEEDED final backup
+// of app. The backup service reported it so, and an eventually consistent
+// listing that does not show it yet must not hold the MyApp again.
+func finalBackupRecorded(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
+	last := status.LastBackup
+	return last != nil && last.Trigger == backupv1alpha1.TriggerAppDeletion &&
+		last.Phase == backupv1alpha1.BackupSucceeded && status.ObservedAppUID == app.UID
 }
 
 // viewOf is what the hold plans know of holder, a BackupConfig the cache
 // or the API server listed; s is this pass, nil for the safety net, which
 // has no BackupConfig of its own. This pass's own status is taken as
 // fetched (s.base), before the pass changed it.
-func viewOf(s *scope, holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) holderView {
+func viewOf(s *scope, holder *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) backupplan.HolderView {
 	self := s != nil && holder.UID == s.bc.UID
 	status := holder
 	if self {
 		status = s.base
 	}
-	return holderView{
-		uid:              holder.UID,
-		self:             self,
-		optIn:            holder.Spec.BackupBeforeAppDeletion,
-		appRef:           holder.Spec.AppRef.Name,
-		deleting:         !holder.DeletionTimestamp.IsZero(),
-		deletePolicy:     holder.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete,
-		cleanupFinalizer: controllerutil.ContainsFinalizer(holder, backupv1alpha1.BackupCleanupFinalizer),
-		suspended:        holder.Spec.Suspend,
-		gaveUp:           readyReason(status) == backupv1alpha1.FinalBackupAbandonedReason,
-		finalRecorded:    finalBackupRecorded(holder.Status, app),
+	return backupplan.HolderView{
+		UID:              string(holder.UID),
+		Self:             self,
+		OptIn:            holder.Spec.BackupBeforeAppDeletion,
+		AppRef:           holder.Spec.AppRef.Name,
+		Deleting:         !holder.DeletionTimestamp.IsZero(),
+		DeletePolicy:     holder.Spec.DeletionPolicy == backupv1alpha1.DeletionPolicyDelete,
+		CleanupFinalizer: controllerutil.ContainsFinalizer(holder, backupv1alpha1.BackupCleanupFinalizer),
+		Suspended:        holder.Spec.Suspend,
+		GaveUp:           readyReason(status) == backupv1alpha1.FinalBackupAbandonedReason,
+		FinalRecorded:    finalBackupRecorded(holder.Status, app),
 	}
 }
 
@@ -291,11 +345,11 @@ func (r *Reconciler) releaseUnwantedHolds(ctx context.Context, namespace string)
 				return fmt.Errorf("listing BackupConfigs: %w", err)
 			}
 		}
-		views := make([]holderView, 0, len(bcs.Items))
+		views := make([]backupplan.HolderView, 0, len(bcs.Items))
 		for j := range bcs.Items {
 			views = append(views, viewOf(nil, &bcs.Items[j], app))
 		}
-		if !planUnwantedRelease(app.Name, views) {
+		if !backupplan.PlanUnwantedRelease(app.Name, views) {
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("Removing finalizer from MyApp that no BackupConfig wants", "myapp", klog.KObj(app),

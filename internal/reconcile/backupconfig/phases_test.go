@@ -118,7 +118,7 @@ func readyAfter(s *scope) metav1.Condition {
 	rd := s.readiness
 	rd.deleting = !bc.DeletionTimestamp.IsZero()
 	rd.suspended = bc.Spec.Suspend
-	setReadyCondition(bc, rd, s.now)
+	setReadyCondition(bc, rd, bc.Generation, s.now)
 	return condition(bc, backupv1alpha1.ReadyCondition)
 }
 
@@ -131,7 +131,7 @@ func pollRequeue(r *Reconciler) requeue {
 	return requeue{r.BackupPollInterval, r.BackupPollInterval + time.Duration(pass.JitterFactor*float64(r.BackupPollInterval))}
 }
 
-// wakeupIn is scheduleWakeup's requeue for a slot d away.
+// wakeupIn is the requeue for a slot d away: just after it.
 func wakeupIn(d time.Duration) requeue {
 	return requeue{d + scheduleWakeSlack, d + 2*scheduleWakeSlack}
 }
@@ -1055,7 +1055,8 @@ func TestAFailedScheduledBackupLeavesItsChangeToBeRetried(t *testing.T) {
 	clk.Step(time.Minute) // the on-change backup succeeds
 	runPass()
 	g.Expect(bc.Status.LastBackup).To(HaveField("Phase", backupv1alpha1.BackupSucceeded))
-	g.Expect(appBackedUp(bc.Status, app)).To(BeTrue())
+	g.Expect(bc.Status.ObservedAppUID).To(Equal(app.UID))
+	g.Expect(bc.Status.ObservedAppGeneration).To(Equal(app.Generation))
 }
 
 // TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange is the
@@ -1112,7 +1113,7 @@ func TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange(t *testing.T)
 
 // TestAStalePassUnderTheListingDelayStartsNoSecondBackup is the second
 // audit's S3: the service lists a backup only after its consistency delay,
-// so followRunningBackup cannot see one just started, and a pass that reads
+// so the list before a start cannot show one just started, and a pass that reads
 // the BackupConfig from before its own last status write (a lagging cache)
 // decides to start again. It starts nothing new: the keys are derived from
 // that same status (the slot in status.nextScheduleTime, the MyApp's UID

@@ -25,6 +25,7 @@ import (
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig/backupplan"
 )
 
 // defaultKeepLast mirrors the API default, for objects stored before it.
@@ -54,30 +55,30 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups for retention", err)
 	}
-	o := retentionObservation{owner: s.owner, keep: keep, backups: make([]listedBackup, 0, len(backups))}
+	o := backupplan.RetentionObservation{Owner: s.owner, Keep: keep, Backups: make([]backupplan.Listed, 0, len(backups))}
 	for _, b := range backups {
-		o.backups = append(o.backups, listedBackup{
-			id: b.ID, owner: b.Owner, started: b.StartedAt,
-			succeeded: b.Phase == backup.PhaseSucceeded, failed: r.countsAsFailed(s, b),
-			neededAttempt: r.neededAttempt(s, b),
+		o.Backups = append(o.Backups, backupplan.Listed{
+			ID: b.ID, Owner: b.Owner, Started: b.StartedAt,
+			Succeeded: b.Phase == backup.PhaseSucceeded, Failed: r.countsAsFailed(s, b),
+			NeededAttempt: r.neededAttempt(s, b),
 		})
 	}
-	p := planRetention(o)
-	if len(p.expired) == 0 {
+	p := backupplan.PlanRetention(o)
+	if len(p.Expired) == 0 {
 		return ctrl.Result{}, nil
 	}
-	expired := make([]backup.Backup, 0, len(p.expired))
-	for _, b := range p.expired {
-		expired = append(expired, backup.Backup{ID: b.id, Owner: b.owner})
+	expired := make([]backup.Backup, 0, len(p.Expired))
+	for _, b := range p.Expired {
+		expired = append(expired, backup.Backup{ID: b.ID, Owner: b.Owner})
 	}
-	expiredFailed := p.expired[len(p.expired)-p.failed:]
+	expiredFailed := p.Expired[len(p.Expired)-p.Failed:]
 
 	log := ctrl.LoggerFrom(ctx)
 	log.Info("Deleting backups beyond retention", "count", len(expired), "failed", len(expiredFailed), "keepLast", keep)
 	deleted, err := r.deleteBackups(ctx, s, expired)
 	backupsDeleted.WithLabelValues(deleteCauseRetention).Add(float64(deleted))
 	if deleted > 0 {
-		r.event(s, corev1.EventTypeNormal, eventBackupsPruned, actionDeleteBackups,
+		s.event(corev1.EventTypeNormal, eventBackupsPruned, actionDeleteBackups,
 			"Deleted %d backups beyond retention: successful ones older than the newest %d (spec.retention.keepLast), "+
 				"failed ones older than the newest successful one or beyond the newest %d failures", deleted, keep, keep)
 	}

@@ -26,7 +26,6 @@ import (
 	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -36,7 +35,7 @@ import (
 
 // reconcileSchedule parses spec.schedule and decides whether a slot is due.
 // It starts nothing: reconcileNewBackup decides, once it knows whether a
-// backup may be started at all.
+// backup may be started at all, and moves the schedule on (record.go).
 func (r *Reconciler) reconcileSchedule(_ context.Context, s *scope) (ctrl.Result, error) {
 	if s.bc.Spec.Schedule == "" {
 		s.bc.Status.NextScheduleTime = nil
@@ -60,46 +59,13 @@ func (r *Reconciler) reconcileSchedule(_ context.Context, s *scope) (ctrl.Result
 		s.slotDue = false
 		s.readiness.invalidSchedule = err.Error()
 		if pass.TroubleStarts(s.base.Status.Conditions, backupv1alpha1.ReadyCondition, backupv1alpha1.InvalidScheduleReason) {
-			r.event(s, corev1.EventTypeWarning, eventInvalidSchedule, actionSchedule,
+			s.event(corev1.EventTypeWarning, eventInvalidSchedule, actionSchedule,
 				"spec.schedule %q is not usable: %v", s.bc.Spec.Schedule, err)
 		}
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("spec.schedule %q: %w", s.bc.Spec.Schedule, err))
 	}
 	s.schedule = sched
 	return ctrl.Result{}, nil
-}
-
-// skipRefusedSlot gives up on a schedule slot whose start the service
-// refused: retrying the same request would be refused for ever and keep
-// every later slot and change from being backed up. The slot is skipped, an
-// event carries the service's answer, and the Ready condition says so until
-// a backup is started again.
-func (r *Reconciler) skipRefusedSlot(ctx context.Context, s *scope, slot time.Time, err error) {
-	when := slot.UTC().Format(time.RFC3339)
-	ctrl.LoggerFrom(ctx).Info("Skipping scheduled backup the backup service refused to start", "slot", when,
-		"reason", err.Error())
-	r.event(s, corev1.EventTypeWarning, eventScheduledBackupSkipped, actionStartBackup,
-		"Skipped the scheduled backup of %s: the backup service refused to start it: %v", when, err)
-	s.readiness.refusedSlot = fmt.Sprintf("The backup service refused to start the scheduled backup of %s, so that "+
-		"time was skipped; the %s event has its answer. The next scheduled time or change tries again.",
-		when, eventScheduledBackupSkipped)
-}
-
-// advanceSchedule moves status.nextScheduleTime past every slot up to now, so
-// however many slots were missed, one backup (or none) covers them all.
-func (r *Reconciler) advanceSchedule(s *scope) {
-	s.bc.Status.NextScheduleTime = &metav1.Time{Time: s.schedule.Next(s.now)}
-	s.slotDue = false
-}
-
-// scheduleWakeup sleeps until the next slot, just after it, instead of
-// polling the clock.
-func (r *Reconciler) scheduleWakeup(s *scope) ctrl.Result {
-	next := s.bc.Status.NextScheduleTime
-	if next == nil || s.slotDue {
-		return ctrl.Result{}
-	}
-	return ctrl.Result{RequeueAfter: next.Sub(s.now) + wait.Jitter(scheduleWakeSlack, 1)}
 }
 
 // parseSchedule parses spec.schedule the way Kubernetes CronJobs do (five

@@ -24,7 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig/backupplan"
 )
 
 func TestParseSchedule(t *testing.T) {
@@ -104,19 +104,23 @@ func TestDueSlot(t *testing.T) {
 	NewWithT(t).Expect(err).To(MatchError(errScheduleNeverFires))
 }
 
-func TestScheduleWakeupSleepsUntilJustAfterTheSlot(t *testing.T) {
+// TestAPassWakesJustAfterTheSlotAndExactlyAtARetry: the plan's wake-up
+// becomes a requeue just after a slot (never early, jittered so that many
+// BackupConfigs on one schedule do not wake at once), exactly at a retry,
+// and after the poll interval for a running backup.
+func TestAPassWakesJustAfterTheSlotAndExactlyAtARetry(t *testing.T) {
 	g := NewWithT(t)
-	r := &Reconciler{}
+	r := &Reconciler{BackupPollInterval: 10 * time.Second}
 	now := time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC)
-	next := metav1.NewTime(time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
-	s := &scope{now: now, bc: &backupv1alpha1.BackupConfig{Status: backupv1alpha1.BackupConfigStatus{NextScheduleTime: &next}}}
+	s := &scope{now: now}
 
-	result := r.scheduleWakeup(s)
+	result := r.wakeFor(s, backupplan.Wake{Kind: backupplan.WakeSlot, At: now.Add(45 * time.Minute)})
 	g.Expect(result.RequeueAfter).To(BeNumerically(">=", 45*time.Minute+scheduleWakeSlack))
 	g.Expect(result.RequeueAfter).To(BeNumerically("<=", 45*time.Minute+2*scheduleWakeSlack))
-
-	s.slotDue = true
-	g.Expect(r.scheduleWakeup(s)).To(Equal(ctrl.Result{}))
-	s.slotDue, s.bc.Status.NextScheduleTime = false, nil
-	g.Expect(r.scheduleWakeup(s)).To(Equal(ctrl.Result{}))
+	g.Expect(r.wakeFor(s, backupplan.Wake{Kind: backupplan.WakeRetry, At: now.Add(40 * time.Second)})).
+		To(Equal(ctrl.Result{RequeueAfter: 40 * time.Second}))
+	poll := r.wakeFor(s, backupplan.Wake{Kind: backupplan.WakePoll})
+	g.Expect(poll.RequeueAfter).To(BeNumerically(">=", 10*time.Second))
+	g.Expect(poll.RequeueAfter).To(BeNumerically("<=", 12*time.Second))
+	g.Expect(r.wakeFor(s, backupplan.Wake{})).To(Equal(ctrl.Result{}))
 }

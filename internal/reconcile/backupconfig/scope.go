@@ -47,6 +47,8 @@ type scope struct {
 	schedule cron.Schedule
 	// slotDue is set when status.nextScheduleTime has come.
 	slotDue bool
+	// readyWas is the Ready condition's reason as the pass read it.
+	readyWas string
 	// readiness collects what decides the Ready condition.
 	readiness readiness
 	// holdCheckErr is the first failure of the backup service in this pass's
@@ -54,13 +56,9 @@ type scope struct {
 	// it nothing more about other MyApps: each call could take the client's
 	// whole timeout, and the pass must get to report.
 	holdCheckErr error
-	// namespaceTerminating is set, for a BackupConfig being deleted, when its
-	// namespace is being deleted too.
-	namespaceTerminating bool
-	// keepOwnHold is the final-backup plan's word on whether this
-	// BackupConfig, being deleted, still wants the hold on its MyApp.
-	keepOwnHold bool
+	// notes are the events the pass decided to send (sendEvents).
+	notes []note
 	// listed is what the service listed of this BackupConfig's backups
-	// before this pass starts one (followRunningBackup), nil before that.
+	// before this pass starts one (recordListed), nil before that.
 	listed []backup.Backup
 }

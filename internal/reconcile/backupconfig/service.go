@@ -27,8 +27,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,17 +35,8 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
-	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig/backupplan"
 )
-
-// finalBackupRecorded reports whether status records a SUCCEEDED final backup
-// of app. The backup service reported it so, and an eventually consistent
-// listing that does not show it yet must not hold the MyApp again.
-func finalBackupRecorded(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
-	last := status.LastBackup
-	return last != nil && last.Trigger == backupv1alpha1.TriggerAppDeletion &&
-		last.Phase == backupv1alpha1.BackupSucceeded && status.ObservedAppUID == app.UID
-}
 
 // finalAttempts is what the backup service holds of one BackupConfig's final
 // backups of one MyApp.
@@ -56,11 +45,6 @@ type finalAttempts struct {
 	running     *backup.Backup
 	failed      int
 	lastFailure string
-}
-
-// tally is the plan's view of the attempts (final_plan.go).
-func (a finalAttempts) tally() finalTally {
-	return finalTally{succeeded: a.succeeded != nil, running: a.running != nil, failed: a.failed, lastFailure: a.lastFailure}
 }
 
 // listFinalAttempts reads the final backup attempts from the backup service
@@ -122,63 +106,64 @@ func (r *Reconciler) timedOutBackup(s *scope, b backup.Backup) backup.Backup {
 	return b
 }
 
-// isRefusal reports whether the backup service refused a request as such
-// (a 4xx other than throttling), which repeating it cannot change.
-func isRefusal(err error) bool {
-	return errors.Is(err, external.ErrInvalid) || errors.Is(err, external.ErrConflict)
+// runningBackup returns a backup of this BackupConfig that the service lists
+// as RUNNING and that has not run out of time, or nil.
+func (r *Reconciler) runningBackup(s *scope, backups []backup.Backup) *backup.Backup {
+	for i := range backups {
+		b := &backups[i]
+		if b.Owner == s.owner && b.Phase == backup.PhaseRunning && !r.timedOut(s, b.StartedAt) {
+			return b
+		}
+	}
+	return nil
 }
 
-// recordCoverage sets status.observedAppGeneration and observedAppUID from
-// what a backup was really started for. A backup this pass started covers
-// the MyApp as the pass read it. One adopted by its idempotency key was
-// started by an earlier pass, of the MyApp as it was then; its labels say
-// which generation that was, and it never counts for a newer one, so a
-// change made meanwhile still gets its own backup. Observed values only
-// move forward.
-//
-// A scheduled backup covers a generation only once it succeeded. Started
-// while a change was due with its slot, it serves that change too (one
-// backup at a time); if it fails, the change is still owed, and dueBackups
-// starts its on-change backup, retried until one succeeds, rather than
-// leaving it to the next slot.
-func (r *Reconciler) recordCoverage(s *scope, b backup.Backup, trigger backupv1alpha1.BackupTrigger, startedNow bool) {
-	app := s.app
-	if app == nil || (trigger == backupv1alpha1.TriggerSchedule || trigger == backupv1alpha1.TriggerManual) &&
-		b.Phase != backup.PhaseSucceeded {
-		return
+// askForFinal asks the service for the final backup the plan starts, if
+// any: attempt p.Attempt, keyed by the MyApp's UID and the attempt, so a
+// crash or a lost answer never starts a second one.
+func (r *Reconciler) askForFinal(ctx context.Context, s *scope, p backupplan.FinalPlan) finalAnswer {
+	if p.Need != backupplan.NeedNothing || p.Action != backupplan.FinalStart {
+		return finalAnswer{}
 	}
-	uid, generation, ok := coveredApp(b)
-	switch {
-	case ok:
-	case startedNow:
-		uid, generation = app.UID, app.Generation
+	b, err := r.requestBackup(ctx, s, backupv1alpha1.TriggerAppDeletion, finalKey(s.owner, s.app.UID, p.Attempt))
+	return finalAnswer{started: &b, err: err}
+}
+
+// askBackupService asks the service what step p needs: this
+// BackupConfig's backups, or a start; a skipped slot asks nothing. The
+// answer goes into status through recordNewBackupAnswer (record.go).
+func (r *Reconciler) askBackupService(ctx context.Context, s *scope, p backupplan.NewBackupPlan) newBackupAnswer {
+	var a newBackupAnswer
+	switch p.Step {
+	case backupplan.NewSkipSlot, backupplan.NewNothing:
+	case backupplan.NewList:
+		listed, err := s.backups.List(ctx, s.owner)
+		a.listed, a.err = append([]backup.Backup{}, listed...), err
+		a.running = r.runningBackup(s, listed)
 	default:
-		return
+		var key string
+		a.trigger, key, a.manualValue = r.startOf(s, p)
+		a.started, a.err = r.requestBackup(ctx, s, a.trigger, key)
 	}
-	if uid != app.UID {
-		return
-	}
-	status := &s.bc.Status
-	if status.ObservedAppUID == uid && status.ObservedAppGeneration >= generation {
-		return
-	}
-	status.ObservedAppGeneration = generation
-	status.ObservedAppUID = uid
+	return a
 }
 
-// startBackup starts a backup with an idempotency key decided before the
-// call, and records what the service answered.
-func (r *Reconciler) startBackup(ctx context.Context, s *scope, trigger backupv1alpha1.BackupTrigger,
-	key string) (ctrl.Result, error) {
-	b, err := r.requestBackup(ctx, s, trigger, key)
-	if err != nil {
-		return r.serviceError(ctx, s, "starting a backup", err)
+// startOf is the trigger and idempotency key of a start step, and for a
+// backup-now start the annotation's value it answers.
+func (r *Reconciler) startOf(s *scope, p backupplan.NewBackupPlan) (backupv1alpha1.BackupTrigger, string, string) {
+	switch p.Step {
+	case backupplan.NewStartManual:
+		value := s.bc.Annotations[backupv1alpha1.BackupNowAnnotation]
+		return backupv1alpha1.TriggerManual, manualKey(s.owner, s.app.UID, value), value
+	case backupplan.NewStartSlot:
+		return backupv1alpha1.TriggerSchedule, scheduleKey(s.owner, s.app.UID, s.bc.Status.NextScheduleTime.Time), ""
 	}
-	return r.startedBackup(ctx, s, b, trigger, 0), nil
+	return backupv1alpha1.TriggerAppChange, changeRetryKey(s.owner, s.app, p.Attempt), ""
 }
 
 // requestBackup asks the service to start a backup of the MyApp, unless
-// this pass's list already shows the backup of key. That one was started
+// this pass's list already shows the backup of key. It is the one place
+// that starts a backup, whatever the trigger. That one was started
 // by an earlier pass that never read the answer (a crash, a reply lost or
 // spoiled after the service committed the start), and may have finished
 // since: Start would only answer with it again, and while the service
@@ -211,146 +196,6 @@ func listedWithKey(backups []backup.Backup, owner, key string) (backup.Backup, b
 	return backup.Backup{}, false
 }
 
-// startedBackup records a backup the service answered a start with: started
-// now, or adopted by its key. attempt numbers an on-change backup of one
-// generation, zero for other triggers.
-func (r *Reconciler) startedBackup(ctx context.Context, s *scope, b backup.Backup, trigger backupv1alpha1.BackupTrigger,
-	attempt int32) ctrl.Result {
-	startedNow := startedByThisPass(s, b)
-	if startedNow {
-		backupsStarted.WithLabelValues(string(trigger)).Inc()
-		r.event(s, corev1.EventTypeNormal, eventBackupStarted, actionStartBackup,
-			"Started backup %s of MyApp %s (trigger %s)", b.ID, s.app.Name, trigger)
-	}
-	s.readiness.refusedSlot = ""
-	r.recordCoverage(s, b, trigger, startedNow)
-	r.recordBackup(ctx, s, b, trigger)
-	if attempt > 0 {
-		s.bc.Status.LastBackup.Attempt = attempt
-	}
-	if b.Phase == backup.PhaseRunning {
-		return pass.RequeueAfter(r.BackupPollInterval)
-	}
-	return ctrl.Result{}
-}
-
-// startedByThisPass reports whether the service started b for this pass,
-// rather than answering with a backup an earlier pass started under the same
-// key and could not record (a crash, a lost status write): only a backup that
-// status does not name yet and that started after this pass began is new.
-// The service keeps milliseconds, so the pass start is cut to those.
-func startedByThisPass(s *scope, b backup.Backup) bool {
-	if last := s.bc.Status.LastBackup; last != nil && last.ID == b.ID {
-		return false
-	}
-	return !b.StartedAt.Before(s.now.Truncate(time.Millisecond))
-}
-
-// recordBackup writes a backup as the service reported it into
-// status.lastBackup and, the first time it is seen finished, counts and
-// announces the outcome.
-func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup, trigger backupv1alpha1.BackupTrigger) {
-	prev := s.bc.Status.LastBackup
-	seenFinished := prev != nil && prev.ID == b.ID && prev.Phase != backupv1alpha1.BackupRunning
-
-	recorded := &backupv1alpha1.BackupStatus{
-		ID:        b.ID,
-		Phase:     phaseOf(b.Phase),
-		Trigger:   trigger,
-		Attempt:   changeAttempt(b.IdempotencyKey),
-		Location:  b.Location,
-		SizeBytes: b.SizeBytes,
-		Reason:    b.Reason,
-	}
-	if prev != nil && prev.ID == b.ID && recorded.Attempt == 0 {
-		// A backup the controller gave up on is recorded without a key.
-		recorded.Attempt = prev.Attempt
-	}
-	if !b.StartedAt.IsZero() {
-		recorded.StartTime = statusTime(b.StartedAt)
-	}
-	if b.CompletedAt != nil {
-		recorded.CompletionTime = statusTime(*b.CompletedAt)
-	}
-	s.bc.Status.LastBackup = recorded
-	if seenFinished || b.Phase == backup.PhaseRunning {
-		return
-	}
-
-	log := ctrl.LoggerFrom(ctx)
-	var duration float64
-	if b.CompletedAt != nil && !b.StartedAt.IsZero() {
-		duration = b.CompletedAt.Sub(b.StartedAt).Seconds()
-	}
-	backupDuration.WithLabelValues(string(trigger), string(recorded.Phase)).Observe(duration)
-	s.readiness.backupOutcome = recorded.Phase
-	switch b.Phase {
-	case backup.PhaseSucceeded:
-		backupsSucceeded.WithLabelValues(string(trigger)).Inc()
-		s.bc.Status.LastSuccessfulBackupTime = recorded.CompletionTime
-		if trigger == backupv1alpha1.TriggerSchedule {
-			// Its labels say which generation it was started of.
-			r.recordCoverage(s, b, trigger, false)
-		}
-		log.Info("Backup succeeded", "backupID", b.ID, "trigger", trigger, "location", b.Location, "sizeBytes", b.SizeBytes)
-		r.event(s, corev1.EventTypeNormal, eventBackupSucceeded, actionPollBackup,
-			"Backup %s succeeded: %d bytes stored at %s", b.ID, b.SizeBytes, b.Location)
-	default:
-		s.readiness.failedBackupRetry = failedBackupRetry(s.bc, s.now, r.FailedBackupRetryDelay)
-		backupsFailed.WithLabelValues(string(trigger)).Inc()
-		log.Info("Backup failed", "backupID", b.ID, "trigger", trigger, "reason", b.Reason)
-		r.event(s, corev1.EventTypeWarning, eventBackupFailed, actionPollBackup,
-			"Backup %s failed: %s. %s", b.ID, normalizeReason(b.Reason), tryAgain(trigger))
-	}
-}
-
-// serviceError records a failed call to the backup service for the Ready
-// condition and picks how to retry, as the MyApp controller does. When the
-// service said how long to wait (a 429, or a 503 whose Retry-After was
-// longer than the client would sleep), the BackupConfig comes back after
-// exactly that wait (capped by the client; a pass.Wait, which ends the pass),
-// and the client holds every call back until then: the rate limiter's
-// backoff knows nothing of the wait and could retry sooner. Any other
-// failure, a throttle without a wait included, goes back to the rate limiter
-// as an error, for exponential backoff.
-func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, err error) (ctrl.Result, error) {
-	s.readiness.serviceErr = err
-	if !isServiceReason(readyReason(s.base)) {
-		// One event when the trouble starts, with the raw error a person
-		// needs; the condition keeps a stable summary.
-		r.event(s, corev1.EventTypeWarning, eventBackupServiceFailed, actionCallService, "%s: %v", action, err)
-	}
-	s.readiness.serviceRetryIn = backoffDelay(s.bc.Status.BackupFailures, r.MaxRetryDelay)
-	if delay, ok := external.RetryAfter(err); ok {
-		s.readiness.serviceRetryIn = delay
-		ctrl.LoggerFrom(ctx).Info("Backup service asked to wait", "action", action, "retryAfter", delay)
-		// Not jittered: the service named the time, and a jitter added on
-		// top would only make the wait longer than it asked for.
-		return ctrl.Result{}, pass.Wait(delay, fmt.Errorf("%s: %w", action, err))
-	}
-	return ctrl.Result{}, fmt.Errorf("%s: %w", action, err)
-}
-
-func isServiceReason(reason string) bool {
-	switch reason {
-	case backupv1alpha1.BackupServiceUnavailableReason, backupv1alpha1.BackupServiceUnauthorizedReason,
-		backupv1alpha1.BackupServiceErrorReason, backupv1alpha1.CleanupBlockedReason:
-		return true
-	}
-	return false
-}
-
-func phaseOf(p backup.Phase) backupv1alpha1.BackupPhase {
-	switch p {
-	case backup.PhaseSucceeded:
-		return backupv1alpha1.BackupSucceeded
-	case backup.PhaseFailed:
-		return backupv1alpha1.BackupFailed
-	default:
-		return backupv1alpha1.BackupRunning
-	}
-}
-
 func containsBackup(backups []backup.Backup, id string) bool {
 	for _, b := range backups {
 		if b.ID == id {
@@ -368,20 +213,6 @@ func countOwned(backups []backup.Backup, owner string) int {
 		}
 	}
 	return n
-}
-
-// statusTime is t as status stores it: metav1.Time keeps whole seconds
-// only, so a time with a fraction would never equal the one read back, and
-// every poll would write an unchanged status again.
-func statusTime(t time.Time) *metav1.Time {
-	return &metav1.Time{Time: t.UTC().Truncate(time.Second)}
-}
-
-func timeOf(t *metav1.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.Time
 }
 
 // deleteBackups deletes backups on behalf of this BackupConfig and returns
@@ -448,27 +279,6 @@ func changeRetryKey(owner string, app *appsv1alpha1.MyApp, attempt int32) string
 	return fmt.Sprintf("%s/%d", changeKey(owner, app), attempt)
 }
 
-// changeAttempt reads the attempt number back from a change key, 0 for any
-// other key.
-func changeAttempt(key string) int32 {
-	_, rest, ok := strings.Cut(key, "/change/")
-	if !ok {
-		return 0
-	}
-	parts := strings.Split(rest, "/")
-	switch len(parts) {
-	case 2:
-		return 1
-	case 3:
-		n, err := strconv.ParseInt(parts[2], 10, 32)
-		if err != nil || n < 2 {
-			return 0
-		}
-		return int32(n)
-	}
-	return 0
-}
-
 // scheduleKey names the backup of one schedule slot, the one stored in
 // status.nextScheduleTime before the backup was started, of one MyApp. The
 // MyApp is part of it because the service refuses a key used again for
@@ -532,27 +342,4 @@ func backupLabels(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, trig
 		labelMyAppGeneration: strconv.FormatInt(app.Generation, 10),
 		labelTrigger:         string(trigger),
 	}
-}
-
-// coveredApp reads from a backup's labels which MyApp, and which generation
-// of it, the backup was started for. ok is false for a backup that does not
-// say, such as one started before these labels existed.
-func coveredApp(b backup.Backup) (uid types.UID, generation int64, ok bool) {
-	uid = types.UID(b.Labels[labelMyAppUID])
-	generation, err := strconv.ParseInt(b.Labels[labelMyAppGeneration], 10, 64)
-	if uid == "" || err != nil {
-		return "", 0, false
-	}
-	return uid, generation, true
-}
-
-// triggerOf reads a backup's trigger from its labels, for a backup adopted
-// rather than started; Schedule when the label says nothing usable, as that
-// trigger claims nothing about the MyApp.
-func triggerOf(b backup.Backup) backupv1alpha1.BackupTrigger {
-	switch t := backupv1alpha1.BackupTrigger(b.Labels[labelTrigger]); t {
-	case backupv1alpha1.TriggerAppChange, backupv1alpha1.TriggerAppDeletion, backupv1alpha1.TriggerManual:
-		return t
-	}
-	return backupv1alpha1.TriggerSchedule
 }

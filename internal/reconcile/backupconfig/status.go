@@ -23,11 +23,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
-	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig/backupplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -64,34 +63,12 @@ func suspendedReason(reason string) bool {
 		reason == backupv1alpha1.FinalBackupAbandonedReason
 }
 
-// tryAgain says what happens after a failed backup of a trigger.
-func tryAgain(trigger backupv1alpha1.BackupTrigger) string {
-	switch trigger {
-	case backupv1alpha1.TriggerAppChange:
-		return "It is retried with backoff until a backup of this generation succeeds"
-	case backupv1alpha1.TriggerAppDeletion:
-		return "The final backup is tried again while attempts remain"
-	default:
-		return "The next trigger tries again"
+// sendEvents sends the events the pass noted, in order, once it is over.
+func (r *Reconciler) sendEvents(s *scope) {
+	for _, n := range s.notes {
+		pass.Eventf(r.Recorder, s.bc, n.related, n.eventType, n.reason, n.action, "%s", n.message)
 	}
-}
-
-// event records an event about the BackupConfig, related to its MyApp.
-func (r *Reconciler) event(s *scope, eventType string, reason eventReason, action, note string, args ...any) {
-	r.eventFor(s.bc, s.app, eventType, reason, action, note, args...)
-}
-
-// eventFor records an event about the BackupConfig, related to a given MyApp.
-func (r *Reconciler) eventFor(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, eventType string,
-	reason eventReason, action, note string, args ...any) {
-	pass.Eventf(r.Recorder, bc, app, eventType, reason, action, note, args...)
-}
-
-func readyReason(bc *backupv1alpha1.BackupConfig) string {
-	if c := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition); c != nil {
-		return c.Reason
-	}
-	return ""
+	s.notes = nil
 }
 
 // readiness is what a reconcile pass learned that decides the Ready
@@ -122,10 +99,14 @@ type readiness struct {
 	serviceRetryIn time.Duration
 	// backupOutcome is the phase of a backup this pass saw finish, or "".
 	backupOutcome backupv1alpha1.BackupPhase
-	// failedBackupRetry is when a backup this pass saw fail is tried again,
-	// decided when it was recorded (a retry the same pass starts replaces
-	// status.lastBackup); nil when nothing is planned.
-	failedBackupRetry *metav1.Time
+	// failedBackup is a backup this pass saw fail, as it was recorded: a
+	// retry the same pass starts replaces status.lastBackup, and the
+	// failure's next attempt is this one's (failedBackupRetry).
+	failedBackup *backupv1alpha1.BackupStatus
+	// awaitingAppDeletion is, for a BackupConfig being deleted whose
+	// MyApp's deletion has not begun, until when it holds the MyApp in
+	// case that deletion follows.
+	awaitingAppDeletion time.Time
 	// refusedSlot is the message of a schedule slot skipped because the
 	// backup service refused to start its backup; it stands until a backup
 	// is started again.
@@ -134,7 +115,7 @@ type readiness struct {
 
 // setReadyCondition sets the Ready condition from what the pass learned. The
 // first matching case wins, so the most pressing problem is the one shown.
-func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Time) {
+func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64, now time.Time) {
 	status, reason, message := metav1.ConditionTrue, backupv1alpha1.ReadyReason, readyMessage(bc, r.appName)
 	switch {
 	case r.finalBackupAbandoned != "":
@@ -149,6 +130,12 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 		if r.serviceErr != nil {
 			message += " " + capitalize(serviceProblem(r.serviceErr))
 		}
+	case r.deleting && !r.awaitingAppDeletion.IsZero():
+		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
+		message = fmt.Sprintf("This BackupConfig is being deleted while MyApp %q is not: it keeps the MyApp held until "+
+			"%s, and takes its final backup first if the MyApp's deletion begins by then (as with kubectl delete -f "+
+			"or a GitOps prune); then it releases the MyApp without one.", r.appName,
+			r.awaitingAppDeletion.UTC().Format(time.RFC3339))
 	case r.deleting && r.serviceErr != nil:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupBlockedReason
 		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr) +
@@ -189,97 +176,67 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, now time.Ti
 	case r.refusedSlot != "":
 		status, reason, message = metav1.ConditionFalse, backupv1alpha1.ScheduledBackupRefusedReason, r.refusedSlot
 	}
-	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, now)
+	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, acted, now)
 }
 
 // setProgressConditions derives the kstatus conditions, Reconciling and
-// Stalled, from Ready and the last backup, and reports whether the
-// BackupConfig is stalled. Both have abnormal-true polarity: present, True
-// and at the current generation while they apply, absent otherwise.
-// Stalled: an unusable schedule, or a final backup whose attempts ran out;
-// neither gets better without a change. Reconciling: a backup is running,
-// or Ready is False for a reason a retry or time resolves (the MyApp is
-// awaited, the service is retried, a final backup or a cleanup runs). A
-// suspended BackupConfig carries neither: nothing is in progress, and
-// nothing is wrong.
-func setProgressConditions(bc *backupv1alpha1.BackupConfig, now time.Time) bool {
+// Stalled, from Ready and the last backup, by the rules both kinds share
+// (pass.SetProgressConditions), and reports whether the BackupConfig is
+// stalled. Stalled: an unusable schedule, or a final backup whose attempts
+// ran out; neither gets better without a change. Reconciling: a backup is
+// running, or Ready is False for a reason a retry or time resolves (the
+// MyApp is awaited, the service is retried, a final backup or a cleanup
+// runs). A suspended pass reports only the changes it did not apply.
+func setProgressConditions(bc *backupv1alpha1.BackupConfig, acted int64, suspended bool, now time.Time) bool {
+	p := pass.Progress{Generation: bc.Generation, ActedOn: acted, Suspended: suspended}
 	ready := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.ReadyCondition)
-	if ready == nil {
-		return false
-	}
+	last := bc.Status.LastBackup
 	switch {
+	case ready == nil:
 	case ready.Status != metav1.ConditionTrue && (ready.Reason == backupv1alpha1.InvalidScheduleReason ||
 		ready.Reason == backupv1alpha1.FinalBackupFailedReason):
-		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
-		setCondition(bc, backupv1alpha1.StalledCondition, metav1.ConditionTrue, ready.Reason, ready.Message, now)
-		return true
-	case ready.Status != metav1.ConditionTrue && ready.Reason == backupv1alpha1.SuspendedReason:
-		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
-	case ready.Status != metav1.ConditionTrue:
-		setCondition(bc, backupv1alpha1.ReconcilingCondition, metav1.ConditionTrue, ready.Reason, ready.Message, now)
-	case bc.Status.LastBackup != nil && bc.Status.LastBackup.Phase == backupv1alpha1.BackupRunning:
-		setCondition(bc, backupv1alpha1.ReconcilingCondition, metav1.ConditionTrue, backupv1alpha1.BackupRunningReason,
-			fmt.Sprintf("A backup (trigger %s) is running; status.lastBackup follows it.", bc.Status.LastBackup.Trigger), now)
-	default:
-		meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.ReconcilingCondition)
+		p.Stalled = &pass.Cause{Reason: ready.Reason, Message: ready.Message}
+	case ready.Status != metav1.ConditionTrue && ready.Reason != backupv1alpha1.SuspendedReason:
+		p.InProgress = &pass.Cause{Reason: ready.Reason, Message: ready.Message}
+	case ready.Status == metav1.ConditionTrue && last != nil && last.Phase == backupv1alpha1.BackupRunning:
+		p.InProgress = &pass.Cause{Reason: backupv1alpha1.BackupRunningReason,
+			Message: fmt.Sprintf("A backup (trigger %s) is running; status.lastBackup follows it.", last.Trigger)}
 	}
-	meta.RemoveStatusCondition(&bc.Status.Conditions, backupv1alpha1.StalledCondition)
-	return false
+	return pass.SetProgressConditions(&bc.Status.Conditions, p, now)
 }
 
 // setBackupFailures keeps status.backupFailures: one more failure, with its
 // time and the time of the next attempt, for a pass that saw a backup fail
 // or a call to the backup service fail; cleared by a pass that saw a backup
-// succeed. Any other pass leaves it as it was.
-func setBackupFailures(bc *backupv1alpha1.BackupConfig, rd readiness, now time.Time) {
-	var next *metav1.Time
+// succeed. Any other pass leaves it as it was. Every failure counts: a
+// BackupConfig's own status writes start no pass, so a failed pass is one
+// the backoff or an event brought, each of which the rate limiter counts
+// too.
+func setBackupFailures(bc *backupv1alpha1.BackupConfig, rd readiness, retryDelay time.Duration, now time.Time) {
+	var next time.Time
 	switch {
 	case rd.backupOutcome == backupv1alpha1.BackupSucceeded:
 		bc.Status.BackupFailures = nil
 		return
 	case rd.serviceErr != nil:
-		next = ptr.To(metav1.NewTime(now.Add(rd.serviceRetryIn).Truncate(time.Second)))
+		next = now.Add(rd.serviceRetryIn)
 	case rd.backupOutcome == backupv1alpha1.BackupFailed:
-		next = rd.failedBackupRetry
+		next = failedBackupRetry(bc, rd.failedBackup, retryDelay)
 	default:
 		return
 	}
-	f := &backupv1alpha1.FailureStatus{Count: 1, LastFailureTime: metav1.NewTime(now.Truncate(time.Second)), NextRetryTime: next}
-	if bc.Status.BackupFailures != nil {
-		f.Count = bc.Status.BackupFailures.Count + 1
-	}
-	bc.Status.BackupFailures = f
+	bc.Status.BackupFailures = (*backupv1alpha1.FailureStatus)(pass.CountFailure((*pass.Failures)(bc.Status.BackupFailures), now, next))
 }
 
-// failedBackupRetry is when the failed backup in status.lastBackup is tried
-// again: the planned retry of a failed on-change attempt, the next slot for
-// a failed scheduled backup, nil for anything else (a manual backup waits
-// for a new backup-now value; a final backup has its own attempts).
-func failedBackupRetry(bc *backupv1alpha1.BackupConfig, now time.Time, retryDelay time.Duration) *metav1.Time {
-	last := bc.Status.LastBackup
-	switch {
-	case changeAttemptFailed(last):
-		wait := retryWait(dueObservation{last: last, retryDelay: retryDelay, now: now})
-		return ptr.To(metav1.NewTime(now.Add(wait).Truncate(time.Second)))
-	case last.Trigger == backupv1alpha1.TriggerSchedule:
-		return bc.Status.NextScheduleTime
+// failedBackupRetry is when a failed backup is tried again
+// (backupplan.RetryOfFailed), zero when no retry is planned.
+func failedBackupRetry(bc *backupv1alpha1.BackupConfig, failed *backupv1alpha1.BackupStatus, retryDelay time.Duration) time.Time {
+	var nextSlot time.Time
+	if next := bc.Status.NextScheduleTime; next != nil {
+		nextSlot = next.Time
 	}
-	return nil
-}
-
-// backoffDelay is when the controller's backoff (pass.RateLimiter) brings
-// a BackupConfig back after one more failure in a row: 5ms doubled per
-// failure, at most maxDelay.
-func backoffDelay(failures *backupv1alpha1.FailureStatus, maxDelay time.Duration) time.Duration {
-	n := int32(0)
-	if failures != nil {
-		n = failures.Count
-	}
-	d := 5 * time.Millisecond
-	for i := int32(0); i < n && d < maxDelay; i++ {
-		d *= 2
-	}
-	return min(d, maxDelay)
+	at, _ := backupplan.RetryOfFailed(planBackupOf(failed), retryDelay, nextSlot)
+	return at
 }
 
 // readyMessage describes what a healthy BackupConfig does, so the Ready
@@ -301,39 +258,39 @@ func readyMessage(bc *backupv1alpha1.BackupConfig, appName string) string {
 
 // setBackupSucceededCondition reflects the outcome of the last finished
 // backup. A running backup leaves the outcome of the previous one in place.
-func setBackupSucceededCondition(bc *backupv1alpha1.BackupConfig, now time.Time) {
+func setBackupSucceededCondition(bc *backupv1alpha1.BackupConfig, acted int64, now time.Time) {
 	last := bc.Status.LastBackup
 	existing := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.BackupSucceededCondition)
 	switch {
 	case last == nil && existing == nil:
 		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, backupv1alpha1.NoBackupYetReason,
-			"No backup has been taken yet.", now)
+			"No backup has been taken yet.", acted, now)
 	case last == nil:
 		// A status without a last backup but with an outcome has been edited
 		// by hand; the outcome is still the best knowledge there is.
 	case last.Phase == backupv1alpha1.BackupSucceeded:
 		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionTrue, backupv1alpha1.BackupSucceededReason,
-			"The last backup succeeded; status.lastBackup says where it is stored.", now)
+			"The last backup succeeded; status.lastBackup says where it is stored.", acted, now)
 	case last.Phase == backupv1alpha1.BackupFailed:
 		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionFalse, backupv1alpha1.BackupFailedReason,
 			fmt.Sprintf("The last backup failed: %s. %s; check the backup service if backups keep failing.",
-				normalizeReason(last.Reason), tryAgain(last.Trigger)), now)
+				normalizeReason(last.Reason), tryAgain(last.Trigger)), acted, now)
 	case existing == nil || existing.Reason == backupv1alpha1.NoBackupYetReason:
 		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, backupv1alpha1.BackupRunningReason,
-			"The first backup is running.", now)
+			"The first backup is running.", acted, now)
 	}
 }
 
-// setCondition sets a condition, keeping its transition time while its status
-// stays the same.
+// setCondition sets a condition at the generation the pass acted on,
+// keeping its transition time while its status stays the same.
 func setCondition(bc *backupv1alpha1.BackupConfig, conditionType string, status metav1.ConditionStatus,
-	reason, message string, now time.Time) {
+	reason, message string, acted int64, now time.Time) {
 	meta.SetStatusCondition(&bc.Status.Conditions, metav1.Condition{
 		Type:               conditionType,
 		Status:             status,
 		Reason:             reason,
 		Message:            message,
-		ObservedGeneration: bc.Generation,
+		ObservedGeneration: acted,
 		LastTransitionTime: metav1.NewTime(now),
 	})
 }
@@ -378,20 +335,37 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// maxReasonLength bounds the service's failure reason inside a condition
-// message, so an unusually chatty service cannot bloat the object.
-const maxReasonLength = 200
+// planBackupOf is status.lastBackup as the plans read it.
+func planBackupOf(last *backupv1alpha1.BackupStatus) *backupplan.Backup {
+	if last == nil {
+		return nil
+	}
+	b := &backupplan.Backup{Attempt: last.Attempt, Started: timeOf(last.StartTime), Finished: timeOf(last.CompletionTime)}
+	switch last.Phase {
+	case backupv1alpha1.BackupSucceeded:
+		b.Phase = backupplan.PhaseSucceeded
+	case backupv1alpha1.BackupFailed:
+		b.Phase = backupplan.PhaseFailed
+	default:
+		b.Phase = backupplan.PhaseRunning
+	}
+	switch last.Trigger {
+	case backupv1alpha1.TriggerAppChange:
+		b.Trigger = backupplan.TriggerChange
+	case backupv1alpha1.TriggerManual:
+		b.Trigger = backupplan.TriggerManual
+	case backupv1alpha1.TriggerAppDeletion:
+		b.Trigger = backupplan.TriggerFinal
+	default:
+		b.Trigger = backupplan.TriggerSchedule
+	}
+	return b
+}
 
-// normalizeReason makes a reason given by the backup service fit a condition
-// message: one line, bounded, never empty.
-func normalizeReason(reason string) string {
-	reason = strings.Join(strings.Fields(reason), " ")
-	reason = strings.TrimRight(reason, ".")
-	if reason == "" {
-		return "the backup service gave no reason"
+// timeOf is a status time, zero for none.
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
 	}
-	if len(reason) > maxReasonLength {
-		reason = reason[:maxReasonLength] + "…"
-	}
-	return reason
+	return t.Time
 }

@@ -17,7 +17,6 @@ limitations under the License.
 package backupconfig
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -148,7 +147,7 @@ func TestSetReadyCondition(t *testing.T) {
 				},
 			}
 			tt.readiness.appName = "web"
-			setReadyCondition(bc, tt.readiness, statusNow)
+			setReadyCondition(bc, tt.readiness, bc.Generation, statusNow)
 
 			cond := condition(bc, backupv1alpha1.ReadyCondition)
 			g.Expect(cond.Status).To(Equal(tt.wantStatus))
@@ -168,8 +167,8 @@ func TestSetReadyCondition(t *testing.T) {
 func TestSetReadyConditionKeepsTransitionTimeWhileStatusStays(t *testing.T) {
 	g := NewWithT(t)
 	bc := &backupv1alpha1.BackupConfig{Spec: backupv1alpha1.BackupConfigSpec{AppRef: backupv1alpha1.AppReference{Name: "web"}}}
-	setReadyCondition(bc, readiness{appName: "web", appMissing: true}, statusNow)
-	setReadyCondition(bc, readiness{appName: "web", suspended: true}, statusNow.Add(time.Hour))
+	setReadyCondition(bc, readiness{appName: "web", appMissing: true}, bc.Generation, statusNow)
+	setReadyCondition(bc, readiness{appName: "web", suspended: true}, bc.Generation, statusNow.Add(time.Hour))
 	cond := condition(bc, backupv1alpha1.ReadyCondition)
 	g.Expect(cond.Reason).To(Equal(backupv1alpha1.SuspendedReason))
 	g.Expect(cond.LastTransitionTime.Time).To(Equal(statusNow))
@@ -216,24 +215,11 @@ func TestSetBackupSucceededCondition(t *testing.T) {
 			if tt.existing != nil {
 				bc.Status.Conditions = []metav1.Condition{*tt.existing}
 			}
-			setBackupSucceededCondition(bc, statusNow)
+			setBackupSucceededCondition(bc, bc.Generation, statusNow)
 			cond := condition(bc, backupv1alpha1.BackupSucceededCondition)
 			g.Expect(cond.Status).To(Equal(tt.wantStatus))
 			g.Expect(cond.Reason).To(Equal(tt.wantReason))
 			g.Expect(cond.Message).To(ContainSubstring(tt.wantInMsg))
 		})
-	}
-}
-
-func TestNormalizeReason(t *testing.T) {
-	tests := []struct {
-		in, want string
-	}{
-		{in: "", want: "the backup service gave no reason"},
-		{in: "  disk\tfull...\n", want: "disk full"},
-		{in: strings.Repeat("x", 300), want: strings.Repeat("x", maxReasonLength) + "…"},
-	}
-	for _, tt := range tests {
-		NewWithT(t).Expect(normalizeReason(tt.in)).To(Equal(tt.want))
 	}
 }

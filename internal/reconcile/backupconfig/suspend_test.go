@@ -17,12 +17,15 @@ limitations under the License.
 package backupconfig
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
@@ -148,4 +151,46 @@ func TestSuspendNeverHoldsADeletedMyApp(t *testing.T) {
 		return e.eventReasons(g, bc)
 	}, eventually, tick).Should(ContainElement(eventFinalBackupAbandoned))
 	g.Expect(e.ownBackups(bc)).To(HaveLen(backupsBefore), "no backup is started while suspended")
+}
+
+// TestASuspendedBackupConfigNeverReportsAnEditAsApplied is G7 (audit 3):
+// while spec.suspend is set, status.observedGeneration and every
+// condition's observedGeneration stay at the last generation a pass acted
+// on, and Reconciling says Suspended with the generation the changes since
+// wait from, so kstatus (Helm's --wait, Flux) reads InProgress, never
+// Current, for a spec that is not applied. The edit that sets suspend
+// counts too. Resumed, the pass acts on the latest generation.
+func TestASuspendedBackupConfigNeverReportsAnEditAsApplied(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	bc := e.newBackupConfig("web", "web")
+	e.create(e.newApp("web"), bc)
+	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	acted := e.eventuallyKstatus(bc, status.CurrentStatus, "", "").Generation
+
+	suspendedAt := func(g Gomega, generation int64) *backupv1alpha1.BackupConfig {
+		current := e.fetchBackupConfig(bc)(g)
+		g.Expect(current.Generation).To(Equal(generation))
+		g.Expect(condition(current, backupv1alpha1.ReadyCondition).Reason).To(Equal(backupv1alpha1.SuspendedReason))
+		g.Expect(current.Status.ObservedGeneration).To(Equal(acted), "observedGeneration stays at the generation acted on")
+		for _, c := range current.Status.Conditions {
+			g.Expect(c.ObservedGeneration).To(Equal(acted), "condition %s stays at the generation acted on", c.Type)
+		}
+		reconciling := condition(current, backupv1alpha1.ReconcilingCondition)
+		g.Expect(reconciling.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(reconciling.Reason).To(Equal(backupv1alpha1.SuspendedReason))
+		g.Expect(reconciling.Message).To(ContainSubstring(fmt.Sprintf("since generation %d", acted)))
+		g.Expect(healthtest.Kstatus(t, current, backupConfigKind).Status).To(Equal(status.InProgressStatus))
+		return current
+	}
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
+	g.Eventually(func(g Gomega) { suspendedAt(g, acted+1) }, eventually, tick).Should(Succeed())
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Schedule = "0 3 * * *" })
+	g.Eventually(func(g Gomega) { suspendedAt(g, acted+2) }, eventually, tick).Should(Succeed())
+	g.Consistently(func(g Gomega) { suspendedAt(g, acted+2) }, consistently, tick).Should(Succeed())
+
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = false })
+	resumed := e.eventuallyKstatus(bc, status.CurrentStatus, "", "")
+	g.Expect(resumed.Status.ObservedGeneration).To(Equal(acted + 3))
 }

@@ -338,3 +338,51 @@ func TestTeardownCostsLinearServiceCalls(t *testing.T) {
 			small, sizes[0], large, sizes[1])
 	}
 }
+
+// TestABackupConfigDeletedJustBeforeItsMyAppTakesTheFinalBackup is the
+// third audit's T1 with a gap: the BackupConfig is deleted, its passes run,
+// and only then (3.5 seconds later, as a slow kubectl delete -f or a GitOps
+// prune may) the MyApp. The BackupConfig holds the MyApp for a grace (5s
+// from its deletion time, which the API server keeps in seconds) after its
+// own deletion, so the MyApp still gets its final backup; and a
+// BackupConfig deleted alone lets its MyApp go once the grace is over,
+// not before.
+func TestABackupConfigDeletedJustBeforeItsMyAppTakesTheFinalBackup(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	together := e.newApp("together", dnsCleanupFinalizer)
+	alone := e.newApp("alone", dnsCleanupFinalizer)
+	bcTogether := e.newBackupConfig("together", "together", fixtures.WithFinalBackup())
+	bcAlone := e.newBackupConfig("alone", "alone", fixtures.WithFinalBackup())
+	e.create(together, alone, bcTogether, bcAlone)
+	for _, app := range []*appsv1alpha1.MyApp{together, alone} {
+		e.waitForHold(app)
+	}
+	e.waitForLastBackup(bcTogether, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	e.waitForLastBackup(bcAlone, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+
+	deleted := time.Now()
+	g.Expect(e.c.Delete(t.Context(), bcTogether)).To(Succeed())
+	g.Expect(e.c.Delete(t.Context(), bcAlone)).To(Succeed())
+	time.Sleep(3500 * time.Millisecond)
+	for _, app := range []*appsv1alpha1.MyApp{together, alone} {
+		g.Expect(e.get(app)()).To(Succeed())
+		g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer),
+			"a MyApp whose deletion has not begun is held for the grace")
+	}
+	g.Expect(e.c.Delete(t.Context(), together)).To(Succeed())
+	e.releaseDNS([]*appsv1alpha1.MyApp{together})
+	e.waitGone(together, bcTogether)
+	g.Expect(e.succeededFinalBackups([]*appsv1alpha1.MyApp{together}, []*backupv1alpha1.BackupConfig{bcTogether})).
+		To(Equal(1), "the MyApp deleted within the grace got its final backup")
+
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(e.get(alone)()).To(Succeed())
+		return alone.Finalizers
+	}, eventually, tick).ShouldNot(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+	t.Logf("a BackupConfig deleted alone released its MyApp %s after its deletion",
+		time.Since(deleted).Round(100*time.Millisecond))
+	e.waitGone(bcAlone)
+	g.Expect(e.succeededFinalBackups([]*appsv1alpha1.MyApp{alone}, []*backupv1alpha1.BackupConfig{bcAlone})).To(Equal(0))
+}

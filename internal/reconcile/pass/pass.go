@@ -18,7 +18,9 @@ limitations under the License.
 // reconcile pass: running its phases in order over a per-pass scope and
 // turning what they return into the pass's result (Run), the one typed way
 // for a phase to say "stop here and come back at T" (Wait), the finalizer
-// patch with an optimistic lock, and the event policy. Each controller keeps
+// patch with an optimistic lock, the event policy, and the status rules
+// both kinds keep (status.go: the backoff a status announces, failures in
+// a row, the kstatus conditions and what a suspended pass reports). Each controller keeps
 // its phases, its scope and its conditions; this package decides nothing
 // about a kind.
 //

@@ -36,7 +36,7 @@ import (
 // bounds what all failing objects send a failing service.
 func RateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[ctrl.Request] {
 	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](5*time.Millisecond, maxDelay),
+		workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](BaseRetryDelay, maxDelay),
 		&workqueue.TypedBucketRateLimiter[ctrl.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 }

@@ -1,0 +1,174 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package pass
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// This file holds the status rules both kinds keep the same: the backoff
+// a failing object sees, how failures in a row are counted, and the kstatus
+// conditions (Reconciling, Stalled) with what a suspended object reports.
+// Each kind decides its own causes; the rules that turn them into status
+// live here, once.
+
+// BaseRetryDelay is the first delay of RateLimiter's per-object backoff.
+const BaseRetryDelay = 5 * time.Millisecond
+
+// BackoffDelay is when RateLimiter brings an object back after one more
+// failure, failures in a row having come before it: BaseRetryDelay
+// doubled per failure, at most maxDelay. A status that says when the next
+// attempt comes (status.*Failures.nextRetryTime) reads it from here.
+func BackoffDelay(failures int32, maxDelay time.Duration) time.Duration {
+	d := BaseRetryDelay
+	for i := int32(0); i < failures && d < maxDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxDelay)
+}
+
+// Failures is the failures-in-a-row status both kinds keep
+// (status.dnsFailures of a MyApp, status.backupFailures of a
+// BackupConfig). Their API types have the same fields, so a pointer to
+// either converts to a *Failures and back.
+type Failures struct {
+	// Count is the number of attempts that failed in a row.
+	Count int32 `json:"count"`
+	// LastFailureTime is when the last attempt failed.
+	LastFailureTime metav1.Time `json:"lastFailureTime"`
+	// NextRetryTime is when the operator tries again; nil when no retry is
+	// planned.
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+}
+
+// CountFailure returns prev with one more failure, at now, and the next
+// attempt at next (zero when none is planned). Times are kept to the
+// second the API stores; the next attempt is rounded up, so that a pass
+// before it never reads as after it (BeforeRetry).
+func CountFailure(prev *Failures, now, next time.Time) *Failures {
+	f := &Failures{Count: 1, LastFailureTime: metav1.NewTime(now.Truncate(time.Second))}
+	if prev != nil {
+		f.Count = prev.Count + 1
+	}
+	if !next.IsZero() {
+		if rounded := next.Truncate(time.Second); rounded.Before(next) {
+			next = rounded.Add(time.Second)
+		}
+		f.NextRetryTime = &metav1.Time{Time: next}
+	}
+	return f
+}
+
+// BeforeRetry reports whether a failure at now comes before the retry f
+// planned, or after a failure no retry was planned for: it is not the
+// planned retry. A kind whose every status write brings the object back
+// at once counts only the planned retries, or each failed pass would write
+// the status and start another pass, around the backoff.
+func (f *Failures) BeforeRetry(now time.Time) bool {
+	return f != nil && (f.NextRetryTime == nil || now.Before(f.NextRetryTime.Time))
+}
+
+// The kstatus conditions and the reason a suspended object gives; both API
+// packages use the same words.
+const (
+	ReconcilingCondition = "Reconciling"
+	StalledCondition     = "Stalled"
+	SuspendedReason      = "Suspended"
+)
+
+// Cause is a condition's reason and message.
+type Cause struct {
+	Reason, Message string
+}
+
+// Progress is what a pass concluded about an object, for the kstatus
+// conditions.
+type Progress struct {
+	// Generation is metadata.generation; ActedOn is the generation the pass
+	// acted on (ActedGeneration).
+	Generation, ActedOn int64
+	// Suspended says the pass was a suspended one (ActedGeneration).
+	Suspended bool
+	// Stalled, when set, is what keeps the object from getting better
+	// without a change of spec.
+	Stalled *Cause
+	// InProgress, when set, is what is under way: a retry, a wait, a
+	// running job.
+	InProgress *Cause
+}
+
+// ActedGeneration is the generation a pass acts on, which
+// status.observedGeneration and every condition's observedGeneration
+// carry: the object's own, unless the pass is suspended (spec.suspend set,
+// the object not being deleted). A suspended pass applies no spec, so
+// they stay at observed, the last generation a pass acted on, and kstatus
+// (Helm's --wait, Flux) never reads a change made while suspended as
+// Current.
+func ActedGeneration(generation, observed int64, suspended bool) int64 {
+	if suspended {
+		return observed
+	}
+	return generation
+}
+
+// SetProgressConditions sets the kstatus conditions from p and reports
+// whether the object is stalled. Both have abnormal-true polarity: present
+// and True while they apply, absent otherwise, at the generation acted on.
+// A suspended object is never Stalled (nothing is judged while suspended);
+// while its generation is ahead of the one acted on (the edit that set
+// spec.suspend counts too) it is Reconciling with reason Suspended,
+// saying which changes wait. Otherwise Stalled wins over Reconciling.
+func SetProgressConditions(conditions *[]metav1.Condition, p Progress, now time.Time) bool {
+	set := func(condType string, c Cause) {
+		meta.SetStatusCondition(conditions, metav1.Condition{Type: condType, Status: metav1.ConditionTrue,
+			Reason: c.Reason, Message: c.Message, ObservedGeneration: p.ActedOn, LastTransitionTime: metav1.NewTime(now)})
+	}
+	switch {
+	case p.Suspended:
+		meta.RemoveStatusCondition(conditions, StalledCondition)
+		if p.Generation > p.ActedOn {
+			set(ReconcilingCondition, Cause{Reason: SuspendedReason, Message: SuspendedMessage(p.ActedOn)})
+		} else {
+			meta.RemoveStatusCondition(conditions, ReconcilingCondition)
+		}
+		return false
+	case p.Stalled != nil:
+		meta.RemoveStatusCondition(conditions, ReconcilingCondition)
+		set(StalledCondition, *p.Stalled)
+		return true
+	case p.InProgress != nil:
+		set(ReconcilingCondition, *p.InProgress)
+	default:
+		meta.RemoveStatusCondition(conditions, ReconcilingCondition)
+	}
+	meta.RemoveStatusCondition(conditions, StalledCondition)
+	return false
+}
+
+// SuspendedMessage says which spec changes a suspended object has not
+// applied: those since the generation it last acted on.
+func SuspendedMessage(actedOn int64) string {
+	if actedOn == 0 {
+		return "spec.suspend is set: the spec has not been applied yet, and is not until spec.suspend is false."
+	}
+	return fmt.Sprintf("spec.suspend is set: the spec changes made since generation %d are not applied until "+
+		"spec.suspend is false.", actedOn)
+}
