@@ -355,19 +355,26 @@ $(HELM4): $(LOCALBIN)
 # external-dns's webhook server with the inmemory, rfc2136 and pdns providers
 # (hack/external-dns-webhook), for the webhook DNS provider's tests against the
 # real server (internal/external/dns/webhook; controlplane.StartWebhookServer
-# finds it in bin/). The external-dns version is pinned in that module's
-# go.mod; it needs Go 1.27, which GOTOOLCHAIN fetches from the module proxy.
-# The full external-dns binary cannot be built from the module proxy (some of
-# its providers' modules are not served), and would take far longer.
+# finds it in bin/). The external-dns version is pinned in go.mod.pinned; it
+# needs Go 1.27, which GOTOOLCHAIN fetches from the module proxy, so the module
+# is built in a temporary directory rather than kept as a go.mod in the tree,
+# where tools running this repository's Go would trip on it. The full
+# external-dns binary cannot be built from the module proxy (some of its
+# providers' modules are not served), and would take far longer.
 EXTERNAL_DNS_WEBHOOK ?= $(LOCALBIN)/external-dns-webhook
-EXTERNAL_DNS_VERSION := $(shell awk '$$1 == "sigs.k8s.io/external-dns" {print $$2}' hack/external-dns-webhook/go.mod)
+EXTERNAL_DNS_VERSION := $(shell awk '$$1 == "sigs.k8s.io/external-dns" {print $$2}' hack/external-dns-webhook/go.mod.pinned)
 EXTERNAL_DNS_GOTOOLCHAIN ?= go1.27.4
 
 .PHONY: external-dns-webhook
 external-dns-webhook: $(EXTERNAL_DNS_WEBHOOK)-$(EXTERNAL_DNS_VERSION) ## Build external-dns's webhook server (inmemory, rfc2136, pdns) into bin/, for the webhook DNS provider's tests.
 	ln -sf "$$(basename "$<")" "$(EXTERNAL_DNS_WEBHOOK)"
-$(EXTERNAL_DNS_WEBHOOK)-$(EXTERNAL_DNS_VERSION): hack/external-dns-webhook/main.go hack/external-dns-webhook/go.mod hack/external-dns-webhook/go.sum | $(LOCALBIN)
-	cd hack/external-dns-webhook && GOTOOLCHAIN=$(EXTERNAL_DNS_GOTOOLCHAIN) go build -trimpath -o "$@" .
+$(EXTERNAL_DNS_WEBHOOK)-$(EXTERNAL_DNS_VERSION): hack/external-dns-webhook/main.go hack/external-dns-webhook/go.mod.pinned hack/external-dns-webhook/go.sum.pinned | $(LOCALBIN)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cp hack/external-dns-webhook/main.go "$$tmp/main.go"; \
+	cp hack/external-dns-webhook/go.mod.pinned "$$tmp/go.mod"; \
+	cp hack/external-dns-webhook/go.sum.pinned "$$tmp/go.sum"; \
+	echo "Building external-dns $(EXTERNAL_DNS_VERSION)'s webhook server with $(EXTERNAL_DNS_GOTOOLCHAIN)"; \
+	cd "$$tmp" && GOTOOLCHAIN=$(EXTERNAL_DNS_GOTOOLCHAIN) GOFLAGS=-mod=readonly go build -trimpath -o "$@" main.go
 
 .PHONY: helm
 helm: $(HELM) ## Install helm into bin/.

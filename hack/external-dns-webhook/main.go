@@ -14,6 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// This directory is not a Go module in the tree: external-dns v0.23.0 needs Go
+// 1.27, and a go.mod saying so would break every tool that walks the
+// repository's modules with this repository's Go (controller-gen in `make
+// manifests` loads every go.mod it finds). The ignore tag keeps this file out
+// of the main module's builds and of `go mod tidy`; `make
+// external-dns-webhook` builds it in a temporary module made of go.mod.pinned
+// and go.sum.pinned.
+
+//go:build ignore
+
 // Command external-dns-webhook is external-dns's own webhook server
 // (sigs.k8s.io/external-dns/provider/webhook/api) in front of one of
 // external-dns's in-tree providers, as `external-dns --webhook-server
