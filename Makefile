@@ -134,6 +134,21 @@ helm-lint: chart helm ## Lint the Helm chart with its default values, with every
 		--set 'rfc2136.nameservers={ns1.example.com:53,ns2.example.com:53}' \
 		--set rfc2136.tsigKey.secretName=dns-tsig,rfc2136.tsigKey.secretKey=key \
 		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t
+	"$(HELM)" lint --strict charts/myapp-operator --set dnsProvider=webhook \
+		--set webhook.zone=example.com,webhook.image.repository=registry.k8s.io/external-dns/external-dns,webhook.image.tag=v0.23.0 \
+		--set 'webhook.args={--webhook-server,--provider=aws,--source=service,--metrics-address=:8080,--domain-filter=example.com}' \
+		--set webhook.singleWriter=true,webhook.timeout=20s,webhook.readInterval=30s,webhook.maxBodySize=67108864 \
+		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t
+	@for bad in "/webhook/zone:webhook.image.repository=r,webhook.image.tag=t" \
+		"/webhook/image/repository:webhook.zone=example.com,webhook.image.tag=t" \
+		"/webhook/image/tag:webhook.zone=example.com,webhook.image.repository=r" \
+		"/webhook/readInterval:webhook.zone=example.com,webhook.image.repository=r,webhook.image.tag=t,webhook.readInterval=soon" \
+		"/webhook/maxBodySize:webhook.zone=example.com,webhook.image.repository=r,webhook.image.tag=t,webhook.maxBodySize=-1"; do \
+		want=$${bad%%:*}; set=$${bad#*:}; \
+		out=$$("$(HELM)" lint --strict charts/myapp-operator --set dnsProvider=webhook --set "$$set" 2>&1) && \
+			{ echo "helm lint accepted dnsProvider=webhook with $$set"; exit 1; }; \
+		echo "$$out" | grep -q "$$want" || { echo "helm lint refused $$set without saying $$want:"; echo "$$out"; exit 1; }; \
+	done
 
 .PHONY: verify
 verify: manifests generate chart ## Regenerate everything (the chart too) and fail if the tree is not clean.
