@@ -57,6 +57,10 @@ const (
 	WebhookPDNS = "pdns"
 )
 
+// defaultTestZone is the zone the webhook server and PowerDNS serve when
+// none is given, as BIND's.
+const defaultTestZone = "example.com"
+
 // WebhookOptions configure StartWebhookServer.
 type WebhookOptions struct {
 	// Provider is WebhookInMemory, WebhookRFC2136 or WebhookPDNS.
@@ -142,7 +146,7 @@ func StartWebhookServer(ctx context.Context, opts WebhookOptions) (*WebhookServe
 	switch opts.Provider {
 	case WebhookInMemory:
 		if opts.Zone == "" {
-			opts.Zone = "example.com"
+			opts.Zone = defaultTestZone
 		}
 		args = append(args, "--provider=inmemory", "--inmemory-zone="+opts.Zone)
 	case WebhookRFC2136:
@@ -271,7 +275,7 @@ func StartPowerDNS(ctx context.Context, zone, stateRoot string) (*PowerDNS, erro
 		return nil, ErrNoPowerDNS
 	}
 	if zone == "" {
-		zone = "example.com"
+		zone = defaultTestZone
 	}
 	if stateRoot == "" {
 		stateRoot = filepath.Join(os.TempDir(), "myapp-pdns")

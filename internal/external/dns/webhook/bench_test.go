@@ -61,7 +61,7 @@ func BenchmarkDeletionCostAgainstZoneSize(b *testing.B) {
 	for _, zoneMyApps := range []int{1_000, 10_000, 100_000} {
 		for _, warm := range []bool{false, true} {
 			b.Run(fmt.Sprintf("myapps=%d/cache=%s", zoneMyApps, map[bool]string{false: "cold", true: "warm"}[warm]), func(b *testing.B) {
-				f := newFake(b, transactional, zone)
+				f := newFake(b, transactional)
 				names := seedMyApps(f, zoneMyApps)
 				clk := newClock()
 				c := newClient(b, f.URL(), clk.config, func(cfg *webhook.Config) { cfg.MaxBodyBytes = 1 << 30 })
@@ -114,7 +114,7 @@ func BenchmarkAnHourOfReads(b *testing.B) {
 	for _, mode := range []string{"list", "read"} {
 		for _, n := range []int{100, 1_000, 10_000} {
 			b.Run(fmt.Sprintf("drift=%s/myapps=%d", mode, n), func(b *testing.B) {
-				f := newFake(b, transactional, zone)
+				f := newFake(b, transactional)
 				names := seedMyApps(f, n)
 				clk := newClock()
 				c := newClient(b, f.URL(), clk.config, func(cfg *webhook.Config) { cfg.MaxBodyBytes = 1 << 30 })
@@ -170,7 +170,7 @@ func listAll(b *testing.B, c *webhook.Client, prefix string, n int) {
 func BenchmarkZoneRead(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("myapps=%d", n), func(b *testing.B) {
-			f := newFake(b, transactional, zone)
+			f := newFake(b, transactional)
 			seedMyApps(f, n)
 			clk := newClock()
 			c := newClient(b, f.URL(), clk.config, func(cfg *webhook.Config) { cfg.MaxBodyBytes = 1 << 30 })

@@ -287,14 +287,18 @@ func (c *Client) ZoneSize() int { return c.cache.size() }
 
 func (c *Client) negotiate(ctx context.Context) error {
 	var f DomainFilter
-	if err := c.t.send(ctx, request{op: "negotiate", method: http.MethodGet, route: routeNegotiate, retry: true, strictType: true}, &f); err != nil {
+	negotiate := request{op: "negotiate", method: http.MethodGet, route: routeNegotiate, retry: true, strictType: true}
+	if err := c.t.send(ctx, negotiate, &f); err != nil {
 		return err
 	}
 	m, err := f.matcher()
 	if err != nil {
 		return c.fail("negotiate", external.KindInvalid, fmt.Sprintf("the webhook server's domain filter (%s) does not compile: %v", f, err), nil)
 	}
-	if !m.match(c.zone) || !m.match(probeLabel+"x."+c.zone) {
+	// MyApp hosts are names under the zone, as is the probe's: the filter
+	// must cover them, not necessarily the apex (external-dns's ".zone"
+	// filters cover only names under it).
+	if !m.match(probeLabel + "x." + c.zone) {
 		return c.fail("negotiate", external.KindInvalid, fmt.Sprintf("the webhook server's domain filter (%s) does not cover zone %s; "+
 			"give the provider a --domain-filter that includes it", f, c.zone), nil)
 	}
@@ -381,71 +385,93 @@ func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (out extdns.Reco
 	}
 	defer c.locks.lock(rec.Name)()
 	class, oneBatch := c.class()
-	want := desiredRecord(rec)
+	u := upsert{c: c, rec: rec, want: desiredRecord(rec), oneBatch: oneBatch}
 	// On a last-writer-wins provider nothing guards a write, so the read it
 	// is decided on is made just before it: that narrows the window in
 	// which another writer's change is overwritten to one round trip.
 	fresh := class != ClassAtomic
-	adjusted := false
 	for range 3 {
 		st, confirmed, err := c.cache.lookup(ctx, rec.Name, fresh)
 		if err != nil {
 			return extdns.Record{}, err
 		}
-		var steps []Changes
-		switch holder := st.holder(); holder {
-		case "":
-			if !adjusted {
-				want, err = c.adjust(ctx, op, rec)
-				if err != nil {
-					return extdns.Record{}, err
-				}
-				adjusted = true
-			}
-			steps = []Changes{{Create: want.endpoints()}}
-		case rec.Owner:
-			if st.matches(want.record) && len(st.ownerTXTs) == 1 {
-				return c.report(st, confirmed), nil
-			}
-			if !adjusted {
-				if want, err = c.adjust(ctx, op, rec); err != nil {
-					return extdns.Record{}, err
-				}
-				adjusted = true
-				if st.matches(want.record) && len(st.ownerTXTs) == 1 {
-					return c.report(st, confirmed), nil
-				}
-			}
-			steps = replaceSteps(Changes{Delete: st.written(), Create: want.endpoints()}, oneBatch)
-		default:
-			return extdns.Record{}, c.conflict(op, st)
+		steps, inPlace, err := u.plan(ctx, st)
+		switch {
+		case err != nil:
+			return extdns.Record{}, err
+		case inPlace:
+			return c.report(st, confirmed), nil
 		}
-		_, err = c.apply(ctx, op, rec.Name, steps)
+		err = c.apply(ctx, op, rec.Name, steps)
 		if err == nil {
 			c.log.V(1).Info("Wrote DNS record", "name", rec.Name, "type", rec.Type, "value", rec.Value, "owner", rec.Owner)
 			rec.State = extdns.StatePending
 			return rec, nil
 		}
-		if !outcomeUnknown(err) {
-			return extdns.Record{}, err
-		}
-		// Outcome unknown: read again before deciding.
-		now, _, rerr := c.cache.lookup(ctx, rec.Name, true)
-		switch {
-		case rerr != nil:
-			return extdns.Record{}, errors.Join(err, rerr)
-		case now.holder() == rec.Owner && now.matches(want.record) && len(now.ownerTXTs) == 1:
-			c.log.V(1).Info("A write whose answer was an error is in place", "name", rec.Name, "error", err.Error())
+		_, v, err := c.readBack(ctx, op, st, err, u.done, func(h string) bool { return h == rec.Owner })
+		switch v {
+		case verdictDone:
 			rec.State = extdns.StatePending
 			return rec, nil
-		case now.holder() != "" && now.holder() != rec.Owner:
-			return extdns.Record{}, c.conflict(op, now)
-		case now.fingerprint() == st.fingerprint():
-			return extdns.Record{}, c.refused(err, st)
+		case verdictFailed:
+			return extdns.Record{}, err
 		}
 		fresh = true // it changed under the write: decide again on what is there now
 	}
 	return extdns.Record{}, c.fail(op, external.KindTransient, fmt.Sprintf("%s kept changing under concurrent writers", rec.Name), nil)
+}
+
+// upsert is one Upsert's plan: what to write for the state read.
+type upsert struct {
+	c        *Client
+	rec      extdns.Record
+	want     desired
+	adjusted bool
+	oneBatch bool
+}
+
+// plan returns the batches to send, or inPlace when the name holds the
+// record already, or a conflict. The record is passed through
+// AdjustEndpoints once, before it is first written or found different.
+func (u *upsert) plan(ctx context.Context, st nameState) (steps []Changes, inPlace bool, err error) {
+	switch st.holder() {
+	case "":
+		if err := u.adjust(ctx); err != nil {
+			return nil, false, err
+		}
+		return []Changes{{Create: u.want.endpoints()}}, false, nil
+	case u.rec.Owner:
+		if u.done(st) {
+			return nil, true, nil
+		}
+		if err := u.adjust(ctx); err != nil {
+			return nil, false, err
+		}
+		if u.done(st) {
+			return nil, true, nil
+		}
+		return replaceSteps(Changes{Delete: st.written(), Create: u.want.endpoints()}, u.oneBatch), false, nil
+	default:
+		return nil, false, u.c.conflict("upsert", st)
+	}
+}
+
+func (u *upsert) adjust(ctx context.Context) error {
+	if u.adjusted {
+		return nil
+	}
+	want, err := u.c.adjust(ctx, "upsert", u.rec)
+	if err != nil {
+		return err
+	}
+	u.want, u.adjusted = want, true
+	return nil
+}
+
+// done reports whether st holds the record as wanted, with its one owner
+// TXT.
+func (u *upsert) done(st nameState) bool {
+	return st.holder() == u.rec.Owner && st.matches(u.want.record) && len(st.ownerTXTs) == 1
 }
 
 // Delete removes the record and its owner TXT, exactly as read, in one
@@ -465,6 +491,7 @@ func (c *Client) Delete(ctx context.Context, name, owner string) (err error) {
 	defer c.locks.lock(name)()
 	class, _ := c.class()
 	fresh := class != ClassAtomic
+	gone := func(st nameState) bool { return st.holder() == "" }
 	for range 3 {
 		st, _, err := c.cache.lookup(ctx, name, fresh)
 		if err != nil {
@@ -484,24 +511,17 @@ func (c *Client) Delete(ctx context.Context, name, owner string) (err error) {
 		default:
 			return c.conflict(op, st)
 		}
-		_, err = c.apply(ctx, op, name, []Changes{{Delete: st.written()}})
+		err = c.apply(ctx, op, name, []Changes{{Delete: st.written()}})
 		if err == nil {
 			c.log.V(1).Info("Deleted DNS record", "name", name, "owner", owner)
 			return nil
 		}
-		if !outcomeUnknown(err) {
-			return err
-		}
-		now, _, rerr := c.cache.lookup(ctx, name, true)
-		switch {
-		case rerr != nil:
-			return errors.Join(err, rerr)
-		case now.holder() == "":
+		_, v, err := c.readBack(ctx, op, st, err, gone, func(h string) bool { return h == owner })
+		switch v {
+		case verdictDone:
 			return nil
-		case now.holder() != owner:
-			return c.conflict(op, now)
-		case now.fingerprint() == st.fingerprint():
-			return c.refused(err, st)
+		case verdictFailed:
+			return err
 		}
 		fresh = true
 	}
@@ -525,69 +545,127 @@ func (c *Client) Transfer(ctx context.Context, name, from, to string) (rec extdn
 	}
 	defer c.locks.lock(name)()
 	class, oneBatch := c.class()
+	tr := transfer{c: c, name: name, from: from, to: to, oneBatch: oneBatch}
 	fresh := class != ClassAtomic
-	// recreate is the second batch of a transfer made in two (see below)
-	// whose first batch went through: the name is free because this call
-	// emptied it, and only the second batch is left to send.
-	var recreate []Endpoint
 	for range 3 {
 		st, confirmed, err := c.cache.lookup(ctx, name, fresh)
 		if err != nil {
 			return extdns.Record{}, err
 		}
-		var steps []Changes
-		switch {
-		case !st.exists() && st.holder() == "" && recreate != nil:
-			steps = []Changes{{Create: recreate}}
-		case !st.exists() && !fresh:
+		if !st.exists() && st.holder() == "" && tr.recreate == nil && !fresh {
 			fresh = true
 			continue
-		case !st.exists():
-			return extdns.Record{}, c.fail(op, external.KindNotFound, fmt.Sprintf("no A or CNAME record at %s", name), nil)
-		case st.holder() == to:
-			return c.report(st, confirmed), nil
-		case st.holder() != from:
-			return extdns.Record{}, c.conflict(op, st)
-		case oneBatch:
-			owner := ownerEndpoint(name, to, st.records[0].RecordTTL)
-			steps = []Changes{{Delete: slices.Clone(st.ownerTXTs), Create: []Endpoint{owner}}}
-		default:
-			// A provider that cannot delete and create one record set in one
-			// batch gets the record and its owner TXT deleted, then created
-			// again with the new owner: between the two the name is free,
-			// never a record without an owner, which would read as held by
-			// no one.
-			owner := ownerEndpoint(name, to, st.records[0].RecordTTL)
-			recreate = append(slices.Clone(st.records), owner)
-			steps = []Changes{{Delete: st.written()}, {Create: recreate}}
 		}
-		_, err = c.apply(ctx, op, name, steps)
+		steps, inPlace, err := tr.plan(st)
+		switch {
+		case err != nil:
+			return extdns.Record{}, err
+		case inPlace:
+			return c.report(st, confirmed), nil
+		}
+		err = c.apply(ctx, op, name, steps)
 		if err == nil {
 			c.log.V(1).Info("Transferred DNS record", "name", name, "from", from, "to", to)
-			after, _, lerr := c.cache.lookup(ctx, name, false)
-			if lerr != nil || !after.exists() {
-				after = st
-				after.owners = []string{to}
-			}
-			return c.report(after, false), nil
+			return tr.result(ctx, st), nil
 		}
-		if !outcomeUnknown(err) {
-			return extdns.Record{}, err
-		}
-		now, _, rerr := c.cache.lookup(ctx, name, true)
-		switch {
-		case rerr != nil:
-			return extdns.Record{}, errors.Join(err, rerr)
-		case now.holder() == to && now.exists():
+		now, v, err := c.readBack(ctx, op, st, err, tr.done, func(h string) bool { return h == from || h == to })
+		switch v {
+		case verdictDone:
 			return c.report(now, false), nil
-		case now.holder() != from && now.holder() != "":
-			return extdns.Record{}, c.conflict(op, now)
-		case now.fingerprint() == st.fingerprint():
-			return extdns.Record{}, c.refused(err, st)
+		case verdictFailed:
+			return extdns.Record{}, err
 		}
 		fresh = true
 	}
 	return extdns.Record{}, c.fail(op, external.KindTransient, fmt.Sprintf("%s kept changing under concurrent writers", name), nil)
+}
+
+// transfer is one Transfer's plan.
+type transfer struct {
+	c              *Client
+	name, from, to string
+	oneBatch       bool
+	// recreate is the second batch of a transfer made in two whose first
+	// batch went through: the name is free because this call emptied it,
+	// and only the second batch is left to send.
+	recreate []Endpoint
+}
+
+// plan returns the batches to send for the state read, or inPlace when the
+// record is held by to already, or an error: not found or a conflict.
+func (tr *transfer) plan(st nameState) (steps []Changes, inPlace bool, err error) {
+	const op = "transfer"
+	switch {
+	case !st.exists() && st.holder() == "" && tr.recreate != nil:
+		return []Changes{{Create: tr.recreate}}, false, nil
+	case !st.exists():
+		return nil, false, tr.c.fail(op, external.KindNotFound, fmt.Sprintf("no A or CNAME record at %s", tr.name), nil)
+	case st.holder() == tr.to:
+		return nil, true, nil
+	case st.holder() != tr.from:
+		return nil, false, tr.c.conflict(op, st)
+	}
+	owner := ownerEndpoint(tr.name, tr.to, st.records[0].RecordTTL)
+	if tr.oneBatch {
+		return []Changes{{Delete: slices.Clone(st.ownerTXTs), Create: []Endpoint{owner}}}, false, nil
+	}
+	// A provider that cannot delete and create one record set in one batch
+	// gets the record and its owner TXT deleted, then created again with
+	// the new owner: between the two the name is free, never a record
+	// without an owner, which would read as held by no one.
+	tr.recreate = append(slices.Clone(st.records), owner)
+	return []Changes{{Delete: st.written()}, {Create: tr.recreate}}, false, nil
+}
+
+func (tr *transfer) done(st nameState) bool { return st.holder() == tr.to && st.exists() }
+
+// result is the record after a transfer the server accepted.
+func (tr *transfer) result(ctx context.Context, before nameState) extdns.Record {
+	after, _, err := tr.c.cache.lookup(ctx, tr.name, false)
+	if err != nil || !after.exists() {
+		after = before
+		after.owners = []string{tr.to}
+	}
+	return tr.c.report(after, false)
+}
+
+// verdict is what a read after a write whose outcome is unknown shows.
+type verdict int
+
+const (
+	// verdictDone: the write is in place; its answer was lost or wrong.
+	verdictDone verdict = iota
+	// verdictFailed: the call ends with the error readBack returns: a
+	// conflict, a zone unchanged (the provider did not apply the batch), a
+	// failed read, or an error that is not about the outcome at all.
+	verdictFailed
+	// verdictChanged: the name changed otherwise; plan again.
+	verdictChanged
+)
+
+// readBack decides a write that ended in err, planned on before: every
+// answer but a 2xx leaves the outcome unknown (the reference server answers
+// a conflict with a bare 500), so the zone is read again. done says whether
+// the write is in place; mayHold whether a holder other than none is one the
+// write may leave (not a conflict).
+func (c *Client) readBack(ctx context.Context, op string, before nameState, err error,
+	done func(nameState) bool, mayHold func(holder string) bool) (nameState, verdict, error) {
+	if !outcomeUnknown(err) {
+		return nameState{}, verdictFailed, err
+	}
+	now, _, rerr := c.cache.lookup(ctx, before.name, true)
+	switch {
+	case rerr != nil:
+		return now, verdictFailed, errors.Join(err, rerr)
+	case done(now):
+		c.log.V(1).Info("A write whose answer was an error is in place", "name", before.name, "error", err.Error())
+		return now, verdictDone, nil
+	case now.holder() != "" && !mayHold(now.holder()):
+		return now, verdictFailed, c.conflict(op, now)
+	case now.fingerprint() == before.fingerprint():
+		return now, verdictFailed, c.refused(err, before)
+	}
+	return now, verdictChanged, nil
 }
 
 // List returns the records owner holds, or every record with one owner TXT
@@ -640,17 +718,16 @@ func (c *Client) list(ctx context.Context, keep func(owner string) bool) ([]extd
 // apply sends the steps of a write, in order; the cached state follows each
 // one the server accepted. An error from a step the server did not accept
 // leaves its names PENDING until the next read.
-func (c *Client) apply(ctx context.Context, op, name string, steps []Changes) (applied int, err error) {
+func (c *Client) apply(ctx context.Context, op, name string, steps []Changes) error {
 	for _, ch := range steps {
 		err := c.t.send(ctx, request{op: op, method: http.MethodPost, route: routeRecords, body: ch}, nil)
 		if err != nil {
 			c.cache.unsure(name)
-			return applied, err
+			return err
 		}
 		c.cache.wrote(ch, name)
-		applied++
 	}
-	return applied, nil
+	return nil
 }
 
 // replaceSteps is a change as one batch where the provider applies one,

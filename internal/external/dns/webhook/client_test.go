@@ -94,7 +94,7 @@ func TestProbeMeasuresTheClass(t *testing.T) {
 		{"last writer wins", lastWriterWins, webhook.ClassLastWriterWins, false, "detected by the next read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, tc.sem, zone)
+			f := newFake(t, tc.sem)
 			c := newClient(t, f.URL())
 			res, err := c.Start(t.Context())
 			if err != nil {
@@ -120,7 +120,7 @@ func TestProbeMeasuresTheClass(t *testing.T) {
 // or that answers another media type, stops the client with a message
 // that says which.
 func TestNegotiation(t *testing.T) {
-	f := newFake(t, transactional, zone)
+	f := newFake(t, transactional)
 	f.filter = webhook.DomainFilter{Include: []string{"example.org"}}
 	_, err := newClient(t, f.URL()).Start(t.Context())
 	if e := wantKind(t, err, external.KindInvalid); !strings.Contains(e.Message, "does not cover zone example.com") {
@@ -132,13 +132,17 @@ func TestNegotiation(t *testing.T) {
 		t.Fatal("a filter that excludes the zone was accepted")
 	}
 
-	f.filter = webhook.DomainFilter{RegexInclude: `\.example\.com$`}
+	f.filter = webhook.DomainFilter{RegexInclude: `^shop\.example\.com$`}
 	if _, err := newClient(t, f.URL()).Start(t.Context()); err == nil {
-		t.Fatal("a regex that does not match the zone apex was accepted")
+		t.Fatal("a regex that matches one name only was accepted for the zone")
 	}
-	f.filter = webhook.DomainFilter{RegexInclude: `(^|\.)example\.com$`}
+	f.filter = webhook.DomainFilter{RegexInclude: `\.example\.com$`}
 	if _, err := newClient(t, f.URL()).Start(t.Context()); err != nil {
-		t.Fatalf("a regex that matches the zone: %v", err)
+		t.Fatalf("a regex that matches the names under the zone: %v", err)
+	}
+	f.filter = webhook.DomainFilter{Include: []string{".example.com"}}
+	if _, err := newClient(t, f.URL()).Start(t.Context()); err != nil {
+		t.Fatalf("external-dns's .zone filter: %v", err)
 	}
 
 	f.filter = webhook.DomainFilter{Include: []string{zone}}
@@ -159,61 +163,79 @@ func TestRecordLifecycleOnEveryClass(t *testing.T) {
 		sem  semantics
 	}{{"transactional", transactional}, {"inmemory", inmemoryLike}, {"last writer wins", lastWriterWins}} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, tc.sem, zone)
+			f := newFake(t, tc.sem)
 			clk := newClock()
 			c := newClient(t, f.URL(), clk.config)
-			ctx := t.Context()
 			name := "www.example.com"
-
-			rec, err := c.Upsert(ctx, aRecord(name, "192.0.2.10", ownerA))
-			if err != nil || rec.State != extdns.StatePending {
-				t.Fatalf("create = %+v, %v; want PENDING", rec, err)
-			}
-			wantHeld(t, f, name, "192.0.2.10", ownerA)
-			if got, err := c.Get(ctx, name); err != nil || got.State != extdns.StatePending || got.Owner != ownerA {
-				t.Fatalf("Get right after the write = %+v, %v; want PENDING until a zone read confirms it", got, err)
-			}
-			clk.Advance(webhook.DefaultReadInterval)
-			if got, err := c.Get(ctx, name); err != nil || got.State != extdns.StateActive || got.Value != "192.0.2.10" || got.TTL != 300 {
-				t.Fatalf("Get after the next zone read = %+v, %v; want ACTIVE", got, err)
-			}
-			if again, err := c.Upsert(ctx, aRecord(name, "192.0.2.10", ownerA)); err != nil || again.State != extdns.StateActive {
-				t.Fatalf("repeated upsert = %+v, %v; want the record untouched, ACTIVE", again, err)
-			}
-
-			if _, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeCNAME, Value: "lb.example.net", TTL: 60, Owner: ownerA}); err != nil {
-				t.Fatal(err)
-			}
-			if got := f.at(name); len(got) != 1 || got[0].RecordType != "CNAME" || got[0].Targets[0] != "lb.example.net" || got[0].RecordTTL != 60 {
-				t.Fatalf("after a change the provider holds %+v", got)
-			}
-
-			if _, err := c.Transfer(ctx, name, ownerB, "myapp-operator/install-c/shop/web/uid-3"); !errors.Is(err, external.ErrConflict) {
-				t.Fatalf("a transfer from a non-holder: want a conflict, got %v", err)
-			}
-			if got, err := c.Transfer(ctx, name, ownerA, ownerB); err != nil || got.Owner != ownerB {
-				t.Fatalf("Transfer = %+v, %v", got, err)
-			}
-			if got, err := c.Transfer(ctx, name, ownerA, ownerB); err != nil || got.Owner != ownerB {
-				t.Fatalf("repeated Transfer = %+v, %v; want the record, held by the new owner", got, err)
-			}
-			wantHeld(t, f, "_myapp-owner."+name, `"`+ownerB+`"`, "")
-			if err := c.Delete(ctx, name, ownerA); !errors.Is(err, external.ErrConflict) {
-				t.Fatalf("the old owner deleted a transferred record: %v", err)
-			}
-			if err := c.Delete(ctx, name, ownerB); err != nil {
-				t.Fatal(err)
-			}
-			if left := append(f.at(name), f.at("_myapp-owner."+name)...); len(left) != 0 {
-				t.Fatalf("after a delete the provider holds %+v", left)
-			}
-			if err := c.Delete(ctx, name, ownerB); err != nil {
-				t.Fatalf("deleting what is gone: %v", err)
-			}
-			if _, err := c.Get(ctx, name); !errors.Is(err, external.ErrNotFound) {
-				t.Fatalf("Get after the delete: %v", err)
-			}
+			createAndConfirm(t, f, clk, c, name)
+			changeAndHandOver(t, f, c, name)
+			deleteTwice(t, f, c, name)
 		})
+	}
+}
+
+// createAndConfirm creates name's record: PENDING until the next zone
+// read, ACTIVE then, and a repeated upsert leaves it as it is.
+func createAndConfirm(t *testing.T, f *fakeProvider, clk *clock, c *webhook.Client, name string) {
+	t.Helper()
+	ctx := t.Context()
+	rec, err := c.Upsert(ctx, aRecord(name, "192.0.2.10", ownerA))
+	if err != nil || rec.State != extdns.StatePending {
+		t.Fatalf("create = %+v, %v; want PENDING", rec, err)
+	}
+	wantHeld(t, f, name, "192.0.2.10", ownerA)
+	if got, err := c.Get(ctx, name); err != nil || got.State != extdns.StatePending || got.Owner != ownerA {
+		t.Fatalf("Get right after the write = %+v, %v; want PENDING until a zone read confirms it", got, err)
+	}
+	clk.Advance(webhook.DefaultReadInterval)
+	if got, err := c.Get(ctx, name); err != nil || got.State != extdns.StateActive || got.Value != "192.0.2.10" || got.TTL != 300 {
+		t.Fatalf("Get after the next zone read = %+v, %v; want ACTIVE", got, err)
+	}
+	if again, err := c.Upsert(ctx, aRecord(name, "192.0.2.10", ownerA)); err != nil || again.State != extdns.StateActive {
+		t.Fatalf("repeated upsert = %+v, %v; want the record untouched, ACTIVE", again, err)
+	}
+}
+
+// changeAndHandOver changes name's record to a CNAME, then hands it from
+// ownerA to ownerB, twice (the second is a no-op).
+func changeAndHandOver(t *testing.T, f *fakeProvider, c *webhook.Client, name string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeCNAME, Value: "lb.example.net", TTL: 60, Owner: ownerA}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.at(name); len(got) != 1 || got[0].RecordType != "CNAME" || got[0].Targets[0] != "lb.example.net" || got[0].RecordTTL != 60 {
+		t.Fatalf("after a change the provider holds %+v", got)
+	}
+	if _, err := c.Transfer(ctx, name, ownerB, "myapp-operator/install-c/shop/web/uid-3"); !errors.Is(err, external.ErrConflict) {
+		t.Fatalf("a transfer from a non-holder: want a conflict, got %v", err)
+	}
+	for range 2 {
+		if got, err := c.Transfer(ctx, name, ownerA, ownerB); err != nil || got.Owner != ownerB || got.Value != "lb.example.net" {
+			t.Fatalf("Transfer = %+v, %v; want the record, held by the new owner", got, err)
+		}
+	}
+	wantHeld(t, f, "_myapp-owner."+name, `"`+ownerB+`"`, "")
+}
+
+// deleteTwice: the old owner cannot delete name's record, the new one
+// can, and deleting what is gone is success.
+func deleteTwice(t *testing.T, f *fakeProvider, c *webhook.Client, name string) {
+	t.Helper()
+	ctx := t.Context()
+	if err := c.Delete(ctx, name, ownerA); !errors.Is(err, external.ErrConflict) {
+		t.Fatalf("the old owner deleted a transferred record: %v", err)
+	}
+	for range 2 {
+		if err := c.Delete(ctx, name, ownerB); err != nil {
+			t.Fatal(err)
+		}
+		if left := append(f.at(name), f.at("_myapp-owner."+name)...); len(left) != 0 {
+			t.Fatalf("after a delete the provider holds %+v", left)
+		}
+	}
+	if _, err := c.Get(ctx, name); !errors.Is(err, external.ErrNotFound) {
+		t.Fatalf("Get after the delete: %v", err)
 	}
 }
 
@@ -247,7 +269,7 @@ func TestConcurrentCreatorsOneWins(t *testing.T) {
 		sem  semantics
 	}{{"transactional", transactional}, {"inmemory", inmemoryLike}, {"last writer wins", lastWriterWins}} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, tc.sem, zone)
+			f := newFake(t, tc.sem)
 			clk := newClock()
 			const writers = 16
 			clients := make([]*webhook.Client, writers)
@@ -266,6 +288,9 @@ func TestConcurrentCreatorsOneWins(t *testing.T) {
 				if tc.sem == lastWriterWins {
 					believers := 0
 					for i, c := range clients {
+						if errs[i] != nil && !errors.Is(errs[i], external.ErrConflict) {
+							t.Fatalf("round %d: writer %d: want success or a conflict, got %v", round, i, errs[i])
+						}
 						got, err := c.Get(t.Context(), name)
 						if err == nil && got.Owner == owner(i) && errs[i] == nil {
 							believers++
@@ -335,7 +360,7 @@ func wantOneWinner(t *testing.T, errs []error, owner func(int) string) int {
 func TestOutcomeUnknownIsReadBack(t *testing.T) {
 	name := "www.example.com"
 	t.Run("applied, then a 500", func(t *testing.T) {
-		f := newFake(t, transactional, zone)
+		f := newFake(t, transactional)
 		c := newClient(t, f.URL())
 		f.beforeApply = func(webhook.Changes) (int, bool) { return http.StatusInternalServerError, true }
 		if _, err := c.Upsert(t.Context(), aRecord(name, "192.0.2.1", ownerA)); err != nil {
@@ -349,7 +374,7 @@ func TestOutcomeUnknownIsReadBack(t *testing.T) {
 		}
 	})
 	t.Run("a 500 that changed nothing", func(t *testing.T) {
-		f := newFake(t, transactional, zone)
+		f := newFake(t, transactional)
 		c := newClient(t, f.URL())
 		if _, err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -361,7 +386,7 @@ func TestOutcomeUnknownIsReadBack(t *testing.T) {
 		}
 	})
 	t.Run("a conflict answered as a bare 500", func(t *testing.T) {
-		f := newFake(t, transactional, zone)
+		f := newFake(t, transactional)
 		c := newClient(t, f.URL())
 		if _, err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -381,7 +406,7 @@ func TestOutcomeUnknownIsReadBack(t *testing.T) {
 		}
 	})
 	t.Run("throttled or refused, nothing applied", func(t *testing.T) {
-		f := newFake(t, transactional, zone)
+		f := newFake(t, transactional)
 		c := newClient(t, f.URL())
 		if _, err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -394,10 +419,10 @@ func TestOutcomeUnknownIsReadBack(t *testing.T) {
 		}
 		f.beforeApply = func(webhook.Changes) (int, bool) { return http.StatusForbidden, false }
 		_, err = c.Upsert(t.Context(), aRecord(name, "192.0.2.1", ownerA))
-		wantKind(t, err, external.KindUnauthorized)
+		_ = wantKind(t, err, external.KindUnauthorized)
 	})
 	t.Run("a lost connection", func(t *testing.T) {
-		f := newFake(t, transactional, zone)
+		f := newFake(t, transactional)
 		c := newClient(t, f.URL())
 		if _, err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -417,7 +442,7 @@ func TestOutcomeUnknownIsReadBack(t *testing.T) {
 // old one (a TXT at the name), is never written, deleted or listed, and the
 // conflict names external-dns and its owner ID.
 func TestExternalDNSOwnedNamesAreConflicts(t *testing.T) {
-	f := newFake(t, transactional, zone)
+	f := newFake(t, transactional)
 	heritage := `"heritage=external-dns,external-dns/owner=default,external-dns/resource=ingress/shop/web"`
 	f.seed(
 		webhook.Endpoint{DNSName: "new.example.com", RecordType: "A", Targets: []string{"198.51.100.1"}, RecordTTL: 300},
@@ -454,7 +479,7 @@ func TestExternalDNSOwnedNamesAreConflicts(t *testing.T) {
 // TXTs, is held by no owner the client can prove, as with the RFC 2136
 // client.
 func TestNamesHeldByNoOne(t *testing.T) {
-	f := newFake(t, transactional, zone)
+	f := newFake(t, transactional)
 	f.seed(
 		webhook.Endpoint{DNSName: "hand.example.com", RecordType: "A", Targets: []string{"198.51.100.1"}, RecordTTL: 300},
 		webhook.Endpoint{DNSName: "two.example.com", RecordType: "A", Targets: []string{"198.51.100.2"}, RecordTTL: 300},
@@ -479,7 +504,7 @@ func TestNamesHeldByNoOne(t *testing.T) {
 // so every read within ReadInterval is served by one GET /records, however
 // many records are read, and concurrent readers share one request.
 func TestReadsShareOneZoneReadPerInterval(t *testing.T) {
-	f := newFake(t, transactional, zone)
+	f := newFake(t, transactional)
 	clk := newClock()
 	c := newClient(t, f.URL(), clk.config)
 	ctx := t.Context()
@@ -523,7 +548,7 @@ func TestReadsShareOneZoneReadPerInterval(t *testing.T) {
 // adjusted form, reads it back as the record it was asked for, and does not
 // rewrite it on the next upsert.
 func TestAdjustedRecordsReadAsAsked(t *testing.T) {
-	f := newFake(t, transactional, zone)
+	f := newFake(t, transactional)
 	f.adjust = func(ep webhook.Endpoint) webhook.Endpoint {
 		ep.RecordTTL = max(ep.RecordTTL, 600)
 		return ep
@@ -564,7 +589,7 @@ func TestAdjustedRecordsReadAsAsked(t *testing.T) {
 // TestTheBodyCapIsAClearError: a zone larger than the protocol's body cap
 // cannot be read; the error names the cap and what to do.
 func TestTheBodyCapIsAClearError(t *testing.T) {
-	f := newFake(t, transactional, zone)
+	f := newFake(t, transactional)
 	c := newClient(t, f.URL(), func(cfg *webhook.Config) { cfg.MaxBodyBytes = 4096 })
 	if _, err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
@@ -583,7 +608,7 @@ func TestTheBodyCapIsAClearError(t *testing.T) {
 // TestBadInput: names outside the zone, owner names and bad records are
 // refused before anything is sent.
 func TestBadInput(t *testing.T) {
-	f := newFake(t, transactional, zone)
+	f := newFake(t, transactional)
 	c := newClient(t, f.URL())
 	for _, tc := range []struct {
 		rec  extdns.Record
@@ -609,7 +634,7 @@ func TestBadInput(t *testing.T) {
 // the deletion is called done: here another replica of the installation
 // wrote it after this client's read.
 func TestDeleteDoesNotTrustACachedAbsence(t *testing.T) {
-	f := newFake(t, transactional, zone)
+	f := newFake(t, transactional)
 	clk := newClock()
 	c := newClient(t, f.URL(), clk.config)
 	name := "www.example.com"

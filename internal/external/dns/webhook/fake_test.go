@@ -79,7 +79,7 @@ type fakeProvider struct {
 	zoneBytes                  atomic.Int64
 }
 
-func newFake(t testing.TB, sem semantics, zone string) *fakeProvider {
+func newFake(t testing.TB, sem semantics) *fakeProvider {
 	f := &fakeProvider{t: t, semantics: sem, filter: webhook.DomainFilter{Include: []string{zone}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", f.negotiate)
@@ -199,65 +199,80 @@ func (f *fakeProvider) apply(ch webhook.Changes) error {
 	defer f.mu.Unlock()
 	switch f.semantics {
 	case transactional:
-		next := slices.Clone(f.eps)
-		for _, d := range ch.Delete {
-			i := f.find(next, key(d))
-			if i < 0 || !sameTargets(next[i].Targets, d.Targets) || next[i].RecordTTL != d.RecordTTL {
-				return errRefused
-			}
-			next = slices.Delete(next, i, i+1)
-		}
-		for _, c := range ch.Create {
-			if f.find(next, key(c)) >= 0 {
-				return errRefused
-			}
-			next = append(next, c)
-		}
-		f.eps = next
+		return f.applyTransactional(ch)
 	case inmemoryLike:
-		seen := map[string]bool{}
-		for _, c := range ch.Create {
-			if f.find(f.eps, key(c)) >= 0 || seen[key(c)] {
-				return errRefused
-			}
-			seen[key(c)] = true
+		return f.applyInMemory(ch)
+	default:
+		f.applyLastWriterWins(ch)
+		return nil
+	}
+}
+
+func (f *fakeProvider) applyTransactional(ch webhook.Changes) error {
+	next := slices.Clone(f.eps)
+	for _, d := range ch.Delete {
+		i := f.find(next, key(d))
+		if i < 0 || !sameTargets(next[i].Targets, d.Targets) || next[i].RecordTTL != d.RecordTTL {
+			return errRefused
 		}
-		for _, d := range ch.Delete {
-			i := f.find(f.eps, key(d))
-			if i < 0 || f.eps[i].Targets[0] != d.Targets[0] || seen[key(d)] {
-				return errRefused
-			}
-			seen[key(d)] = true
+		next = slices.Delete(next, i, i+1)
+	}
+	for _, c := range ch.Create {
+		if f.find(next, key(c)) >= 0 {
+			return errRefused
 		}
-		f.eps = append(f.eps, ch.Create...)
-		for _, d := range ch.Delete {
-			f.eps = slices.DeleteFunc(f.eps, func(e webhook.Endpoint) bool { return key(e) == key(d) })
+		next = append(next, c)
+	}
+	f.eps = next
+	return nil
+}
+
+func (f *fakeProvider) applyInMemory(ch webhook.Changes) error {
+	seen := map[string]bool{}
+	for _, c := range ch.Create {
+		if f.find(f.eps, key(c)) >= 0 || seen[key(c)] {
+			return errRefused
 		}
-	case lastWriterWins:
-		for _, c := range ch.Create {
-			if i := f.find(f.eps, key(c)); i >= 0 {
-				for _, t := range c.Targets {
-					if !slices.Contains(f.eps[i].Targets, t) {
-						f.eps[i].Targets = append(f.eps[i].Targets, t)
-					}
-				}
-				f.eps[i].RecordTTL = c.RecordTTL
-				continue
-			}
-			f.eps = append(f.eps, c)
+		seen[key(c)] = true
+	}
+	for _, d := range ch.Delete {
+		i := f.find(f.eps, key(d))
+		if i < 0 || f.eps[i].Targets[0] != d.Targets[0] || seen[key(d)] {
+			return errRefused
 		}
-		for _, d := range ch.Delete {
-			i := f.find(f.eps, key(d))
-			if i < 0 {
-				continue
-			}
-			f.eps[i].Targets = slices.DeleteFunc(f.eps[i].Targets, func(t string) bool { return slices.Contains(d.Targets, t) })
-			if len(f.eps[i].Targets) == 0 {
-				f.eps = slices.Delete(f.eps, i, i+1)
-			}
-		}
+		seen[key(d)] = true
+	}
+	f.eps = append(f.eps, ch.Create...)
+	for _, d := range ch.Delete {
+		f.eps = slices.DeleteFunc(f.eps, func(e webhook.Endpoint) bool { return key(e) == key(d) })
 	}
 	return nil
+}
+
+func (f *fakeProvider) applyLastWriterWins(ch webhook.Changes) {
+	for _, c := range ch.Create {
+		i := f.find(f.eps, key(c))
+		if i < 0 {
+			f.eps = append(f.eps, c)
+			continue
+		}
+		for _, t := range c.Targets {
+			if !slices.Contains(f.eps[i].Targets, t) {
+				f.eps[i].Targets = append(f.eps[i].Targets, t)
+			}
+		}
+		f.eps[i].RecordTTL = c.RecordTTL
+	}
+	for _, d := range ch.Delete {
+		i := f.find(f.eps, key(d))
+		if i < 0 {
+			continue
+		}
+		f.eps[i].Targets = slices.DeleteFunc(f.eps[i].Targets, func(t string) bool { return slices.Contains(d.Targets, t) })
+		if len(f.eps[i].Targets) == 0 {
+			f.eps = slices.Delete(f.eps, i, i+1)
+		}
+	}
 }
 
 // seed puts endpoints in the zone, as someone else's writes.

@@ -40,23 +40,15 @@ func TestCachedReadsShowWhatTheProviderHolds(t *testing.T) {
 		for seed := range uint64(40) {
 			t.Run(fmt.Sprintf("semantics=%d/seed=%d", sem, seed), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 35))
-				f := newFake(t, sem, zone)
+				f := newFake(t, sem)
 				clk := newClock()
 				clients := []*webhook.Client{newClient(t, f.URL(), clk.config), newClient(t, f.URL(), clk.config)}
-				for _, c := range clients {
+				truth := newClient(t, f.URL(), func(cfg *webhook.Config) { cfg.ReadInterval = 1 })
+				for _, c := range append(clients, truth) {
 					if _, err := c.Start(t.Context()); err != nil {
 						t.Fatal(err)
 					}
 				}
-				truthClient := newClient(t, f.URL(), func(cfg *webhook.Config) { cfg.ReadInterval = 1 })
-				if _, err := truthClient.Start(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				owners := [][]string{
-					{"myapp-operator/a/ns/x/uid-1", "myapp-operator/a/ns/y/uid-2"},
-					{"myapp-operator/b/ns/x/uid-1", "myapp-operator/b/ns/y/uid-2"},
-				}
-				values := []string{"192.0.2.1", "192.0.2.2", "lb.example.net"}
 				fault := 0 // 0: none, 1: apply then 500, 2: 500 without applying
 				f.beforeApply = func(webhook.Changes) (int, bool) {
 					switch fault {
@@ -69,27 +61,11 @@ func TestCachedReadsShowWhatTheProviderHolds(t *testing.T) {
 				}
 				for step := range 40 {
 					ci := rng.IntN(2)
-					c := clients[ci]
-					name := fmt.Sprintf("n%d-%d.example.com", ci, rng.IntN(3))
-					owner := owners[ci][rng.IntN(2)]
-					fault = rng.IntN(5) % 3 // faults on about a third of the calls
-					if fault > 0 && rng.IntN(2) == 0 {
+					// Faults on about a third of the calls.
+					if fault = rng.IntN(5) % 3; fault > 0 && rng.IntN(2) == 0 {
 						fault = 0
 					}
-					var err error
-					switch op := rng.IntN(4); op {
-					case 0, 1:
-						v := values[rng.IntN(len(values))]
-						typ := extdns.TypeA
-						if v == "lb.example.net" {
-							typ = extdns.TypeCNAME
-						}
-						_, err = c.Upsert(t.Context(), extdns.Record{Name: name, Type: typ, Value: v, TTL: int32(60 * (1 + rng.IntN(2))), Owner: owner})
-					case 2:
-						_, err = c.Transfer(t.Context(), name, owners[ci][0], owners[ci][1])
-					case 3:
-						err = c.Delete(t.Context(), name, owner)
-					}
+					err := randomCall(t, rng, clients[ci], ci)
 					fault = 0
 					if err != nil && !errors.Is(err, external.ErrConflict) && !errors.Is(err, external.ErrNotFound) &&
 						!errors.Is(err, external.ErrTransient) {
@@ -99,20 +75,55 @@ func TestCachedReadsShowWhatTheProviderHolds(t *testing.T) {
 						clk.Advance(webhook.DefaultReadInterval)
 					}
 					for i := range 3 {
-						n := fmt.Sprintf("n%d-%d.example.com", ci, i)
-						cached, cerr := c.Get(t.Context(), n)
-						truth, terr := truthClient.Get(t.Context(), n)
-						if !errors.Is(cerr, external.ErrNotFound) && cerr != nil {
-							t.Fatalf("step %d: cached Get(%s): %v", step, n, cerr)
-						}
-						if (cerr == nil) != (terr == nil) || cached.Owner != truth.Owner || cached.Value != truth.Value ||
-							cached.Type != truth.Type || cached.TTL != truth.TTL {
-							t.Fatalf("step %d: client %d reads %s as %+v (%v) from its cache; the provider holds %+v (%v)",
-								step, ci, n, cached, cerr, truth, terr)
-						}
+						wantSameRecord(t, fmt.Sprintf("step %d: client %d", step, ci), clients[ci], truth, fmt.Sprintf("n%d-%d.example.com", ci, i))
 					}
 				}
 			})
 		}
+	}
+}
+
+// propertyOwners are each installation's two owners.
+var propertyOwners = [][]string{
+	{"myapp-operator/a/ns/x/uid-1", "myapp-operator/a/ns/y/uid-2"},
+	{"myapp-operator/b/ns/x/uid-1", "myapp-operator/b/ns/y/uid-2"},
+}
+
+// randomCall makes one call of installation ci, drawn from rng: an upsert
+// of a value (an A or a CNAME) and TTL, a transfer between its two owners,
+// or a delete, on one of its three names.
+func randomCall(t *testing.T, rng *rand.Rand, c *webhook.Client, ci int) error {
+	name := fmt.Sprintf("n%d-%d.example.com", ci, rng.IntN(3))
+	owner := propertyOwners[ci][rng.IntN(2)]
+	switch rng.IntN(4) {
+	case 0, 1:
+		values := []string{"192.0.2.1", "192.0.2.2", "lb.example.net"}
+		v := values[rng.IntN(len(values))]
+		typ := extdns.TypeA
+		if v == "lb.example.net" {
+			typ = extdns.TypeCNAME
+		}
+		_, err := c.Upsert(t.Context(), extdns.Record{Name: name, Type: typ, Value: v, TTL: int32(60 * (1 + rng.IntN(2))), Owner: owner})
+		return err
+	case 2:
+		_, err := c.Transfer(t.Context(), name, propertyOwners[ci][0], propertyOwners[ci][1])
+		return err
+	default:
+		return c.Delete(t.Context(), name, owner)
+	}
+}
+
+// wantSameRecord checks that c reads name from its cache as truth, a
+// client that reads the zone every time, does.
+func wantSameRecord(t *testing.T, at string, c, truth *webhook.Client, name string) {
+	t.Helper()
+	cached, cerr := c.Get(t.Context(), name)
+	held, herr := truth.Get(t.Context(), name)
+	if !errors.Is(cerr, external.ErrNotFound) && cerr != nil {
+		t.Fatalf("%s: cached Get(%s): %v", at, name, cerr)
+	}
+	if (cerr == nil) != (herr == nil) || cached.Owner != held.Owner || cached.Value != held.Value ||
+		cached.Type != held.Type || cached.TTL != held.TTL {
+		t.Fatalf("%s reads %s as %+v (%v) from its cache; the provider holds %+v (%v)", at, name, cached, cerr, held, herr)
 	}
 }

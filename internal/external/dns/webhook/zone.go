@@ -119,8 +119,9 @@ func (s *nameState) written() []Endpoint {
 // fingerprint identifies what the state holds, to tell whether a write
 // whose outcome is unknown changed anything.
 func (s *nameState) fingerprint() string {
-	var parts []string
-	for _, ep := range s.written() {
+	written := s.written()
+	parts := make([]string, 0, len(written)+len(s.externalDNS))
+	for _, ep := range written {
 		targets := make([]string, len(ep.Targets))
 		for i, t := range ep.Targets {
 			targets[i] = normalizeTarget(ep.RecordType, t)
@@ -393,7 +394,8 @@ type zoneRead struct {
 	err  error
 }
 
-func newRecordCache(zone string, interval time.Duration, now func() time.Time, load func(context.Context) ([]Endpoint, error)) *recordCache {
+func newRecordCache(zone string, interval time.Duration, now func() time.Time,
+	load func(context.Context) ([]Endpoint, error)) *recordCache {
 	return &recordCache{zone: zone, interval: interval, now: now, load: load, writtenAfter: map[string]uint64{}}
 }
 
