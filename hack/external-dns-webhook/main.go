@@ -1,3 +1,5 @@
+//go:build ignore
+
 /*
 Copyright 2026 The myapp-operator Authors.
 
@@ -21,8 +23,6 @@ limitations under the License.
 // of the main module's builds and of `go mod tidy`; `make
 // external-dns-webhook` builds it in a temporary module made of go.mod.pinned
 // and go.sum.pinned.
-
-//go:build ignore
 
 // Command external-dns-webhook is external-dns's own webhook server
 // (sigs.k8s.io/external-dns/provider/webhook/api) in front of one of
