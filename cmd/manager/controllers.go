@@ -44,7 +44,7 @@ const (
 // setupControllers builds the external clients and registers the
 // controllers with the manager.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) error {
-	dnsClient, err := newDNSClient(mgr, opts)
+	dnsClient, err := newDNSClient(ctx, mgr, opts)
 	if err != nil {
 		return fmt.Errorf("configuring the DNS client: %w", err)
 	}
@@ -93,7 +93,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 }
 
 // newDNSClient builds the client of the DNS backend --dns-provider picks.
-func newDNSClient(mgr ctrl.Manager, opts *options) (dns.Client, error) {
+func newDNSClient(ctx context.Context, mgr ctrl.Manager, opts *options) (dns.Client, error) {
+	if opts.dnsProvider == dnsProviderWebhook {
+		return newWebhookDNSClient(ctx, ctrl.Log.WithName("external"), opts.webhook)
+	}
 	if opts.dnsProvider != dnsProviderRFC2136 {
 		return dns.New(externalConfig(mgr, opts, opts.dns, "dns"))
 	}

@@ -66,11 +66,12 @@ type options struct {
 	// to these namespaces (--watch-namespaces=a,b): one install per tenant.
 	watchNamespaces []string
 
-	// dnsProvider picks the DNS backend: the HTTP service (dns) or an RFC
-	// 2136 server (rfc2136).
+	// dnsProvider picks the DNS backend: the HTTP service (dns), an RFC
+	// 2136 server (rfc2136) or a webhook server (webhook).
 	dnsProvider string
 	dns         serviceOptions
 	rfc2136     rfc2136Options
+	webhook     webhookOptions
 	backup      serviceOptions
 	// backupProvider picks where backups are kept: the HTTP backup service
 	// (http) or an S3 bucket (s3).
@@ -247,10 +248,12 @@ func bindOptions(fs *flag.FlagSet) *options {
 		})
 
 	fs.StringVar(&o.dnsProvider, "dns-provider", dnsProviderHTTP,
-		"Where DNS records are kept: http (the DNS service at --dns-url) or rfc2136 (a DNS server that accepts "+
-			"TSIG-signed dynamic updates, see the --rfc2136-* flags).")
+		"Where DNS records are kept: http (the DNS service at --dns-url), rfc2136 (a DNS server that accepts "+
+			"TSIG-signed dynamic updates, see the --rfc2136-* flags) or webhook (any DNS provider external-dns reaches, "+
+			"through its webhook protocol, see the --dns-webhook-* flags).")
 	o.dns.bind(fs, "dns", "DNS", "https://dns.example.com")
 	o.rfc2136.bind(fs)
+	o.webhook.bind(fs)
 	o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
 	fs.StringVar(&o.backupProvider, "backup-provider", backupProviderHTTP,
 		"Where backups are kept: http (the backup service at --backup-url) or s3 (an S3 bucket, see the --s3-* flags).")
@@ -353,8 +356,14 @@ func (o *options) validate() error {
 			errs = append(errs, errors.New("--dns-url is for --dns-provider=http; rfc2136 uses --rfc2136-server"))
 		}
 		errs = append(errs, o.rfc2136.validate())
+	case dnsProviderWebhook:
+		if o.dns.url != "" {
+			errs = append(errs, errors.New("--dns-url is for --dns-provider=http; webhook uses --dns-webhook-url"))
+		}
+		errs = append(errs, o.webhook.validate())
 	default:
-		errs = append(errs, fmt.Errorf("--dns-provider must be %s or %s, not %q", dnsProviderHTTP, dnsProviderRFC2136, o.dnsProvider))
+		errs = append(errs, fmt.Errorf("--dns-provider must be %s, %s or %s, not %q", dnsProviderHTTP, dnsProviderRFC2136,
+			dnsProviderWebhook, o.dnsProvider))
 	}
 	errs = append(errs, o.validateBackups(), validateWatchNamespaces(o.watchNamespaces))
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
