@@ -109,17 +109,24 @@ func (r *Reconciler) createApp(ctx context.Context, s *scope) (ctrl.Result, erro
 // change made since is a conflict, and the next pass reads again.
 func (r *Reconciler) replaceSpec(ctx context.Context, s *scope) (ctrl.Result, error) {
 	current := s.app
-	if !equality.Semantic.DeepEqual(current.Spec, s.payload.MyApp.Spec) {
-		replaced := current.DeepCopy()
-		replaced.Spec = *s.payload.MyApp.Spec.DeepCopy()
-		ctrl.LoggerFrom(ctx).Info("Replacing the spec of MyApp", "myapp", klog.KObj(current), "backupID", s.backupID())
-		patch := client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{})
-		if err := r.Client.Patch(ctx, replaced, patch); err != nil {
-			return r.appWriteFailed(s, "replacing the spec of", err)
-		}
-		s.app = replaced
+	if equality.Semantic.DeepEqual(current.Spec, s.payload.MyApp.Spec) {
+		// Replaced by an earlier pass that could not record it, or equal
+		// already: nothing to write.
+		s.restoredUID = current.UID
+		r.event(s, corev1.EventTypeNormal, eventMyAppSpecReplaced, actionReplace,
+			"MyApp %s (UID %s) already has the spec of backup %s", current.Name, current.UID, s.backupID())
+		return pass.RequeueAfter(r.AppPollInterval), nil
 	}
-	s.restoredUID = current.UID
+	replaced := current.DeepCopy()
+	replaced.Spec = *s.payload.MyApp.Spec.DeepCopy()
+	ctrl.LoggerFrom(ctx).Info("Replacing the spec of MyApp", "myapp", klog.KObj(current), "backupID", s.backupID())
+	patch := client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Patch(ctx, replaced, patch); err != nil {
+		return r.appWriteFailed(s, "replacing the spec of", err)
+	}
+	// Recorded only once the write is made: a Restore whose status names
+	// the MyApp follows it and never writes it again.
+	s.app, s.restoredUID = replaced, replaced.UID
 	r.event(s, corev1.EventTypeNormal, eventMyAppSpecReplaced, actionReplace,
 		"Replaced the spec of MyApp %s (UID %s) with that of backup %s", current.Name, current.UID, s.backupID())
 	return pass.RequeueAfter(r.AppPollInterval), nil
