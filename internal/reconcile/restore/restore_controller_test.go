@@ -194,21 +194,21 @@ func TestRestoreFromABackupConfigPinsOneBackupWhileNewOnesLand(t *testing.T) {
 			r := e.newRestore("web-restore", backupv1alpha1.RestoreSource{
 				BackupConfigRef: &backupv1alpha1.BackupConfigReference{Name: bc.Name}})
 			e.create(r)
-			// New backups land every few hundred milliseconds, during the
-			// whole restore.
+			// New backups land from the Restore's creation on, one every
+			// few hundred milliseconds, during the whole restore.
 			stopLanding := make(chan struct{})
 			landed := make(chan int)
 			go func() {
 				n := 2
 				defer func() { landed <- n - 2 }()
 				for {
+					seedNext(n)
+					n++
 					select {
 					case <-stopLanding:
 						return
 					case <-time.After(300 * time.Millisecond):
 					}
-					seedNext(n)
-					n++
 				}
 			}()
 			seen := map[string]bool{}
