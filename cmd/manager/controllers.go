@@ -29,6 +29,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore"
 )
 
 // Reconcilers hold a worker while a client waits, so their clients give an
@@ -88,6 +89,16 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		WatchNamespaces:          opts.watchNamespaces,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the BackupConfig controller: %w", err)
+	}
+	// Restores read the same backup service, and judge a backup's
+	// installation by the same owner ID the records carry.
+	if err := (&restore.Reconciler{
+		Backups:                 backupClient,
+		OwnerID:                 opts.myApp.ownerID,
+		BackupPollInterval:      opts.backupPollInterval,
+		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+	}).SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the Restore controller: %w", err)
 	}
 	return nil
 }

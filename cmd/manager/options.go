@@ -235,7 +235,7 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.gracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second,
 		"How long in-flight reconciles may run after SIGTERM before the manager exits.")
 
-	fs.Func("watch-namespaces", "Comma-separated namespaces the manager reconciles MyApps and BackupConfigs in, "+
+	fs.Func("watch-namespaces", "Comma-separated namespaces the manager reconciles MyApps, BackupConfigs and Restores in, "+
 		"caching only those (one install per tenant); empty, the default, means every namespace.",
 		func(v string) error {
 			o.watchNamespaces = nil
