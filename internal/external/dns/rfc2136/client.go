@@ -94,6 +94,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/internal/httpapi"
 )
 
 // OwnerLabel is the first label of the name an owner TXT record lives at.
@@ -262,9 +263,10 @@ func rrValue(rr dns.RR) (typ, value string) {
 
 // Get returns the record called name with its owner and whether every
 // nameserver serves it yet.
-func (c *Client) Get(ctx context.Context, name string) (extdns.Record, error) {
+func (c *Client) Get(ctx context.Context, name string) (_ extdns.Record, err error) {
 	const op = "get"
-	name, err := c.checkName(op, name)
+	defer c.observe(op, time.Now(), &err)
+	name, err = c.checkName(op, name)
 	if err != nil {
 		return extdns.Record{}, err
 	}
@@ -282,8 +284,9 @@ func (c *Client) Get(ctx context.Context, name string) (extdns.Record, error) {
 
 // Upsert creates the record or changes it in one UPDATE whose prerequisites
 // make it atomic; see the package documentation.
-func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (extdns.Record, error) {
+func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (_ extdns.Record, err error) {
 	const op = "upsert"
+	defer c.observe(op, time.Now(), &err)
 	name, err := c.checkName(op, rec.Name)
 	if err != nil {
 		return extdns.Record{}, err
@@ -345,9 +348,10 @@ func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (extdns.Record, 
 
 // Delete removes the record and its owner TXT in one UPDATE that requires
 // the owner TXT to be owner's.
-func (c *Client) Delete(ctx context.Context, name, owner string) error {
+func (c *Client) Delete(ctx context.Context, name, owner string) (err error) {
 	const op = "delete"
-	name, err := c.checkName(op, name)
+	defer c.observe(op, time.Now(), &err)
+	name, err = c.checkName(op, name)
 	if err != nil {
 		return err
 	}
@@ -387,9 +391,10 @@ func (c *Client) Delete(ctx context.Context, name, owner string) error {
 // Transfer hands the record from one owner to another in one UPDATE that
 // requires the owner TXT to be from's. A record already held by to is
 // returned as it is.
-func (c *Client) Transfer(ctx context.Context, name, from, to string) (extdns.Record, error) {
+func (c *Client) Transfer(ctx context.Context, name, from, to string) (_ extdns.Record, err error) {
 	const op = "transfer"
-	name, err := c.checkName(op, name)
+	defer c.observe(op, time.Now(), &err)
+	name, err = c.checkName(op, name)
 	if err != nil {
 		return extdns.Record{}, err
 	}
@@ -435,14 +440,16 @@ func (c *Client) Transfer(ctx context.Context, name, from, to string) (extdns.Re
 // List returns the records owner holds, or every record that has an owner
 // TXT when owner is empty, sorted by name. Records without an owner TXT are
 // not this client's to list.
-func (c *Client) List(ctx context.Context, owner string) ([]extdns.Record, error) {
+func (c *Client) List(ctx context.Context, owner string) (_ []extdns.Record, err error) {
+	defer c.observe("list", time.Now(), &err)
 	return c.list(ctx, "list", func(o string) bool { return owner == "" || o == owner })
 }
 
 // ListByOwnerPrefix returns the records whose owner starts with prefix,
 // sorted by name. An empty prefix is refused, as by the HTTP client, so a
 // caller cannot mistake every owner's records for its own.
-func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]extdns.Record, error) {
+func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) (_ []extdns.Record, err error) {
+	defer c.observe("list", time.Now(), &err)
 	if prefix == "" {
 		return nil, c.fail("list", external.KindInvalid, "owner prefix is required", nil)
 	}
@@ -701,4 +708,13 @@ func newRR(rec extdns.Record) (dns.RR, error) {
 // String names the server and zone, for logs.
 func (c *Client) String() string {
 	return "rfc2136 " + c.server + " zone " + strings.TrimSuffix(c.zone, ".") + " (" + strconv.Itoa(len(c.nameservers)) + " nameservers)"
+}
+
+// observe counts one logical call, started at start and ended with *err, in
+// the request metrics the HTTP clients export (httpapi.Observe), so the
+// alerts on a failing or throttling DNS service cover this backend too. The
+// queries and updates a call makes are its attempts, as an HTTP client's
+// retries are.
+func (c *Client) observe(op string, start time.Time, err *error) {
+	httpapi.Observe(extdns.ServiceName, op, time.Since(start), *err)
 }
