@@ -499,7 +499,8 @@ func (c *Client) list(ctx context.Context, op string, keep func(owner string) bo
 	return out, nil
 }
 
-// read asks the primary for the A or CNAME at name and for its owner TXT.
+// read asks the primary for the A or CNAME at name and for its owner TXT,
+// as the zone holds them at that exact name (confirmExact).
 func (c *Client) read(ctx context.Context, op, name string) (state, error) {
 	st := state{name: name}
 	fqdn := dns.Fqdn(name)
@@ -526,7 +527,64 @@ func (c *Client) read(ctx context.Context, op, name string) (state, error) {
 		}
 	}
 	slices.Sort(st.owners)
-	return st, nil
+	return st, c.confirmExact(ctx, op, &st)
+}
+
+// confirmExact drops from st what the zone does not hold at st.name itself.
+// A zone with a wildcard ("*.example.com CNAME lb.example.net", an SPF
+// "*.example.com TXT") answers a query for any name that has no records of
+// its own with records made up from the wildcard (RFC 4592), and nothing in
+// an unsigned answer tells them apart: taken for real, they would make every
+// name the operator has not written yet look held by someone. So unless st
+// is exactly what this client writes (one A or CNAME and one owner TXT
+// holding an owner identity, which no wildcard makes up, since a name with
+// an owner record below it is never answered from a wildcard), each RRset
+// it shows is confirmed on the zone's own data: an absent name, the common
+// case, costs nothing more, and a record written by hand one update.
+func (c *Client) confirmExact(ctx context.Context, op string, st *state) error {
+	if len(st.rrs) == 1 && len(st.owners) == 1 && contract.ValidateOwner(st.owners[0]) == nil {
+		return nil
+	}
+	if len(st.rrs) > 0 {
+		held, err := c.rrsetExists(ctx, op, st.name, st.rrs[0].Header().Rrtype)
+		if err != nil {
+			return err
+		}
+		if !held {
+			c.log.V(1).Info("DNS answer made up from a wildcard; the name holds no record", "name", st.name)
+			st.rrs = nil
+		}
+	}
+	if len(st.owners) > 0 {
+		held, err := c.rrsetExists(ctx, op, ownerName(st.name), dns.TypeTXT)
+		if err != nil {
+			return err
+		}
+		if !held {
+			c.log.V(1).Info("DNS owner answer made up from a wildcard; the name has no owner record", "name", st.name)
+			st.owners = nil
+		}
+	}
+	return nil
+}
+
+// rrsetExists asks the primary whether name holds records of type typ of
+// its own, with an UPDATE that carries only the prerequisite "RRset exists
+// (value independent)" (RFC 2136 section 2.4.1) and changes nothing. A
+// server checks prerequisites against the zone's data, where a wildcard
+// makes nothing up; an update that changes nothing leaves the serial alone.
+func (c *Client) rrsetExists(ctx context.Context, op, name string, typ uint16) (bool, error) {
+	m := c.newUpdate()
+	m.RRsetUsed([]dns.RR{typedRR(name, typ)})
+	err := c.update(ctx, op, m)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, errPrerequisite):
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
 // propagation says whether every nameserver serves rec yet: answers its
