@@ -62,12 +62,12 @@ limitations under the License.
 // Get, Upsert, Delete and Transfer query the name and its owner record;
 // they never transfer the zone, so their cost does not grow with it. List
 // and ListByOwnerPrefix read the zone with a TSIG-signed AXFR, so the
-// server must allow transfers for the key. The transfer is streamed: every
-// record that is neither an A, a CNAME nor an owner TXT is dropped as its
-// envelope arrives, and Timeout bounds each envelope's wait rather than the
-// whole transfer, so a large zone that keeps coming is read to its end, a
-// server that stalls fails within Timeout, and the caller's context ends it
-// at any time.
+// server must allow transfers for the key. The transfer is streamed: only
+// the names whose owner TXT the list asks for are kept, each decided as the
+// transfer moves past it (ownedNames), and Timeout bounds each envelope's
+// wait rather than the whole transfer, so a large zone that keeps coming is
+// read to its end, a server that stalls fails within Timeout, and the
+// caller's context ends it at any time.
 //
 // A record is StateActive once every configured nameserver answers its
 // value, StatePending until then. The zone's serial is not compared: an
@@ -457,36 +457,26 @@ func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) (_ []extd
 }
 
 func (c *Client) list(ctx context.Context, op string, keep func(owner string) bool) ([]extdns.Record, error) {
-	states := map[string]*state{}
-	get := func(name string) *state {
-		if states[name] == nil {
-			states[name] = &state{name: name}
-		}
-		return states[name]
-	}
-	// Only A and CNAME records and owner TXTs are kept as they arrive;
-	// every other record of the zone is dropped at once. All owner TXTs
-	// are kept, not only keep's, so that a name with two of them is seen
-	// as read sees it: held by no one.
-	serial, err := c.axfr(ctx, op, func(rr dns.RR) {
-		name := strings.TrimSuffix(strings.ToLower(rr.Header().Name), ".")
-		switch v := rr.(type) {
-		case *dns.A, *dns.CNAME:
-			st := get(name)
-			st.rrs = append(st.rrs, rr)
-		case *dns.TXT:
-			if rest, ok := strings.CutPrefix(name, OwnerLabel+"."); ok {
-				st := get(rest)
-				st.owners = append(st.owners, strings.Join(v.Txt, ""))
-			}
-		}
-	})
+	// Only the names whose owner TXT keep accepts are held (ownedNames);
+	// every owner TXT at such a name is, so that a name with two of them
+	// is seen as read sees it: held by no one.
+	names := newOwnedNames(keep, false)
+	serial, err := c.axfr(ctx, op, names.add)
 	if err != nil {
 		return nil, err
 	}
+	owned, restart := names.finish()
+	if restart {
+		c.log.V(1).Info("Zone transfer arrived out of canonical order; reading it again, keeping every name", "zone", c.zone)
+		names = newOwnedNames(keep, true)
+		if serial, err = c.axfr(ctx, op, names.add); err != nil {
+			return nil, err
+		}
+		owned, _ = names.finish()
+	}
 	var out []extdns.Record
-	for _, st := range states {
-		if len(st.owners) != 1 || !st.exists() || !keep(st.owners[0]) {
+	for _, st := range owned {
+		if len(st.owners) != 1 || !st.exists() {
 			continue
 		}
 		out = append(out, st.record())
