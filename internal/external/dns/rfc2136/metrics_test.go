@@ -43,7 +43,7 @@ func TestCallsAreCountedAsTheHTTPClientsCountThem(t *testing.T) {
 	})
 	ctx := t.Context()
 	before := map[string]float64{}
-	for _, outcome := range []string{"transient", "not_found", "ok"} {
+	for _, outcome := range []string{"transient", "not_found", "ok", "invalid"} {
 		for _, op := range []string{"get", "delete", "list", "upsert"} {
 			before[op+"/"+outcome] = requests(t, op, outcome)
 		}
