@@ -511,11 +511,16 @@ func (l *driftLister) judge(ctx context.Context, rec *dns.Record, fetched time.T
 	return true, l.send(ctx, ref.key)
 }
 
-// recordDiffers reports whether rec is not the ACTIVE record want shows,
-// with the TTL the operator writes.
+// recordDiffers reports whether rec is not the record want shows, with the
+// TTL the operator writes. The listed state is not compared: a list judges
+// it for every record at once, from the zone's serial for RFC 2136, so one
+// secondary a serial behind (an unrelated update not transferred yet) makes
+// every record of a long list PENDING. A record whose type, value, owner
+// and TTL match what its MyApp's last read found ACTIVE was not changed
+// since; a read of each would only find it so, at a read and a reconcile
+// per MyApp per interval.
 func recordDiffers(rec *dns.Record, want *appsv1alpha1.DNSRecordStatus, ttl int32) bool {
-	return rec.Type != want.Type || rec.Value != want.Value || rec.Owner != want.Owner || rec.TTL != ttl ||
-		rec.State != dns.StateActive
+	return rec.Type != want.Type || rec.Value != want.Value || rec.Owner != want.Owner || rec.TTL != ttl
 }
 
 // findMissing sends every MyApp at rest that the complete list did not hold

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	miekgdns "github.com/miekg/dns"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/labels"
@@ -46,6 +47,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -527,6 +529,99 @@ func TestDriftPassOnBIND(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(rec.Value).To(Equal(defaultTarget), "repaired")
 	g.Expect(counted.getsOf(rig.host(1))).To(Equal(readsBefore), "the record that matched is not read")
+}
+
+// TestDriftPassOnBINDWithALaggingSecondary (issue 32 item 4, G5): with a
+// secondary nameserver one serial behind the primary (an unrelated update
+// it has not transferred yet, as NOTIFY lags) and more records than the
+// client asks a lagging nameserver about one by one, the listing reports
+// every record PENDING. A record whose type, value, owner and TTL are what
+// its MyApp last read is not drift for that: the pass sends nothing and
+// counts nothing, where it used to read and reconcile every MyApp.
+func TestDriftPassOnBINDWithALaggingSecondary(t *testing.T) {
+	controlplane.RequireBIND(t, rfc2136Err)
+	g := NewWithT(t)
+	const n = 70
+	rig := newDriftRig(t, rfc2136Client)
+	ns := fmt.Sprintf("drift-lag-%d", time.Now().UnixNano()%100000)
+	rig.add(g, ns, n)
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context())
+		for i := range rig.apps {
+			if rec, err := rfc2136Client.Get(ctx, rig.host(i)); err == nil {
+				_ = rfc2136Client.Delete(ctx, rec.Name, rec.Owner)
+			}
+		}
+	})
+
+	// The secondary transfers the zone once, at its start, and is never
+	// notified after: the primary's next update leaves it behind.
+	secondary, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Primary: bind, Zone: bind.Zone})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = secondary.Close() })
+	g.Eventually(func() []string { return servedBy(t, secondary.Addr, rig.host(n-1)) }, timeout, interval).
+		Should(Equal([]string{defaultTarget}), "the secondary serves the records")
+	unrelated := "unrelated." + ns + "." + bind.Zone
+	_, err = rfc2136Client.Upsert(t.Context(), dns.Record{Name: unrelated, Type: dns.TypeA, Value: "192.0.2.99", TTL: 300,
+		Owner: "external-dns/" + ns})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = rfc2136Client.Delete(context.WithoutCancel(t.Context()), unrelated, "external-dns/"+ns) })
+	lagging := func() bool { return zoneSerial(t, secondary.Addr) != zoneSerial(t, bind.Addr) }
+	g.Expect(lagging()).To(BeTrue(), "the secondary is a serial behind")
+
+	withSecondary, err := rfc2136.New(rfc2136.Config{Server: bind.Addr, Zone: bind.Zone, Key: rfc2136.StaticKey(rfc2136Key(g)),
+		Nameservers: []string{bind.Addr, secondary.Addr}, Timeout: time.Second})
+	g.Expect(err).NotTo(HaveOccurred())
+	list, err := withSecondary.ListByOwnerPrefix(t.Context(), installationPrefix(testOwnerID)+ns+"/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(list).To(HaveLen(n))
+	g.Expect(list).To(HaveEach(HaveField("State", dns.StatePending)), "the listing cannot tell which records the secondary serves")
+
+	rig.r.DNS = withSecondary
+	changed, missing := testutil.ToFloat64(driftRecordsFound.WithLabelValues("changed")), testutil.ToFloat64(driftRecordsFound.WithLabelValues("missing"))
+	g.Expect(rig.lister.passOnce(t.Context())).To(Succeed())
+	g.Expect(lagging()).To(BeTrue(), "the secondary still lagged after the pass: the test proves something")
+	g.Expect(rig.drained()).To(BeEmpty(), "no drift: every record is as its MyApp last read it")
+	g.Expect(testutil.ToFloat64(driftRecordsFound.WithLabelValues("changed"))).To(Equal(changed))
+	g.Expect(testutil.ToFloat64(driftRecordsFound.WithLabelValues("missing"))).To(Equal(missing))
+}
+
+// servedBy is what the nameserver at addr answers for name's A record.
+func servedBy(t *testing.T, addr, name string) []string {
+	t.Helper()
+	m := new(miekgdns.Msg)
+	m.SetQuestion(miekgdns.Fqdn(name), miekgdns.TypeA)
+	r, _, err := (&miekgdns.Client{Net: "tcp", Timeout: time.Second}).Exchange(m, addr)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, rr := range r.Answer {
+		if a, ok := rr.(*miekgdns.A); ok {
+			out = append(out, a.A.String())
+		}
+	}
+	return out
+}
+
+// zoneSerial is the serial of the suite's zone as the nameserver at addr
+// serves it.
+func zoneSerial(t *testing.T, addr string) uint32 {
+	t.Helper()
+	m := new(miekgdns.Msg)
+	m.SetQuestion(miekgdns.Fqdn(bind.Zone), miekgdns.TypeSOA)
+	r, _, err := (&miekgdns.Client{Net: "tcp", Timeout: time.Second}).Exchange(m, addr)
+	if err != nil || len(r.Answer) == 0 {
+		t.Fatalf("the SOA of %s at %s: %v %v", bind.Zone, addr, r, err)
+	}
+	return r.Answer[0].(*miekgdns.SOA).Serial
+}
+
+// rfc2136Key is the suite's BIND key.
+func rfc2136Key(g Gomega) rfc2136.Key {
+	key, err := rfc2136.ParseKey(bind.Key())
+	g.Expect(err).NotTo(HaveOccurred())
+	return key
 }
 
 // listDriftBackend labels the MyApps of the manager that
