@@ -22,7 +22,9 @@ import (
 	"os"
 	"strings"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,10 +50,39 @@ func setupOwnerIDClaim(ctx context.Context, mgr ctrl.Manager, opts *options, dns
 		Instance: claimText(hostname()),
 		Interval: opts.myApp.ownerIDClaimInterval,
 	}
+	if lease := leaderElectionLease(opts); lease != nil {
+		claim.EventObject = lease
+	}
 	if err := claim.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the owner ID claim: %w", err)
 	}
 	return claim, nil
+}
+
+// inClusterNamespaceFile holds the manager's namespace in a pod.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// leaderElectionLease is the leader-election Lease, for the claim's events
+// to be about: in the manager's namespace, beside the leader-election
+// events, and where the manager may write events whatever its role. Nil
+// without leader election, or when its namespace is not known (the manager
+// runs outside a cluster without --leader-election-namespace).
+func leaderElectionLease(opts *options) *coordinationv1.Lease {
+	if !opts.leaderElect {
+		return nil
+	}
+	namespace := opts.leaderElectionNamespace
+	if namespace == "" {
+		data, err := os.ReadFile(inClusterNamespaceFile)
+		if err != nil {
+			return nil
+		}
+		namespace = strings.TrimSpace(string(data))
+	}
+	return &coordinationv1.Lease{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: opts.leaderElectionID},
+	}
 }
 
 // clusterIdentity is the kube-system namespace's UID, or "" when it cannot

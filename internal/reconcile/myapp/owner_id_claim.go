@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -44,8 +45,7 @@ import (
 // installation's claim of the owner ID back.
 const DefaultOwnerIDClaimInterval = time.Minute
 
-// The events the claim sends, on the kube-system Namespace: the cluster
-// whose identity the claim holds.
+// The events the claim sends, on its EventObject.
 const (
 	eventOwnerIDShared  pass.EventReason = "OwnerIDShared"
 	eventOwnerIDClaimed pass.EventReason = "OwnerIDClaimed"
@@ -103,6 +103,12 @@ type OwnerIDClaim struct {
 	// the manager's.
 	Recorder recorder.EventRecorder
 	Log      logr.Logger
+	// EventObject is what the events are about: the manager's
+	// leader-election Lease, in its namespace beside the leader-election
+	// events, where the manager may write events even when its role is
+	// limited to its namespaces. Nil means the kube-system Namespace, the
+	// cluster's identity (its events go to the default namespace).
+	EventObject runtime.Object
 
 	// mu makes checks, from the claim's own loop and from the sweep, one at
 	// a time.
@@ -320,9 +326,12 @@ func (c *OwnerIDClaim) Shared() bool {
 	return c.other != nil
 }
 
-// clusterObject is the kube-system Namespace, the cluster's identity, which
-// the claim's events are about.
-func (c *OwnerIDClaim) clusterObject() *corev1.Namespace {
+// clusterObject is what the claim's events are about: EventObject, or the
+// kube-system Namespace, the cluster's identity.
+func (c *OwnerIDClaim) clusterObject() runtime.Object {
+	if c.EventObject != nil {
+		return c.EventObject
+	}
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: types.UID(c.Cluster)},
