@@ -171,7 +171,7 @@ func ValidateClaimNonce(nonce string) error {
 		return fmt.Errorf("must be at most %d characters", MaxClaimNonceLength)
 	}
 	for _, c := range nonce {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
 			return fmt.Errorf("has character %q (want a-z and 0-9)", c)
 		}
 	}

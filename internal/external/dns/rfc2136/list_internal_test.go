@@ -159,9 +159,9 @@ func lowerName(rr dns.RR) string { return strings.TrimSuffix(strings.ToLower(rr.
 
 // describe prints the names kept with their records and owners, sorted.
 func describe(m map[string]*state) string {
-	var lines []string
+	lines := make([]string, 0, len(m))
 	for name, st := range m {
-		var values []string
+		values := make([]string, 0, len(st.rrs))
 		for _, rr := range st.rrs {
 			_, v := rrValue(rr)
 			values = append(values, v)

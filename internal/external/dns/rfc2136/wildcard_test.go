@@ -110,28 +110,36 @@ func TestWildcardsDoNotHoldNames(t *testing.T) {
 				t.Fatalf("Get after the delete = %+v, %v; want not found", got, err)
 			}
 
-			// A record someone wrote by hand at the exact name.
-			taken := "taken.shop." + b.Zone
-			m := new(dns.Msg)
-			m.SetUpdate(dns.Fqdn(b.Zone))
-			m.Insert([]dns.RR{mustRR(t, taken+". 300 IN A 203.0.113.5")})
-			signedAt(t, b, m)
-			serial := soaSerial(t, b.Addr, b.Zone)
-			got, err = c.Get(ctx, taken)
-			if err != nil || got.Owner != rfc2136.UnmanagedOwner || got.Value != "203.0.113.5" {
-				t.Fatalf("Get of a record written by hand = %+v, %v; want it, held by %s", got, err, rfc2136.UnmanagedOwner)
-			}
-			if after := soaSerial(t, b.Addr, b.Zone); after != serial {
-				t.Fatalf("reading %s moved the zone's serial from %d to %d: a confirming update changed the zone", taken, serial, after)
-			}
-			_, err = c.Upsert(ctx, extdns.Record{Name: taken, Type: extdns.TypeA, Value: "192.0.2.10", TTL: 300, Owner: owner})
-			if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
-				t.Fatalf("Upsert over a record written by hand: conflict names %q", e.Owner)
-			}
-			if v := resolveAt(t, b.Addr, taken, dns.TypeA); len(v) != 1 || v[0] != "203.0.113.5" {
-				t.Fatalf("the record written by hand was touched: %v", v)
-			}
+			handWrittenIsAConflict(t, b, c, owner)
 		})
+	}
+}
+
+// handWrittenIsAConflict writes a record by hand at a name in b's zone and
+// checks that it is held by (unmanaged): a read says so without moving the
+// zone's serial, and an upsert is a conflict that leaves the record alone.
+func handWrittenIsAConflict(t *testing.T, b *controlplane.BIND, c *rfc2136.Client, owner string) {
+	t.Helper()
+	ctx := t.Context()
+	taken := "taken.shop." + b.Zone
+	m := new(dns.Msg)
+	m.SetUpdate(dns.Fqdn(b.Zone))
+	m.Insert([]dns.RR{mustRR(t, taken+". 300 IN A 203.0.113.5")})
+	signedAt(t, b, m)
+	serial := soaSerial(t, b.Addr, b.Zone)
+	got, err := c.Get(ctx, taken)
+	if err != nil || got.Owner != rfc2136.UnmanagedOwner || got.Value != "203.0.113.5" {
+		t.Fatalf("Get of a record written by hand = %+v, %v; want it, held by %s", got, err, rfc2136.UnmanagedOwner)
+	}
+	if after := soaSerial(t, b.Addr, b.Zone); after != serial {
+		t.Fatalf("reading %s moved the zone's serial from %d to %d: a confirming update changed the zone", taken, serial, after)
+	}
+	_, err = c.Upsert(ctx, extdns.Record{Name: taken, Type: extdns.TypeA, Value: "192.0.2.10", TTL: 300, Owner: owner})
+	if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
+		t.Fatalf("Upsert over a record written by hand: conflict names %q", e.Owner)
+	}
+	if v := resolveAt(t, b.Addr, taken, dns.TypeA); len(v) != 1 || v[0] != "203.0.113.5" {
+		t.Fatalf("the record written by hand was touched: %v", v)
 	}
 }
 
