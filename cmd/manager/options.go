@@ -282,7 +282,8 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.myApp.ownerIDClaimInterval, "owner-id-claim-interval", myapp.DefaultOwnerIDClaimInterval,
 		"How often the leader reads back its claim of --owner-id in the DNS service, which it writes at start: another "+
 			"installation's claim there means two clusters use one owner ID, and the orphan sweep is refused until "+
-			"they do not (a Warning event OwnerIDShared, the MyAppOwnerIDShared alert). 0 turns the claim off.")
+			"they do not (a Warning event OwnerIDShared, the MyAppOwnerIDShared alert). At least four times per "+
+			"--dns-orphan-sweep-interval. 0 turns the claim off.")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", myapp.DefaultMaxConcurrentReconciles,
 		"How many objects each controller reconciles at once.")

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +49,7 @@ func setupOwnerIDClaim(ctx context.Context, mgr ctrl.Manager, opts *options, dns
 		OwnerID:  opts.myApp.ownerID,
 		Cluster:  clusterIdentity(ctx, mgr.GetAPIReader()),
 		Instance: claimText(hostname()),
-		Interval: opts.myApp.ownerIDClaimInterval,
+		Interval: ownerIDClaimInterval(opts),
 	}
 	if lease := leaderElectionLease(opts); lease != nil {
 		claim.EventObject = lease
@@ -57,6 +58,18 @@ func setupOwnerIDClaim(ctx context.Context, mgr ctrl.Manager, opts *options, dns
 		return nil, fmt.Errorf("setting up the owner ID claim: %w", err)
 	}
 	return claim, nil
+}
+
+// ownerIDClaimInterval is --owner-id-claim-interval, or a quarter of
+// --dns-orphan-sweep-interval when that is shorter: a new leader sweeps
+// only once its claim has stood two check intervals, which then delays no
+// sweep (the first comes half an interval after a start at the soonest).
+func ownerIDClaimInterval(opts *options) time.Duration {
+	interval := opts.myApp.ownerIDClaimInterval
+	if sweep := opts.myApp.orphanSweepInterval; sweep > 0 {
+		interval = min(interval, sweep/4)
+	}
+	return interval
 }
 
 // inClusterNamespaceFile holds the manager's namespace in a pod.

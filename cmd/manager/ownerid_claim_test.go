@@ -19,6 +19,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 )
@@ -45,4 +46,21 @@ func TestClaimTextKeepsWhatAClaimHolds(t *testing.T) {
 	g.Expect(claimText("0d9c6f52-1c1e-4c8e-9a35-2b7e0f3c1a77")).To(Equal("0d9c6f52-1c1e-4c8e-9a35-2b7e0f3c1a77"))
 	g.Expect(claimText("host name with spaces\n")).To(Equal("hostnamewithspaces"))
 	g.Expect(claimText("é" + strings.Repeat("a", 300))).To(HaveLen(253))
+}
+
+// TestOwnerIDClaimIsReadBackFourTimesPerSweep: the claim's interval is the
+// flag's, or a quarter of the sweep interval when that is shorter, so the
+// two intervals a new leader's claim must stand before it sweeps never
+// delay its first sweep.
+func TestOwnerIDClaimIsReadBackFourTimesPerSweep(t *testing.T) {
+	g := NewWithT(t)
+	for _, tc := range []struct{ claim, sweep, want time.Duration }{
+		{time.Minute, time.Hour, time.Minute},
+		{time.Minute, 3 * time.Second, 750 * time.Millisecond},
+		{time.Minute, 0, time.Minute},
+		{10 * time.Second, time.Hour, 10 * time.Second},
+	} {
+		opts := &options{myApp: myAppOptions{ownerIDClaimInterval: tc.claim, orphanSweepInterval: tc.sweep}}
+		g.Expect(ownerIDClaimInterval(opts)).To(Equal(tc.want), "claim %s, sweep %s", tc.claim, tc.sweep)
+	}
 }

@@ -33,16 +33,16 @@ type InstallationClaim struct {
 	Nonce                string    `json:"nonce"`
 	Cluster              string    `json:"cluster"`
 	Instance             string    `json:"instance"`
-	CheckIntervalSeconds int64     `json:"checkIntervalSeconds"`
+	CheckIntervalSeconds float64   `json:"checkIntervalSeconds"`
 	WrittenAt            time.Time `json:"writtenAt"`
 }
 
 // putClaimRequest is the body of PUT /dns/v1/installations/{ownerId}.
 type putClaimRequest struct {
-	Nonce                string `json:"nonce"`
-	Cluster              string `json:"cluster"`
-	Instance             string `json:"instance"`
-	CheckIntervalSeconds int64  `json:"checkIntervalSeconds"`
+	Nonce                string  `json:"nonce"`
+	Cluster              string  `json:"cluster"`
+	Instance             string  `json:"instance"`
+	CheckIntervalSeconds float64 `json:"checkIntervalSeconds"`
 }
 
 func (req putClaimRequest) validate() error {

@@ -90,16 +90,16 @@ type InstallationClaims interface {
 
 var _ InstallationClaims = (*client)(nil)
 
-// claimBody is a claim on the wire: the check interval in whole seconds.
+// claimBody is a claim on the wire: the check interval in seconds.
 type claimBody struct {
 	InstallationClaim
-	CheckIntervalSeconds int64 `json:"checkIntervalSeconds"`
+	CheckIntervalSeconds float64 `json:"checkIntervalSeconds"`
 	// ownerID is the owner ID the call asked about.
 	ownerID string
 }
 
 func (b *claimBody) Validate() error {
-	b.CheckInterval = time.Duration(b.CheckIntervalSeconds) * time.Second
+	b.CheckInterval = time.Duration(b.CheckIntervalSeconds * float64(time.Second))
 	if err := b.InstallationClaim.Validate(); err != nil {
 		return err
 	}
@@ -112,10 +112,10 @@ func (b *claimBody) Validate() error {
 // putClaimBody is the request body of a claim's PUT; the owner ID travels
 // in the path.
 type putClaimBody struct {
-	Nonce                string `json:"nonce"`
-	Cluster              string `json:"cluster"`
-	Instance             string `json:"instance"`
-	CheckIntervalSeconds int64  `json:"checkIntervalSeconds"`
+	Nonce                string  `json:"nonce"`
+	Cluster              string  `json:"cluster"`
+	Instance             string  `json:"instance"`
+	CheckIntervalSeconds float64 `json:"checkIntervalSeconds"`
 }
 
 func (c *client) GetInstallationClaim(ctx context.Context, ownerID string) (InstallationClaim, error) {
@@ -145,7 +145,7 @@ func (c *client) PutInstallationClaim(ctx context.Context, claim InstallationCla
 		Method:    http.MethodPut,
 		Path:      installationsPath(claim.OwnerID),
 		Body: putClaimBody{Nonce: claim.Nonce, Cluster: claim.Cluster, Instance: claim.Instance,
-			CheckIntervalSeconds: int64(claim.CheckInterval / time.Second)},
+			CheckIntervalSeconds: claim.CheckInterval.Seconds()},
 	}, &out); err != nil {
 		return InstallationClaim{}, err
 	}

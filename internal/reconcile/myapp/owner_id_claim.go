@@ -195,6 +195,13 @@ func (c *OwnerIDClaim) start(ctx context.Context) error {
 	}
 	c.nonce = hex.EncodeToString(nonce)
 	ownerIDShared.WithLabelValues(c.OwnerID).Set(0)
+	// A claim already there is this installation's last leader's, or
+	// another installation's: which, only the next checks tell. Its check
+	// interval counts toward how long this leader's claim must stand, in
+	// case another installation that checks less often wrote it.
+	if claim, err := c.claims.GetInstallationClaim(ctx, c.OwnerID); err == nil {
+		c.longest = max(c.longest, claim.CheckInterval)
+	}
 	for {
 		err := c.writeLocked(ctx)
 		if err == nil || c.unsupported || ctx.Err() != nil {

@@ -46,8 +46,13 @@ type runningClaim struct {
 
 func startClaim(t *testing.T, d dns.Client, ownerID, cluster string) *runningClaim {
 	t.Helper()
+	return startClaimEvery(t, d, ownerID, cluster, claimInterval)
+}
+
+func startClaimEvery(t *testing.T, d dns.Client, ownerID, cluster string, every time.Duration) *runningClaim {
+	t.Helper()
 	rec := events.NewFakeRecorder(100)
-	c := &OwnerIDClaim{DNS: d, OwnerID: ownerID, Cluster: cluster, Instance: cluster + "-manager-0", Interval: claimInterval,
+	c := &OwnerIDClaim{DNS: d, OwnerID: ownerID, Cluster: cluster, Instance: cluster + "-manager-0", Interval: every,
 		Recorder: rec, Log: logr.Discard()}
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
@@ -103,6 +108,29 @@ func TestOwnerIDClaimFindsAnotherInstallationWithTheSameID(t *testing.T) {
 	a2 := startClaim(t, d, "shared-id", "cluster-a")
 	g.Eventually(a2.allowed, 20*claimInterval, claimInterval/4).Should(BeTrue())
 	g.Consistently(a2.Shared, 10*claimInterval, claimInterval/2).Should(BeFalse(), "its own installation's old claim is no other's")
+}
+
+// TestOwnerIDClaimWaitsForAnInstallationThatChecksLessOften: another
+// installation with the same ID checks its claim six times less often. A
+// new leader that checks often must not take two of its own intervals of
+// quiet for proof that it is alone: the claim it found at start says how
+// often its writer checks, and it waits two of those, by which time the
+// other installation has found it and both refuse.
+func TestOwnerIDClaimWaitsForAnInstallationThatChecksLessOften(t *testing.T) {
+	g := NewWithT(t)
+	_, url := simtest.Start(t, simulator.Options{Token: simToken})
+	d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	slow := startClaimEvery(t, d, "slow-and-fast", "cluster-slow", 6*claimInterval)
+	g.Eventually(func() error {
+		_, err := d.(dns.InstallationClaims).GetInstallationClaim(t.Context(), "slow-and-fast")
+		return err
+	}, 10*claimInterval, claimInterval/4).Should(Succeed(), "the slow installation has written its claim")
+	fast := startClaim(t, d, "slow-and-fast", "cluster-fast")
+	g.Consistently(fast.allowed, 5*claimInterval, claimInterval/4).Should(BeFalse(),
+		"the fast one does not sweep before the slow one could have found it")
+	g.Eventually(func() bool { return fast.Shared() && slow.Shared() }, 30*claimInterval, claimInterval/4).Should(BeTrue())
 }
 
 // TestOwnerIDClaimWithoutClaimsInTheServiceLetsTheSweepRun: a DNS service

@@ -32,7 +32,8 @@ import (
 
 // InstallationLabel is the first label of the name an installation claim
 // lives at: "_myapp-installation.<owner-id>.<zone>", a TXT record whose
-// strings are "key=value" pairs (nonce, cluster, instance, every, written).
+// strings are "key=value" pairs (nonce, cluster, instance, every in
+// seconds, written).
 // Like the owner label, it cannot be a host name.
 const InstallationLabel = "_myapp-installation"
 
@@ -101,7 +102,7 @@ func (c *Client) PutInstallationClaim(ctx context.Context, claim extdns.Installa
 			"nonce=" + claim.Nonce,
 			"cluster=" + claim.Cluster,
 			"instance=" + claim.Instance,
-			"every=" + strconv.FormatInt(int64(claim.CheckInterval/time.Second), 10),
+			"every=" + strconv.FormatFloat(claim.CheckInterval.Seconds(), 'f', -1, 64),
 			"written=" + claim.WrittenAt.Format(time.RFC3339),
 		},
 	}})
@@ -127,11 +128,11 @@ func parseClaim(ownerID string, strs []string) (extdns.InstallationClaim, bool) 
 		case "instance":
 			claim.Instance = value
 		case "every":
-			seconds, err := strconv.ParseInt(value, 10, 64)
+			seconds, err := strconv.ParseFloat(value, 64)
 			if err != nil {
 				return extdns.InstallationClaim{}, false
 			}
-			claim.CheckInterval = time.Duration(seconds) * time.Second
+			claim.CheckInterval = time.Duration(seconds * float64(time.Second))
 		case "written":
 			t, err := time.Parse(time.RFC3339, value)
 			if err != nil {
