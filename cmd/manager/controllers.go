@@ -63,6 +63,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
+	claim, err := setupOwnerIDClaim(ctx, mgr, opts, dnsClient)
+	if err != nil {
+		return err
+	}
 	if opts.myApp.orphanSweepInterval > 0 {
 		if err := (&myapp.OrphanSweeper{
 			DNS:             dnsClient,
@@ -70,6 +74,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 			Reader:          mgr.GetAPIReader(),
 			Interval:        opts.myApp.orphanSweepInterval,
 			WatchNamespaces: opts.watchNamespaces,
+			Claim:           claim,
 		}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the DNS orphan sweep: %w", err)
 		}

@@ -160,6 +160,7 @@ func TestManagerRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--dns-default-target=not a host"}, "neither an IPv4 address nor a host name"},
 		{[]string{"--max-concurrent-reconciles=0"}, "--max-concurrent-reconciles must be at least 1"},
 		{[]string{"--dns-orphan-sweep-interval=-1m"}, "--dns-orphan-sweep-interval must not be negative"},
+		{[]string{"--owner-id-claim-interval=-1s"}, "--owner-id-claim-interval must not be negative"},
 		{[]string{"--dns-drift-check=poll"}, `--dns-drift-check must be "list" or "read", not "poll"`},
 		{[]string{"--owner-id=Cluster/A"}, `--owner-id: owner ID "Cluster/A" is not valid`},
 		{[]string{"--owner-id=" + strings.Repeat("a", 64)}, "--owner-id: owner ID"},

@@ -115,6 +115,9 @@ type myAppOptions struct {
 	// ownerID is this installation's part of every record owner; empty
 	// means the kube-system namespace's UID (resolveOwnerID).
 	ownerID string
+	// ownerIDClaimInterval is how often the leader reads its claim of the
+	// owner ID back from the DNS service; zero turns the claim off.
+	ownerIDClaimInterval time.Duration
 }
 
 // serviceOptions say where an external service is and where its token comes
@@ -286,6 +289,11 @@ func bindOptions(fs *flag.FlagSet) *options {
 			"--txt-owner-id): clusters sharing one DNS service must each have their own, and then never sweep, "+
 			"replace or adopt each other's records. A DNS label of at most 63 characters. Empty (the default) "+
 			"means the UID of this cluster's kube-system namespace.")
+	fs.DurationVar(&o.myApp.ownerIDClaimInterval, "owner-id-claim-interval", myapp.DefaultOwnerIDClaimInterval,
+		"How often the leader reads back its claim of --owner-id in the DNS service, which it writes at start: another "+
+			"installation's claim there means two clusters use one owner ID, and the orphan sweep is refused until "+
+			"they do not (a Warning event OwnerIDShared, the MyAppOwnerIDShared alert). At least four times per "+
+			"--dns-orphan-sweep-interval. 0 turns the claim off.")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", myapp.DefaultMaxConcurrentReconciles,
 		"How many objects each controller reconciles at once.")
@@ -372,6 +380,9 @@ func (o *options) validate() error {
 	errs = append(errs, o.myApp.validateDriftCheck(), o.myApp.validateOwnerID())
 	if o.myApp.orphanSweepInterval < 0 {
 		errs = append(errs, errors.New("--dns-orphan-sweep-interval must not be negative (0 turns the sweep off)"))
+	}
+	if o.myApp.ownerIDClaimInterval < 0 {
+		errs = append(errs, errors.New("--owner-id-claim-interval must not be negative (0 turns the claim off)"))
 	}
 	if o.leaderElect && !o.leaseTimingsOrdered() {
 		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+
