@@ -219,7 +219,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.cleanup.forget(req.NamespacedName)
-			r.dnsChecks.forget(req.NamespacedName)
+			r.dnsChecks.forgetAll(req.NamespacedName)
 			r.childTroubles.forget(req.NamespacedName)
 			r.statusWrites.Forget(req.NamespacedName)
 		}
@@ -289,7 +289,7 @@ func (r *Reconciler) reconcileSuspended(s *scope) pass.Outcome {
 // created; its error or wait ends the pass once they are written.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome {
 	if wasSuspended(s.app) {
-		// The DNS phase reads the record at once (dnsReadDue): what
+		// The DNS phase reads the record at once (dnsplan.AskResumed): what
 		// changed while suspended is found now, not at the next drift check.
 		r.event(s.app, nil, corev1.EventTypeNormal, eventResumed, "Resume",
 			"Resumed: the children and the DNS record are brought to the spec")

@@ -62,7 +62,9 @@ func heldHost(app *appsv1alpha1.MyApp) string {
 
 // heldIn is the host whose record st says app holds, or "".
 func heldIn(st *appsv1alpha1.DNSRecordStatus, app *appsv1alpha1.MyApp) string {
-	if st != nil && namesApp(st.Owner, app) {
+	// Only this cluster's operator writes app's status, so an identity
+	// naming app in any installation or none is one it held.
+	if st != nil && selfOf("", app).Names(st.Owner) {
 		return st.Name
 	}
 	return ""
@@ -106,20 +108,6 @@ func routedHostsBeforeDNS(app *appsv1alpha1.MyApp, ing *networkingv1.Ingress) se
 // heldIndexValues are the values of heldIndex for a MyApp.
 func heldIndexValues(obj client.Object) []string {
 	return heldHosts(obj.(*appsv1alpha1.MyApp))
-}
-
-// routedHosts are the hosts ing routes now.
-func routedHosts(ing *networkingv1.Ingress) []string {
-	if ing == nil || ing.UID == "" {
-		return nil
-	}
-	var hosts []string
-	for _, rule := range ing.Spec.Rules {
-		if rule.HTTP != nil {
-			hosts = append(hosts, rule.Host)
-		}
-	}
-	return hosts
 }
 
 // ingressRules routes each host to the app's Service; with no host, the one
@@ -181,7 +169,11 @@ func (r *Reconciler) hostWaiters() handler.EventHandler {
 			for _, items := range [][]appsv1alpha1.MyApp{waiting.Items, holding.Items} {
 				for i := range items {
 					if items[i].UID != self.GetUID() {
-						q.Add(ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&items[i])})
+						// Its next pass reads the record, and a conflict's
+						// re-checks start again from the shortest wait.
+						key := client.ObjectKeyFromObject(&items[i])
+						r.dnsChecks.wake(key)
+						q.Add(ctrl.Request{NamespacedName: key})
 					}
 				}
 			}

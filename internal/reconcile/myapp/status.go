@@ -86,6 +86,9 @@ type readiness struct {
 	// dnsFailure is set when a call to the DNS service failed in this
 	// pass; its retryIn is nil when no retry is scheduled.
 	dnsFailure *dnsFailure
+	// dnsRead is set when the DNS phase read the record (or dealt with a
+	// deletion's records): only such a pass takes a reconcile request.
+	dnsRead bool
 }
 
 // dnsFailure is a failed call to the DNS service: how long until the retry,
@@ -98,8 +101,9 @@ type dnsFailure struct {
 type conditionState struct {
 	ok              bool
 	reason, message string
-	// stalled marks a failure no retry fixes (a spec the API server
-	// refuses): the MyApp reports Stalled until its spec changes.
+	// stalled marks what no retry fixes (a spec the API server refuses, a
+	// host another owner holds for good, a DNS request rejected as
+	// invalid): the MyApp reports Stalled until something changes.
 	stalled bool
 }
 
@@ -175,9 +179,12 @@ func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
 
 // stallOf returns the reason and message of what keeps the MyApp from
 // getting better without a change, if anything does: an object in the way
-// of a child, a spec the API server refuses, a host another owner holds, a
-// DNS request the service rejects. A MyApp being deleted is never stalled
-// (kstatus reports it Terminating).
+// of a child, a spec the API server refuses, and what dnsplan said is
+// stalled (a host another owner holds for good, a DNS request the service
+// rejects). A conflict that may end by itself (a cycle of moves under way)
+// is not. A MyApp being deleted is never stalled (kstatus reports it
+// Terminating). When the DNS phase decided nothing new (the status stands),
+// DNSReady's stall stands with it.
 func stallOf(app *appsv1alpha1.MyApp, rd readiness) (reason, message string, ok bool) {
 	if rd.deleting {
 		return "", "", false
@@ -188,15 +195,16 @@ func stallOf(app *appsv1alpha1.MyApp, rd readiness) (reason, message string, ok 
 		}
 		return "", "", false
 	}
+	if rd.dns != nil {
+		return rd.dns.reason, rd.dns.message, rd.dns.stalled
+	}
 	dns := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
-	if dns == nil || dns.Status == metav1.ConditionTrue || dns.ObservedGeneration != app.Generation {
+	stalled := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.StalledCondition)
+	if dns == nil || dns.Status == metav1.ConditionTrue || dns.ObservedGeneration != app.Generation || stalled == nil ||
+		stalled.Reason != dns.Reason {
 		return "", "", false
 	}
-	switch dns.Reason {
-	case appsv1alpha1.HostConflictReason, appsv1alpha1.DNSRequestRejectedReason:
-		return dns.Reason, dns.Message, true
-	}
-	return "", "", false
+	return dns.Reason, dns.Message, true
 }
 
 // stalledAtGeneration reports whether the pass found the current spec
@@ -251,11 +259,6 @@ func setDNSFailures(app *appsv1alpha1.MyApp, rd readiness, now time.Time) {
 	}
 }
 
-// dnsState records DNSReady as the DNS phase decided it.
-func (s *scope) dnsState(ready bool, reason, message string) {
-	s.readiness.dns = &conditionState{ok: ready, reason: reason, message: message}
-}
-
 func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string) {
 	s := metav1.ConditionFalse
 	if status {
@@ -286,11 +289,13 @@ func reconcileRequested(app *appsv1alpha1.MyApp) bool {
 }
 
 // acknowledgeReconcileRequest records the reconcile.myapp.dev/requested-at
-// value as handled once a pass has done what it asks: read the DNS record
-// (the DNS phase decided DNSReady), or cleaned up a MyApp being deleted. A
-// pass that stopped before the DNS phase leaves it to the next one.
+// value as handled once a pass has done what it asks: read the DNS record,
+// or dealt with the records of a MyApp being deleted. A pass whose read
+// failed, that waits for an address, or that stopped before the DNS phase
+// leaves it to the next one, so CI waiting for the value knows the record
+// was looked at.
 func acknowledgeReconcileRequest(app *appsv1alpha1.MyApp, rd readiness) {
-	if !reconcileRequested(app) || (rd.dns == nil && !rd.deleting) {
+	if !reconcileRequested(app) || !rd.dnsRead {
 		return
 	}
 	app.Status.LastHandledReconcileAt = app.Annotations[appsv1alpha1.ReconcileRequestAnnotation]
