@@ -242,7 +242,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		setConditions(s)
 		acknowledgeReconcileRequest(app, s.readiness)
 		setDNSFailures(app, s.readiness, r.Clock.Now())
-		if (retErr == nil && out.Complete) || stalledAtGeneration(app) {
+		// A suspended pass acts on no generation (docs/status.md).
+		if !s.readiness.suspended && (retErr == nil && out.Complete || stalledAtGeneration(app)) {
 			app.Status.ObservedGeneration = app.Generation
 		}
 		// The status is written with the caller's context: it records what
@@ -272,7 +273,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // reconcileSuspended is the whole pass of a suspended MyApp: it writes
 // nothing but its status (Ready says Suspended), and announces the suspend
 // once with a Normal event. Edits to the MyApp or its children wait for the
-// resume. The pass is complete: the spec was looked at, and suspended.
+// resume. The pass is complete, but acts on no generation: the status says
+// which changes wait (setSuspendedConditions).
 func (r *Reconciler) reconcileSuspended(s *scope) pass.Outcome {
 	if !wasSuspended(s.app) {
 		r.event(s.app, nil, corev1.EventTypeNormal, eventSuspended, "Suspend",

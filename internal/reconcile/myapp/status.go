@@ -127,8 +127,8 @@ func setConditions(s *scope) {
 	case rd.deleting:
 		setReadyConditionFalse(app, appsv1alpha1.DeletingReason, "The MyApp is being deleted")
 	case rd.suspended:
-		setReadyConditionFalse(app, appsv1alpha1.SuspendedReason, "The MyApp is suspended: the operator writes nothing to "+
-			"its children or the DNS service. Set spec.suspend to false to resume.")
+		setSuspendedConditions(app)
+		return
 	case rd.child != nil:
 		setReadyConditionFalse(app, rd.child.reason, rd.child.message)
 	case rd.childrenWritten:
@@ -150,12 +150,6 @@ func setConditions(s *scope) {
 // InProgress; status.observedGeneration tells it whether the spec was
 // looked at at all.
 func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
-	if rd.suspended {
-		// Nothing is in progress and nothing is judged while suspended.
-		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
-		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
-		return
-	}
 	ready := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
 	if reason, message, ok := stallOf(app, rd); ok {
 		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
@@ -175,6 +169,29 @@ func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
 		reason = dns.Reason
 	}
 	setCondition(app, appsv1alpha1.ReconcilingCondition, true, reason, message)
+}
+
+// setSuspendedConditions are the conditions of a suspended pass, which acts
+// on no generation (docs/status.md): every condition it sets stays at the
+// last generation a pass acted on (status.observedGeneration, which it does
+// not advance either). Ready says Suspended; nothing is judged, so Stalled
+// goes; and while the spec holds changes no pass applied (the edit that set
+// spec.suspend counts), Reconciling says so with reason Suspended, so
+// kstatus, and Helm's --wait with it, reads InProgress, never Current.
+func setSuspendedConditions(app *appsv1alpha1.MyApp) {
+	acted := app.Status.ObservedGeneration
+	setConditionAt(app, appsv1alpha1.ReadyCondition, false, appsv1alpha1.SuspendedReason, "The MyApp is suspended: the "+
+		"operator writes nothing to its children or the DNS service. Set spec.suspend to false to resume.", acted)
+	meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
+	if app.Generation <= acted {
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
+		return
+	}
+	msg := "The spec is not applied until spec.suspend is false: no pass has acted on it yet"
+	if acted > 0 {
+		msg = fmt.Sprintf("The spec changes made since generation %d are not applied until spec.suspend is false", acted)
+	}
+	setConditionAt(app, appsv1alpha1.ReconcilingCondition, true, appsv1alpha1.SuspendedReason, msg, acted)
 }
 
 // stallOf returns the reason and message of what keeps the MyApp from
@@ -260,6 +277,11 @@ func setDNSFailures(app *appsv1alpha1.MyApp, rd readiness, now time.Time) {
 }
 
 func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string) {
+	setConditionAt(app, condType, status, reason, message, app.Generation)
+}
+
+// setConditionAt sets a condition for the generation it was decided at.
+func setConditionAt(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string, generation int64) {
 	s := metav1.ConditionFalse
 	if status {
 		s = metav1.ConditionTrue
@@ -269,7 +291,7 @@ func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason,
 		Status:             s,
 		Reason:             reason,
 		Message:            message,
-		ObservedGeneration: app.Generation,
+		ObservedGeneration: generation,
 	})
 }
 
