@@ -257,6 +257,36 @@ type Observation struct {
 	Givers  map[string]App
 	// Chain is the chain of holders read so far.
 	Chain []Link
+
+	// memo keeps, for one Make, what is derived from the rest more than
+	// once; nil outside Make, where nothing is kept.
+	memo *memo
+}
+
+// memo is what one plan derives from its observation more than once.
+type memo struct {
+	held, known, others, ownOthers []string
+	done                           uint8
+}
+
+// The parts of a memo.
+const (
+	memoHeld uint8 = 1 << iota
+	memoKnown
+	memoOthers
+	memoOwnOthers
+)
+
+// remember returns *slot, computing it once per Make.
+func (o Observation) remember(part uint8, slot func(*memo) *[]string, compute func() []string) []string {
+	if o.memo == nil {
+		return compute()
+	}
+	if o.memo.done&part == 0 {
+		*slot(o.memo) = compute()
+		o.memo.done |= part
+	}
+	return *slot(o.memo)
 }
 
 // want is the record spec.host must hold, pointing at target.
@@ -286,6 +316,10 @@ func (o Observation) Target() Target {
 // Held are the hosts the status shows this MyApp holding: status.dns.name
 // and, during a move, the previous hosts.
 func (o Observation) Held() []string {
+	return o.remember(memoHeld, func(m *memo) *[]string { return &m.held }, o.held)
+}
+
+func (o Observation) held() []string {
 	st := o.Status.Record
 	if st == nil || !o.Self.Names(st.Owner) {
 		return nil
@@ -298,7 +332,11 @@ func (o Observation) Held() []string {
 // those handed to it. A read that answers absent for one of them may be
 // stale, so it is not forgotten on that answer.
 func (o Observation) known() []string {
-	out := o.Held()
+	return o.remember(memoKnown, func(m *memo) *[]string { return &m.known }, o.computeKnown)
+}
+
+func (o Observation) computeKnown() []string {
+	out := slices.Clone(o.Held())
 	add := func(h string) {
 		if h != "" && !slices.Contains(out, h) {
 			out = append(out, h)
@@ -326,6 +364,10 @@ func (o Observation) waited() string {
 // others are the names this MyApp may hold besides spec.host, sorted: the
 // hosts it knows, the host it waited for and the hosts handed to it.
 func (o Observation) others() []string {
+	return o.remember(memoOthers, func(m *memo) *[]string { return &m.others }, o.computeOthers)
+}
+
+func (o Observation) computeOthers() []string {
 	var out []string
 	add := func(h string) {
 		if h != "" && h != o.Host && !slices.Contains(out, h) {

@@ -17,7 +17,6 @@ limitations under the License.
 package dnsplan
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -58,18 +57,29 @@ func ParseOwner(owner string) (ref OwnerRef, ok bool) {
 			return OwnerRef{}, false
 		}
 	}
-	parts := strings.Split(rest, "/")
-	if slices.Contains(parts, "") {
-		return OwnerRef{}, false
+	// Split on '/' into at most four parts without allocating: owners are
+	// parsed at every step of every plan.
+	var parts [4]string
+	n := 0
+	for {
+		part, after, more := strings.Cut(rest, "/")
+		if part == "" || n == len(parts) {
+			return OwnerRef{}, false
+		}
+		parts[n], n, rest = part, n+1, after
+		if !more {
+			break
+		}
 	}
-	switch len(parts) {
+	p := parts[:n]
+	switch n {
 	case 3:
 	case 4:
-		ref.Installation, parts = parts[0], parts[1:]
+		ref.Installation, p = p[0], p[1:]
 	default:
 		return OwnerRef{}, false
 	}
-	ref.Namespace, ref.Name, ref.UID, ref.Orphaned = parts[0], parts[1], parts[2], orphaned
+	ref.Namespace, ref.Name, ref.UID, ref.Orphaned = p[0], p[1], p[2], orphaned
 	return ref, true
 }
 

@@ -186,6 +186,7 @@ func (o Observation) GiveUpAt() time.Time { return o.DeletingSince.Add(OrphanMar
 // Make plans the next step of the pass, in this order: a deletion; no
 // target; whether a read is due; what must be read; the calls.
 func Make(o Observation) Plan {
+	o.memo = &memo{}
 	if o.Deleting {
 		return planDelete(o)
 	}
@@ -305,6 +306,10 @@ func (o Observation) chainApp(i int) *App {
 
 // ownOthers are the hosts besides spec.host read as this MyApp's, sorted.
 func (o Observation) ownOthers() []string {
+	return o.remember(memoOwnOthers, func(m *memo) *[]string { return &m.ownOthers }, o.computeOwnOthers)
+}
+
+func (o Observation) computeOwnOthers() []string {
 	var out []string
 	for _, h := range o.others() {
 		if r, ok := o.Records[h]; ok && r.Name != "" && o.Self.Owns(r.Owner) {
@@ -318,7 +323,7 @@ func (o Observation) ownOthers() []string {
 // those read as its own, and those it knows it holds that read as absent
 // (the read may be stale). NeedWanters asks who wants each.
 func (o Observation) GivableHosts() []string {
-	out := o.ownOthers()
+	out := slices.Clone(o.ownOthers())
 	known := o.known()
 	for _, h := range o.others() {
 		if r, read := o.Records[h]; read && r.Name == "" && slices.Contains(known, h) && !slices.Contains(out, h) {
@@ -392,15 +397,16 @@ func (o Observation) member(l Link) *App {
 // MyApp gives first (its key is the smallest of the cycle).
 func (o Observation) cycle() (closer *App, host string, givesFirst bool) {
 	givesFirst = true
+	own, key := o.ownOthers(), o.Self.Key()
 	for _, l := range o.Chain {
 		app := o.member(l)
 		if app == nil {
 			return nil, "", false
 		}
-		if app.Key < o.Self.Key() {
+		if app.Key < key {
 			givesFirst = false
 		}
-		if !slices.Contains(o.ownOthers(), app.Host) {
+		if !slices.Contains(own, app.Host) {
 			continue
 		}
 		for _, w := range o.eligibleWanters(app.Host) {
