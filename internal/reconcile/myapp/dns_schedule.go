@@ -61,7 +61,7 @@ func (r *Reconciler) remember(o observation, out dnsplan.Outcome, show dnsplan.S
 			c.holder = &holder
 		}
 		r.dnsChecks.set(o.key, c)
-		r.dnsChecks.setGifts(o.key, o.app.UID, out.Gifts)
+		r.dnsChecks.settleGifts(o.key, o.app.UID, o.Gifts, out.Gifts)
 	}
 	return untilNext(next, o.Now)
 }
@@ -228,10 +228,24 @@ func (d *dnsSchedule) set(key types.NamespacedName, c dnsCheck) {
 	delete(d.woken, key)
 }
 
-// setGifts keeps the notes of key still unsettled after a pass that read.
-func (d *dnsSchedule) setGifts(key types.NamespacedName, uid types.UID, notes []dnsplan.Gift) {
+// settleGifts replaces, once a pass that read the notes seen settled what
+// they said, those notes with the ones still open (kept). A note another
+// MyApp's pass added meanwhile, which this pass did not see, stays: a
+// hand-over is noted right after its call, while the receiver may be in a
+// pass of its own.
+func (d *dnsSchedule) settleGifts(key types.NamespacedName, uid types.UID, seen, kept []dnsplan.Gift) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	g, ok := d.gifts[key]
+	if !ok || g.uid != uid {
+		g = giftNotes{uid: uid}
+	}
+	notes := append([]dnsplan.Gift{}, kept...)
+	for _, n := range g.notes {
+		if !slices.Contains(seen, n) {
+			notes = append(notes, n)
+		}
+	}
 	if len(notes) == 0 {
 		delete(d.gifts, key)
 		return

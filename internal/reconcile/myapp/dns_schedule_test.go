@@ -25,6 +25,8 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
 // TestDriftChecksAfterARestartSpreadEvenly schedules the drift checks of
@@ -103,4 +105,23 @@ func TestDriftChecksAreSpreadOverTheInterval(t *testing.T) {
 	g.Expect(next.Sub(now)).To(BeNumerically("<=", interval))
 	g.Expect((time.Duration(next.UnixNano()) % interval)).To(Equal(driftPhase(uid, interval)))
 	g.Expect(nextDriftCheck(uid, interval, next)).To(Equal(next.Add(interval)), "from a check, the next is one interval on")
+}
+
+// TestAHandOverNoteAddedDuringAPassOutlivesIt: the giver notes a hand-over
+// right after its call, while the receiver may be in a pass of its own that
+// recalled its notes before; settling what that pass saw keeps the note it
+// did not see. (Family 10 found a receiver's pass drop such a note, and the
+// host the giver was owed go to a waiter.)
+func TestAHandOverNoteAddedDuringAPassOutlivesIt(t *testing.T) {
+	g := NewWithT(t)
+	var d dnsSchedule
+	key, uid := types.NamespacedName{Namespace: "ns", Name: "b"}, uuid.NewUUID()
+	old := dnsplan.Gift{Host: "h0", Giver: "ns/c"}
+	d.noteGift(key, uid, old)
+	_, _, seen := d.recall(key, uid)
+	late := dnsplan.Gift{Host: "h1", Giver: "ns/a", For: "h2"}
+	d.noteGift(key, uid, late) // the giver's note, while the pass runs
+	d.settleGifts(key, uid, seen, nil)
+	_, _, now := d.recall(key, uid)
+	g.Expect(now).To(ConsistOf(late), "the note the pass did not see stays; the one it settled goes")
 }

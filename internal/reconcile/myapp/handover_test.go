@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 )
@@ -248,4 +249,29 @@ func TestAHandedOverHostIsFoundAfterARestartWhoseListFailed(t *testing.T) {
 	w.settle(2, b)
 	g.Expect(w.get(b)).To(BeNil())
 	g.Expect(w.held(b).Len()).To(BeNumerically("<=", 1), "b leaves at most the record of the one host it held: %v", w.owners())
+}
+
+// TestAResumeWakesTheMyAppThatGivesFirst: while its partner is suspended,
+// a MyApp of a swap backs off its re-checks; the partner's resume may close
+// the cycle, so it wakes the MyApp, whose next pass reads at once. (Family
+// 10 found a swap stuck for the drift interval after a resume.)
+func TestAResumeWakesTheMyAppThatGivesFirst(t *testing.T) {
+	g := NewWithT(t)
+	h1, h2 := "h1.wake.example.com", "h2.wake.example.com"
+	a, b := worldApp("wake", "a", h1), worldApp("wake", "b", h2)
+	w := newFakeWorld(t, a, b)
+	w.settle(3, a, b)
+	w.setSuspend(b, true)
+	w.settle(1, b)
+	w.setHost(a, h2)
+	w.setHost(b, h1)
+	w.settle(3, a, b)
+	_, ask, _ := w.r.dnsChecks.recall(client.ObjectKeyFromObject(a), w.get(a).UID)
+	g.Expect(ask & dnsplan.AskWoken).To(BeZero())
+
+	before := w.get(b)
+	w.setSuspend(b, false)
+	w.wake(before)
+	_, ask, _ = w.r.dnsChecks.recall(client.ObjectKeyFromObject(a), w.get(a).UID)
+	g.Expect(ask&dnsplan.AskWoken).NotTo(BeZero(), "b's resume wakes a, which gives first")
 }

@@ -65,17 +65,6 @@ func selfOf(id string, app *appsv1alpha1.MyApp) dnsplan.Self {
 	return dnsplan.Self{Installation: id, Namespace: app.Namespace, Name: app.Name, UID: string(app.UID)}
 }
 
-// recordOwnerOf is the owner identity of app's records while it lives under
-// deletionPolicy Delete.
-func recordOwnerOf(id string, app *appsv1alpha1.MyApp) string { return selfOf(id, app).Owner() }
-
-// orphanedRecordOwnerOf is the owner of app's records once it was deleted
-// with deletionPolicy Orphan: not under ownerPrefix, so the sweep, which
-// lists ownerPrefix, never sees such a record.
-func orphanedRecordOwnerOf(id string, app *appsv1alpha1.MyApp) string {
-	return selfOf(id, app).Orphaned()
-}
-
 // wantedOwner is the owner app's records carry: under deletionPolicy Orphan
 // they are written already marked orphaned, so the intent outlives any
 // failure during the deletion and the orphan sweep never takes them.
@@ -86,10 +75,6 @@ func wantedOwner(id string, app *appsv1alpha1.MyApp) string {
 // installationPrefix is the owner prefix of every record installation id
 // writes while its MyApps live: the prefix its sweep lists.
 func installationPrefix(id string) string { return ownerPrefix + id + "/" }
-
-// orphanedOwnerPrefix starts the owner a record carries once its MyApp is
-// deleted with deletionPolicy Orphan (dnsplan.OrphanedOwnerPrefix).
-const orphanedOwnerPrefix = dnsplan.OrphanedOwnerPrefix
 
 // recordOwnerRef is what an owner identity this operator wrote says, as the
 // sweep and the drift pass read it: the installation's owner ID ("" for an

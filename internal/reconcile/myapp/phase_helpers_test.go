@@ -33,6 +33,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
@@ -251,3 +252,16 @@ type phaseRun struct {
 	events  []string
 	seeded  dns.Record
 }
+
+// recordOwnerOf is the owner of app's records in installation id while it
+// lives under deletionPolicy Delete.
+func recordOwnerOf(id string, app *appsv1alpha1.MyApp) string { return selfOf(id, app).Owner() }
+
+// orphanedRecordOwnerOf is the owner of app's records under deletionPolicy
+// Orphan.
+func orphanedRecordOwnerOf(id string, app *appsv1alpha1.MyApp) string {
+	return selfOf(id, app).Orphaned()
+}
+
+// orphanedOwnerPrefix starts the owner of a record marked orphaned.
+const orphanedOwnerPrefix = dnsplan.OrphanedOwnerPrefix

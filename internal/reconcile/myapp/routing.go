@@ -149,8 +149,9 @@ func (r *Reconciler) syncIngressRoutes(ctx context.Context, s *scope) error {
 }
 
 // hostWaiters wakes the MyApps waiting for a host when a MyApp that may hold
-// it changes its host, its record or goes away: the waiter's next pass
-// reads the host again instead of waiting for its drift check.
+// or want it comes, changes its host, its record or its suspend, or goes
+// away: the waiter's next pass reads the host again instead of waiting for
+// its drift check, or for a conflict's backed-off re-check.
 func (r *Reconciler) hostWaiters() handler.EventHandler {
 	type queue = workqueue.TypedRateLimitingInterface[ctrl.Request]
 	enqueue := func(ctx context.Context, self client.Object, hosts sets.Set[string], q queue) {
@@ -189,11 +190,20 @@ func (r *Reconciler) hostWaiters() handler.EventHandler {
 			if !okOld || !okNew {
 				return
 			}
+			// A suspend or a resume counts: a suspended MyApp takes no part
+			// in a cycle of moves, so a resume may close one.
 			if old.Spec.Host == app.Spec.Host && sets.New(heldHosts(old)...).Equal(sets.New(heldHosts(app)...)) &&
-				old.DeletionTimestamp.IsZero() == app.DeletionTimestamp.IsZero() {
+				old.DeletionTimestamp.IsZero() == app.DeletionTimestamp.IsZero() && old.Spec.Suspend == app.Spec.Suspend {
 				return // nothing a waiter cares about
 			}
 			enqueue(ctx, app, hostsOf(old).Union(hostsOf(app)), q)
+		},
+		// A new MyApp may close a cycle of moves whose member that gives
+		// first waits, backed off, for something to change.
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
+			if app, ok := e.Object.(*appsv1alpha1.MyApp); ok {
+				enqueue(ctx, app, hostsOf(app), q)
+			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			if app, ok := e.Object.(*appsv1alpha1.MyApp); ok {

@@ -294,9 +294,6 @@ func (o Observation) want(t Target) Record {
 	return Record{Name: o.Host, Type: t.Type, Value: t.Value, TTL: o.TTL, Owner: o.Self.Want(o.Orphan)}
 }
 
-// Want is the record spec.host must hold.
-func (o Observation) Want() Record { return o.want(o.Target()) }
-
 // Target is what spec.host's record must point at: the Ingress's
 // load-balancer address when it has one; while it has none, what the
 // record points at already, unless that is the default (an ingress
