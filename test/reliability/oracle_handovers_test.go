@@ -95,53 +95,75 @@ func ownerKey(owner string) (key, uid string, ok bool) {
 	return parts[1] + "/" + parts[2], parts[3], true
 }
 
+// sample is the MyApps of one sample, by namespace/name.
+type sample map[string]sampleApp
+
+func newSample(apps []sampleApp) sample {
+	byKey := sample{}
+	for _, a := range apps {
+		byKey[a.key] = a
+	}
+	return byKey
+}
+
+// holderOf is the MyApp of the sample owner names, if it is there with the
+// UID owner names.
+func (s sample) holderOf(owner string) (sampleApp, bool) {
+	key, uid, ok := ownerKey(owner)
+	a, found := s[key]
+	return a, ok && found && a.uid == uid
+}
+
 // observe judges one sample: the records and the MyApps.
 func (j *handOverJudge) observe(records []simulator.Record, apps []sampleApp) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	byKey := map[string]sampleApp{}
-	for _, a := range apps {
-		byKey[a.key] = a
-	}
-	holderOf := func(owner string) (sampleApp, bool) {
-		key, uid, ok := ownerKey(owner)
-		a, found := byKey[key]
-		return a, ok && found && a.uid == uid
-	}
+	byKey := newSample(apps)
 	now := map[string]string{}
 	for _, r := range records {
 		now[r.Name] = r.Owner
-		if a, ok := holderOf(r.Owner); ok {
+		if a, ok := byKey.holderOf(r.Owner); ok {
 			j.held[a.key] = true
 		}
-		before, seen := j.owners[r.Name]
-		if !seen || before == r.Owner {
-			continue
+		if before, seen := j.owners[r.Name]; seen && before != r.Owner {
+			j.ownerChanged(byKey, r.Name, before, r.Owner)
 		}
-		from, okFrom := holderOf(before)
-		to, okTo := holderOf(r.Owner)
-		if !okFrom || !okTo || from.key == to.key {
-			continue
-		}
-		j.handOvers++
-		if from.host == r.Name || !from.conflict {
-			continue // handed over holding its own spec.host: the last step of a move
-		}
-		if j.waiters[to.key] && !j.waiters[from.key] {
-			j.toWaiters++
-			j.problems = append(j.problems, fmt.Sprintf("%s, in a conflict for %s, handed %s to %s, a MyApp waiting outside the swap",
-				from.key, from.host, r.Name, to.key))
-		}
-		j.cycleGifts++
-		j.debts = append(j.debts, &handOverDebt{giver: from.key, gave: r.Name, forHost: from.host})
 	}
 	j.owners = now
+	j.checkDebts(byKey, now)
+}
+
+// ownerChanged judges the record name passing from the owner before to
+// the owner now: a hand-over between two MyApps of the sample, which one
+// in a conflict makes giving first and must not make to a waiter.
+func (j *handOverJudge) ownerChanged(byKey sample, name, before, now string) {
+	from, okFrom := byKey.holderOf(before)
+	to, okTo := byKey.holderOf(now)
+	if !okFrom || !okTo || from.key == to.key {
+		return
+	}
+	j.handOvers++
+	if from.host == name || !from.conflict {
+		return // handed over holding its own spec.host: the last step of a move
+	}
+	if j.waiters[to.key] && !j.waiters[from.key] {
+		j.toWaiters++
+		j.problems = append(j.problems, fmt.Sprintf("%s, in a conflict for %s, handed %s to %s, a MyApp waiting outside the swap",
+			from.key, from.host, name, to.key))
+	}
+	j.cycleGifts++
+	j.debts = append(j.debts, &handOverDebt{giver: from.key, gave: name, forHost: from.host})
+}
+
+// checkDebts finds the hosts givers wait for that a waiter holds in the
+// sample, owners being each record's owner.
+func (j *handOverJudge) checkDebts(byKey sample, owners map[string]string) {
 	for _, d := range j.debts {
 		giver, live := byKey[d.giver]
 		if !live || giver.host != d.forHost {
 			continue
 		}
-		if a, ok := holderOf(now[d.forHost]); ok && j.waiters[a.key] && a.key != d.giver {
+		if a, ok := byKey.holderOf(owners[d.forHost]); ok && j.waiters[a.key] && a.key != d.giver {
 			problem := fmt.Sprintf("%s gave %s for %s, which %s, waiting outside the swap, now holds",
 				d.giver, d.gave, d.forHost, a.key)
 			if !slices.Contains(j.problems, problem) {
@@ -160,10 +182,7 @@ func (j *handOverJudge) settled(records []simulator.Record, apps []sampleApp) []
 	j.observe(records, apps)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	byKey := map[string]sampleApp{}
-	for _, a := range apps {
-		byKey[a.key] = a
-	}
+	byKey := newSample(apps)
 	holds := map[string]bool{}
 	for _, r := range records {
 		if key, uid, ok := ownerKey(r.Owner); ok && byKey[key].uid == uid {

@@ -189,7 +189,7 @@ func (r *Reconciler) readRecords(ctx context.Context, o *observation) error {
 		rec, err := r.DNS.Get(ctx, name)
 		switch {
 		case errors.Is(err, external.ErrNotFound):
-			rec, err = dns.Record{}, nil
+			rec = dns.Record{}
 		case err != nil && !o.Deleting:
 			return err
 		case err != nil:

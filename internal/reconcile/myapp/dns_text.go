@@ -55,7 +55,8 @@ func callNote(c dnsplan.Call) (reason eventReason, action, note string) {
 		if ref.Orphaned {
 			what = "an earlier MyApp deleted with deletionPolicy Orphan"
 		}
-		return eventDNSRecordAdopted, "AdoptDNSRecord", fmt.Sprintf("Adopted DNS record %s from %s of this name (uid %s), as the annotation %s asks",
+		return eventDNSRecordAdopted, "AdoptDNSRecord", fmt.Sprintf(
+			"Adopted DNS record %s from %s of this name (uid %s), as the annotation %s asks",
 			c.Name, what, ref.UID, appsv1alpha1.AdoptDNSRecordAnnotation)
 	case dnsplan.WhyReplaceLeak:
 		ref, _ := dnsplan.ParseOwner(c.Owner)

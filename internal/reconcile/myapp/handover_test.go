@@ -146,16 +146,16 @@ func TestAPartnerThatChangesItsHostAfterAHandOverStillPaysTheGiver(t *testing.T)
 // conflictBehindAWaiter is a MyApp a that holds h1 and wants h2, which c
 // holds and wants for good, while d waits for h1: a's conflict cannot end,
 // and its old host is wanted.
-func conflictBehindAWaiter(t *testing.T, zone string) (w *fakeWorld, a, c, d *appsv1alpha1.MyApp) {
+func conflictBehindAWaiter(t *testing.T, zone string) (w *fakeWorld, a, c *appsv1alpha1.MyApp) {
 	h1, h2 := "h1."+zone+".example.com", "h2."+zone+".example.com"
 	a, c = worldApp(zone, "a", h1), worldApp(zone, "c", h2)
-	d = worldApp(zone, "d", h1)
+	d := worldApp(zone, "d", h1)
 	w = newFakeWorld(t, a, c)
 	w.settle(3, a, c)
 	w.add(d)
 	w.setHost(a, h2)
 	w.settle(3, a, c, d)
-	return w, a, c, d
+	return w, a, c
 }
 
 // TestAConflictWhoseOldHostIsWantedBacksOffToTheDriftInterval (audit T3): a
@@ -165,13 +165,13 @@ func conflictBehindAWaiter(t *testing.T, zone string) (w *fakeWorld, a, c, d *ap
 // about (the event that wakes waiters) makes it read again at once.
 func TestAConflictWhoseOldHostIsWantedBacksOffToTheDriftInterval(t *testing.T) {
 	g := NewWithT(t)
-	w, a, c, _ := conflictBehindAWaiter(t, "t3")
+	w, a, c := conflictBehindAWaiter(t, "t3")
 	clk := clocktesting.NewFakePassiveClock(time.Now())
 	w.r.Clock = clk
 	g.Expect(conditionOf(w.get(a), appsv1alpha1.DNSReadyCondition)).To(HaveValue(
 		HaveField("Reason", appsv1alpha1.HostConflictReason)))
 
-	var waits []time.Duration
+	waits := make([]time.Duration, 0, 14)
 	for range 14 {
 		res, _ := w.r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(a)})
 		waits = append(waits, res.RequeueAfter)
@@ -200,7 +200,7 @@ func TestAConflictWhoseOldHostIsWantedBacksOffToTheDriftInterval(t *testing.T) {
 // Argo CD Degraded would call a rotation under way a failure.
 func TestAConflictWhileAHostIsWantedIsReconcilingNotStalled(t *testing.T) {
 	g := NewWithT(t)
-	w, a, _, _ := conflictBehindAWaiter(t, "t4")
+	w, a, _ := conflictBehindAWaiter(t, "t4")
 	got := w.get(a)
 	g.Expect(conditionOf(got, appsv1alpha1.DNSReadyCondition)).To(HaveValue(
 		HaveField("Reason", appsv1alpha1.HostConflictReason)))

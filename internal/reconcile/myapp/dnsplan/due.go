@@ -46,35 +46,52 @@ import (
 // due says whether this pass reads the record; when it does not, trust is
 // set for a status trusted after a restart, which the pass remembers.
 func (o Observation) due() (due, trust bool) {
-	st := o.Status.Record
-	t := o.Target()
-	asWanted := st != nil && st.Name == o.Host && st.Owner == o.Self.Want(o.Orphan) && len(st.Previous) == 0 &&
-		st.Type == t.Type && st.Value == t.Value
-	conflict := o.Status.Reason == appsv1alpha1.HostConflictReason
-	if o.Asked != 0 || o.moving() {
+	switch {
+	case o.Asked != 0 || o.moving():
 		return true, false
-	}
-	last := o.Memory
-	if last == nil {
-		settled := asWanted && st.State == appsv1alpha1.DNSRecordActive && o.Status.Reason == appsv1alpha1.RecordActiveReason ||
-			conflict && o.ReasonGeneration == o.Generation && !o.Adopt
+	case o.Memory == nil:
+		settled := o.settled()
 		return !settled, settled
 	}
+	return o.changedSinceLastRead(), false
+}
+
+// asWanted reports whether the status shows spec.host held alone, under
+// the identity the policy writes, pointing at the target.
+func (o Observation) asWanted() bool {
+	st, t := o.Status.Record, o.Target()
+	return st != nil && st.Name == o.Host && st.Owner == o.Self.Want(o.Orphan) && len(st.Previous) == 0 &&
+		st.Type == t.Type && st.Value == t.Value
+}
+
+// settled reports whether a restarted manager trusts the status instead of
+// reading: a record ACTIVE and as wanted, or a conflict judged for the
+// current generation that the MyApp does not ask to adopt out of (the
+// annotation may have come after the conflict was judged).
+func (o Observation) settled() bool {
+	conflict := o.Status.Reason == appsv1alpha1.HostConflictReason
+	return o.asWanted() && o.Status.Record.State == appsv1alpha1.DNSRecordActive &&
+		o.Status.Reason == appsv1alpha1.RecordActiveReason || conflict && o.ReasonGeneration == o.Generation && !o.Adopt
+}
+
+// changedSinceLastRead reports whether something the last read depends on
+// changed, or its timed read came.
+func (o Observation) changedSinceLastRead() bool {
+	last := o.Memory
+	conflict := o.Status.Reason == appsv1alpha1.HostConflictReason
 	switch {
 	case last.Host != o.Host:
-		return true, false
+		return true
 	case conflict && last.Adopt != o.Adopt:
-		return true, false // the annotation asking to adopt the record came or went
+		return true // the annotation asking to adopt the record came or went
 	case !last.Seen.Equal(o.Status) && o.ResourceVersion != last.ReadFrom:
-		return true, false // the status is not what the last read left
-	case !conflict && !asWanted && last.Seen.Equal(o.Status):
-		return true, false // the target changed
+		return true // the status is not what the last read left
+	case !conflict && !o.asWanted() && last.Seen.Equal(o.Status):
+		return true // the target changed
 	case last.Holder != nil && (o.HolderNow == nil || *o.HolderNow != *last.Holder):
-		return true, false // the holder moved, released its record or went
-	case !last.Next.IsZero() && !o.Now.Before(last.Next):
-		return true, false
+		return true // the holder moved, released its record or went
 	}
-	return false, false
+	return !last.Next.IsZero() && !o.Now.Before(last.Next)
 }
 
 // moving reports whether the status shows hosts held other than spec.host:

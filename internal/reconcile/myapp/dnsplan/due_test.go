@@ -126,12 +126,26 @@ func TestReadsAreDueOnlyWhenTheirRulesSay(t *testing.T) {
 	t.Logf("checked %d observations of the due space", n)
 }
 
-func checkDue(o Observation, due, trust bool) error {
+// dueFacts are the test's own readings of the status, for the promises.
+type dueFacts struct {
+	settledActive, judgedConflict, moving, conflict, asWanted bool
+}
+
+func factsOf(o Observation) dueFacts {
 	st := o.Status.Record
-	settledActive := st != nil && st.Name == "a" && st.Value == wantedIP && len(st.Previous) == 0 &&
-		st.State == appsv1alpha1.DNSRecordActive && o.Status.Reason == appsv1alpha1.RecordActiveReason
-	judgedConflict := o.Status.Reason == appsv1alpha1.HostConflictReason && o.ReasonGeneration == o.Generation && !o.Adopt
-	moving := st != nil && (st.Name != "a" || len(st.Previous) > 0)
+	conflict := o.Status.Reason == appsv1alpha1.HostConflictReason
+	return dueFacts{
+		settledActive: st != nil && st.Name == "a" && st.Value == wantedIP && len(st.Previous) == 0 &&
+			st.State == appsv1alpha1.DNSRecordActive && o.Status.Reason == appsv1alpha1.RecordActiveReason,
+		judgedConflict: conflict && o.ReasonGeneration == o.Generation && !o.Adopt,
+		moving:         st != nil && (st.Name != "a" || len(st.Previous) > 0),
+		conflict:       conflict,
+		asWanted:       st != nil && st.Name == "a" && st.Value == wantedIP && st.Owner == me && len(st.Previous) == 0,
+	}
+}
+
+func checkDue(o Observation, due, trust bool) error {
+	f := factsOf(o)
 	switch {
 	case trust && due:
 		return fmt.Errorf("trusts a status it reads anyway")
@@ -139,41 +153,58 @@ func checkDue(o Observation, due, trust bool) error {
 		return fmt.Errorf("trusts a status while it remembers a read")
 	case o.Asked != 0 && !due:
 		return fmt.Errorf("asked for a read (%d), reads nothing", o.Asked)
-	case moving && !due:
+	case f.moving && !due:
 		return fmt.Errorf("a move is under way, reads nothing")
-	case o.Memory == nil && !due && !settledActive && !judgedConflict:
+	case o.Memory == nil:
+		return checkRestart(o, f, due, trust)
+	}
+	return checkRemembered(o, f, due)
+}
+
+// checkRestart: a restarted manager trusts only a settled status, and
+// reads nothing else at once.
+func checkRestart(o Observation, f dueFacts, due, trust bool) error {
+	settled := f.settledActive || f.judgedConflict
+	switch {
+	case !due && !settled:
 		return fmt.Errorf("after a restart, trusts a status that is not settled")
-	case o.Memory == nil && o.Asked == 0 && !moving && (settledActive || judgedConflict) && !trust:
+	case o.Asked == 0 && !f.moving && settled && !trust:
 		return fmt.Errorf("after a restart, reads a settled record at once")
 	}
-	if o.Memory == nil {
-		return nil
-	}
+	return nil
+}
+
+// checkRemembered: each change since the last read brings a read, and the
+// steady state brings none.
+func checkRemembered(o Observation, f dueFacts, due bool) error {
 	m := o.Memory
-	conflict := o.Status.Reason == appsv1alpha1.HostConflictReason
-	asWanted := st != nil && st.Name == "a" && st.Value == wantedIP && st.Owner == me && len(st.Previous) == 0
+	holderChanged := m.Holder != nil && (o.HolderNow == nil || *o.HolderNow != *m.Holder)
+	timed := !m.Next.IsZero() && !o.Now.Before(m.Next)
 	for _, trigger := range []struct {
 		holds bool
 		what  string
 	}{
 		{m.Host != o.Host, "spec.host changed since the last read"},
-		{conflict && m.Adopt != o.Adopt, "the adoption annotation changed during a conflict"},
+		{f.conflict && m.Adopt != o.Adopt, "the adoption annotation changed during a conflict"},
 		{!m.Seen.Equal(o.Status) && m.ReadFrom != o.ResourceVersion, "the status is not what the last read left"},
-		{!conflict && !asWanted && st != nil && m.Seen.Equal(o.Status), "the target changed"},
-		{m.Holder != nil && (o.HolderNow == nil || *o.HolderNow != *m.Holder), "the holder changed or went"},
-		{!m.Next.IsZero() && !o.Now.Before(m.Next), "the timed read came"},
+		{!f.conflict && !f.asWanted && o.Status.Record != nil && m.Seen.Equal(o.Status), "the target changed"},
+		{holderChanged, "the holder changed or went"},
+		{timed, "the timed read came"},
 	} {
 		if trigger.holds && !due {
 			return fmt.Errorf("%s, reads nothing", trigger.what)
 		}
 	}
-	// The steady state reads nothing: the status is what the last read
-	// left, for the same host, target, annotation and holder, before the
-	// timed read.
-	steady := m.Host == o.Host && m.Seen.Equal(o.Status) && m.Adopt == o.Adopt && (asWanted || conflict) &&
-		(m.Holder == nil || o.HolderNow != nil && *o.HolderNow == *m.Holder) && (m.Next.IsZero() || o.Now.Before(m.Next))
-	if steady && o.Asked == 0 && !moving && due {
+	if steadyState(o, f, holderChanged, timed) && due {
 		return fmt.Errorf("reads in the steady state")
 	}
 	return nil
+}
+
+// steadyState: the status is what the last read left, for the same host,
+// target, annotation and holder, before the timed read, and nothing asks.
+func steadyState(o Observation, f dueFacts, holderChanged, timed bool) bool {
+	m := o.Memory
+	return m.Host == o.Host && m.Seen.Equal(o.Status) && m.Adopt == o.Adopt && (f.asWanted || f.conflict) &&
+		!holderChanged && !timed && o.Asked == 0 && !f.moving
 }

@@ -112,7 +112,7 @@ func handOverWorld(held, routed []string, aHolder string, p, z, waiter handOverA
 func everyHandOverWorld(check func(w *tworld, me *wapp)) int {
 	helds := [][]string{{"b"}, {"b", "c"}, {"a", "b"}}
 	routeds := [][]string{nil, {"b"}, {"b", "c"}, {"a"}, {"a", "b"}}
-	var apps []handOverApp
+	apps := make([]handOverApp, 0, 25)
 	for _, host := range []string{"b", "c", "d", "a"} {
 		for state := range 3 {
 			for _, holds := range []bool{false, true} {
@@ -181,7 +181,7 @@ func TestHandOversKeepTheirPromisesInEveryWorld(t *testing.T) {
 }
 
 func describeApps(w *tworld) []string {
-	var out []string
+	out := make([]string, 0, len(w.apps))
 	for _, a := range w.apps {
 		out = append(out, fmt.Sprintf("%s wants %s holds %v suspended %t deleting %t", a.key, a.host, a.held, a.suspended, a.delete))
 	}

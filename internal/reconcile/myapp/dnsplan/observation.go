@@ -18,6 +18,7 @@ package dnsplan
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -63,17 +64,14 @@ func (a *App) owner(id string) string {
 }
 
 func (a *App) ref() OwnerRef {
-	ns, name, _ := cut(a.Key)
+	ns, name := cut(a.Key)
 	return OwnerRef{Namespace: ns, Name: name, UID: a.UID}
 }
 
-func cut(key string) (ns, name string, ok bool) {
-	for i := range len(key) {
-		if key[i] == '/' {
-			return key[:i], key[i+1:], true
-		}
-	}
-	return "", key, false
+// cut splits a "<namespace>/<name>" key.
+func cut(key string) (ns, name string) {
+	ns, name, _ = strings.Cut(key, "/")
+	return ns, name
 }
 
 // Link is one step of the chain of holders that starts at spec.host: the
@@ -391,14 +389,4 @@ func (o Observation) Names() []string { return append([]string{o.Host}, o.others
 func (o Observation) marked() bool {
 	st := o.Status.Record
 	return st != nil && st.Owner == o.Self.Orphaned() && st.Name == o.Host && len(st.Previous) == 0
-}
-
-// read reports whether the name was read, as a record or as a name the
-// service refuses (which holds none).
-func (o Observation) read(name string) (Record, bool) {
-	if o.Refused[name] {
-		return Record{}, true
-	}
-	r, ok := o.Records[name]
-	return r, ok
 }

@@ -96,31 +96,9 @@ func checkSettle(o Observation, p Plan, active bool, s Show) error {
 	}
 	switch out.Kind {
 	case KindConflict:
-		if s.Stalled == out.Moving {
-			return fmt.Errorf("a conflict, moving %t, is stalled %t", out.Moving, s.Stalled)
-		}
-		if out.Moving != (s.Next == NextBackoff) || !out.Moving && s.Next != NextDrift {
-			return fmt.Errorf("a conflict, moving %t, is read next %s", out.Moving, s.Next)
-		}
-		same := o.Memory != nil && o.Memory.Host == o.Host && o.Memory.Seen.Reason == appsv1alpha1.HostConflictReason
-		if out.Moving && (s.Polls > 0) != (same && len(p.Calls) == 0 && o.Asked&AskWoken == 0) {
-			return fmt.Errorf("backs off %d times", s.Polls)
-		}
-		if s.Polls > 0 && s.Polls != o.Memory.Polls+1 {
-			return fmt.Errorf("backs off %d times after %d", s.Polls, o.Memory.Polls)
-		}
+		return checkConflictShown(o, p, s)
 	case KindHeld:
-		if s.Ready != active || s.Stalled {
-			return fmt.Errorf("an %s record is ready %t, stalled %t", map[bool]string{true: "ACTIVE", false: "PENDING"}[active], s.Ready, s.Stalled)
-		}
-		switch {
-		case !active || out.Moving:
-			if s.Next != NextPoll {
-				return fmt.Errorf("a PENDING record or a move is read next %s", s.Next)
-			}
-		case o.ListsDrift && s.Next != NextNone, !o.ListsDrift && s.Next != NextDrift:
-			return fmt.Errorf("an ACTIVE record is read next %s (drift by list %t)", s.Next, o.ListsDrift)
-		}
+		return checkHeldShown(o, out, active, s)
 	case KindStands:
 		if s.Reason != "" || (s.Next == NextKeep) == out.Trust {
 			return fmt.Errorf("a status that stands shows %q, next %s", s.Reason, s.Next)
@@ -129,6 +107,46 @@ func checkSettle(o Observation, p Plan, active bool, s Show) error {
 		if s.Reason != appsv1alpha1.WaitingForAddressReason || s.Next != NextNone {
 			return fmt.Errorf("waiting for an address shows %q, next %s", s.Reason, s.Next)
 		}
+	}
+	return nil
+}
+
+// checkConflictShown: a conflict that may end by itself is not stalled and
+// backs off, more each time nothing changed; one that cannot is stalled and
+// waits for its drift check.
+func checkConflictShown(o Observation, p Plan, s Show) error {
+	moving := p.Outcome.Moving
+	if s.Stalled == moving {
+		return fmt.Errorf("a conflict, moving %t, is stalled %t", moving, s.Stalled)
+	}
+	if moving != (s.Next == NextBackoff) || !moving && s.Next != NextDrift {
+		return fmt.Errorf("a conflict, moving %t, is read next %s", moving, s.Next)
+	}
+	same := o.Memory != nil && o.Memory.Host == o.Host && o.Memory.Seen.Reason == appsv1alpha1.HostConflictReason
+	if moving && (s.Polls > 0) != (same && len(p.Calls) == 0 && o.Asked&AskWoken == 0) {
+		return fmt.Errorf("backs off %d times", s.Polls)
+	}
+	if s.Polls > 0 && s.Polls != o.Memory.Polls+1 {
+		return fmt.Errorf("backs off %d times after %d", s.Polls, o.Memory.Polls)
+	}
+	return nil
+}
+
+// checkHeldShown: an ACTIVE record is ready and read at its drift check (or
+// never by itself where the drift pass lists it), a PENDING one or a move
+// soon.
+func checkHeldShown(o Observation, out Outcome, active bool, s Show) error {
+	if s.Ready != active || s.Stalled {
+		return fmt.Errorf("an %s record is ready %t, stalled %t", map[bool]string{true: "ACTIVE", false: "PENDING"}[active],
+			s.Ready, s.Stalled)
+	}
+	switch {
+	case !active || out.Moving:
+		if s.Next != NextPoll {
+			return fmt.Errorf("a PENDING record or a move is read next %s", s.Next)
+		}
+	case o.ListsDrift && s.Next != NextNone, !o.ListsDrift && s.Next != NextDrift:
+		return fmt.Errorf("an ACTIVE record is read next %s (drift by list %t)", s.Next, o.ListsDrift)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package dnsplan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -37,39 +38,10 @@ func TestEveryOwnerIsClassifiedOnce(t *testing.T) {
 			for _, ns := range []string{"ns", "other"} {
 				for _, uid := range []string{"uid-1", "uid-0"} {
 					for _, cached := range []bool{false, true} {
-						parts := []string{ns, "web", uid}
-						if inst != "" {
-							parts = append([]string{inst}, parts...)
+						if err := checkClassified(ownerParts{prefix, inst, ns, uid}, cached); err != nil {
+							t.Error(err)
 						}
-						owner := prefix + strings.Join(parts, "/")
-						var app *App
-						if cached {
-							app = &App{Key: ns + "/web", UID: uid}
-						}
-						h := self.Classify(owner, app)
 						n++
-						mine := (prefix == OwnerPrefix || prefix == OrphanedOwnerPrefix) && ns == "ns" && uid == "uid-1" &&
-							(inst == "here" || inst == "")
-						ours := prefix == OwnerPrefix || prefix == OrphanedOwnerPrefix
-						switch {
-						case (h.Kind == HolderSelf) != mine:
-							t.Errorf("%q with cache %t: %s", owner, cached, h.Kind)
-						case !ours && h.Kind != HolderForeign:
-							t.Errorf("%q is not this operator's, classified %s", owner, h.Kind)
-						case h.Kind == HolderFormer && (ns != "ns" || uid == "uid-1" || inst == "there" ||
-							inst == "" && prefix != OrphanedOwnerPrefix):
-							t.Errorf("%q is taken for an earlier self", owner)
-						case inst == "there" && (h.Kind == HolderSelf || h.Kind == HolderFormer || h.Kind == HolderMyApp):
-							t.Errorf("%q of another installation classified %s", owner, h.Kind)
-						case h.Kind == HolderMyApp && (!cached || inst != "here"):
-							t.Errorf("%q named live without a MyApp in the cache", owner)
-						case ours && inst == "here" && ns == "other" && (h.Kind == HolderMyApp) != cached:
-							t.Errorf("%q with cache %t: %s", owner, cached, h.Kind)
-						}
-						if ref, ok := ParseOwner(owner); ours && (!ok || ref.Installation != inst || ref.UID != uid ||
-							ref.Orphaned != (prefix == OrphanedOwnerPrefix)) {
-							t.Errorf("%q parsed as %+v, %t", owner, ref, ok)
-						}
 					}
 				}
 			}
@@ -81,4 +53,72 @@ func TestEveryOwnerIsClassifiedOnce(t *testing.T) {
 		}
 	}
 	t.Logf("classified %d owners", n)
+}
+
+// ownerParts are the parts an owner is built from.
+type ownerParts struct{ prefix, inst, ns, uid string }
+
+func (p ownerParts) String() string {
+	parts := []string{p.ns, "web", p.uid}
+	if p.inst != "" {
+		parts = append([]string{p.inst}, parts...)
+	}
+	return p.prefix + strings.Join(parts, "/")
+}
+
+// ours reports whether the owner is of a family this operator writes.
+func (p ownerParts) ours() bool { return p.prefix == OwnerPrefix || p.prefix == OrphanedOwnerPrefix }
+
+// checkClassified checks the classification of the owner built from p,
+// with the cache showing the MyApp it names or not, against the promises
+// of each kind, then checks that an owner of this operator's families
+// parses back to its parts.
+func checkClassified(p ownerParts, cached bool) error {
+	owner := p.String()
+	var app *App
+	if cached {
+		app = &App{Key: p.ns + "/web", UID: p.uid}
+	}
+	if why := p.misclassified(self.Classify(owner, app).Kind, cached); why != "" {
+		return fmt.Errorf("%q with cache %t: %s", owner, cached, why)
+	}
+	if ref, ok := ParseOwner(owner); p.ours() && (!ok || ref.Installation != p.inst || ref.UID != p.uid ||
+		ref.Orphaned != (p.prefix == OrphanedOwnerPrefix)) {
+		return fmt.Errorf("%q parsed as %+v, %t", owner, ref, ok)
+	}
+	return nil
+}
+
+// mine reports whether the owner is this MyApp's (namespace ns, UID
+// uid-1) in this installation, or written before owner IDs.
+func (p ownerParts) mine() bool {
+	return p.ours() && p.ns == "ns" && p.uid == "uid-1" && (p.inst == "here" || p.inst == "")
+}
+
+// former reports whether the owner may be an earlier MyApp of this one's
+// name: of this installation, or written before owner IDs and orphaned on
+// purpose.
+func (p ownerParts) former() bool {
+	return p.ns == "ns" && p.uid != "uid-1" && p.inst != "there" && (p.inst != "" || p.prefix == OrphanedOwnerPrefix)
+}
+
+// misclassified says which promise kind breaks for the owner built from p,
+// or "" when it breaks none.
+func (p ownerParts) misclassified(kind HolderKind, cached bool) string {
+	another := kind == HolderSelf || kind == HolderFormer || kind == HolderMyApp
+	switch {
+	case (kind == HolderSelf) != p.mine():
+		return fmt.Sprintf("classified %s", kind)
+	case !p.ours() && kind != HolderForeign:
+		return fmt.Sprintf("not this operator's, classified %s", kind)
+	case kind == HolderFormer && !p.former():
+		return "taken for an earlier self"
+	case p.inst == "there" && another:
+		return fmt.Sprintf("of another installation, classified %s", kind)
+	case kind == HolderMyApp && (!cached || p.inst != "here"):
+		return "named live without a MyApp in the cache"
+	case p.ours() && p.inst == "here" && p.ns == "other" && (kind == HolderMyApp) != cached:
+		return fmt.Sprintf("classified %s", kind)
+	}
+	return ""
 }

@@ -651,7 +651,7 @@ func (m *moves) conflicted(o Observation, routed map[string]bool) {
 		// when it leaves this MyApp without a name: the giver gave its own
 		// host for it, first in a cycle this MyApp was part of, before
 		// this MyApp's spec.host changed to a host it cannot have.
-		keep, passOn = append(keep, passOn[i]), slices.Delete(passOn, i, i+1)
+		passOn = slices.Delete(passOn, i, i+1)
 	}
 	for _, h := range own {
 		r := o.Records[h]

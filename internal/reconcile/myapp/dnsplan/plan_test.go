@@ -68,7 +68,8 @@ var peerOwner = OwnerOf("here", "ns-p", "peer", peerUID, false)
 // other names.
 var (
 	specStates = func() []recordState {
-		out := []recordState{{fault: faultUnread}, {fault: faultRefused}, {}}
+		out := make([]recordState, 0, 22)
+		out = append(out, recordState{fault: faultUnread}, recordState{fault: faultRefused}, recordState{})
 		// The value matters for the records this MyApp may write: its own
 		// and those it may take over.
 		for _, owner := range []string{me, meOrphaned, meLegacy, meLegacyOrphaned, former, formerOrphaned, formerLegacyOrph} {
@@ -355,41 +356,60 @@ func checkRelease(o Observation, p Plan, c Call) error {
 
 // checkDeletion checks a deletion's outcome.
 func checkDeletion(o Observation, p Plan, svc service) error {
-	if p.Outcome.Kind == KindReleased && o.Orphan && !p.Outcome.Unmarked {
-		// Under Orphan, every record of this MyApp is marked.
-		for name, r := range svc {
-			if r.Owner == o.Self.Owner() && (name == o.Host || slices.Contains(o.Held(), name)) {
-				return fmt.Errorf("lets the MyApp go with %s unmarked", name)
-			}
+	for _, check := range []func(Observation, Plan, service) error{checkLetGo, checkWaits, checkCallsMade} {
+		if err := check(o, p, svc); err != nil {
+			return err
 		}
 	}
-	if p.Outcome.Kind == KindReleased && !o.Orphan {
-		// Under Delete, the finalizer goes only once no record of this
-		// MyApp is left at a name it knows, whatever the reads answered.
-		for _, name := range o.Names() {
-			if r, ok := svc[name]; ok && isMine(o, r.Owner) && (name == o.Host || slices.Contains(o.Held(), name)) {
-				return fmt.Errorf("lets the MyApp go with %s still held by %s", name, r.Owner)
-			}
-		}
-	}
+	return nil
+}
+
+// checkLetGo: under Orphan, every record of this MyApp is marked when it
+// goes; under Delete, none is left at a name it knows, whatever the reads
+// answered; the marking is given up only after the wait.
+func checkLetGo(o Observation, p Plan, svc service) error {
 	if p.Outcome.Unmarked && o.Now.Before(o.DeletingSince.Add(OrphanMarkWait)) {
 		return fmt.Errorf("gives up marking before the wait is over")
 	}
-	// A name the service refuses that this MyApp never held holds no
-	// deletion: it can hold no record of it (audit G2).
-	if p.Outcome.Kind == KindDeletionWaits {
-		waits := false
-		for _, name := range o.Names() {
-			_, read := o.Records[name]
-			held := slices.Contains(o.Held(), name)
-			waits = waits || o.Unread[name] || o.Refused[name] && held || !read && !o.Refused[name] ||
-				o.Orphan && held && o.Records[name].Name == "" && read
-		}
-		if !waits {
-			return fmt.Errorf("waits with every name read, or refused and never held")
+	if p.Outcome.Kind != KindReleased {
+		return nil
+	}
+	for _, name := range o.Names() {
+		r, ok := svc[name]
+		known := name == o.Host || slices.Contains(o.Held(), name)
+		switch {
+		case !ok || !known:
+		case o.Orphan && !p.Outcome.Unmarked && r.Owner == o.Self.Owner():
+			return fmt.Errorf("lets the MyApp go with %s unmarked", name)
+		case !o.Orphan && isMine(o, r.Owner):
+			return fmt.Errorf("lets the MyApp go with %s still held by %s", name, r.Owner)
 		}
 	}
-	// The calls for the names read are made even while others wait.
+	return nil
+}
+
+// checkWaits: a deletion waits only on a name not read, or held and
+// refused, or (under Orphan) held and read as absent; a name the service
+// refuses that this MyApp never held holds no deletion, since it can hold
+// no record of it (audit G2).
+func checkWaits(o Observation, p Plan, _ service) error {
+	if p.Outcome.Kind != KindDeletionWaits {
+		return nil
+	}
+	for _, name := range o.Names() {
+		_, read := o.Records[name]
+		held := slices.Contains(o.Held(), name)
+		if o.Unread[name] || o.Refused[name] && held || !read && !o.Refused[name] ||
+			o.Orphan && held && o.Records[name].Name == "" && read {
+			return nil
+		}
+	}
+	return fmt.Errorf("waits with every name read, or refused and never held")
+}
+
+// checkCallsMade: the calls for the names read are made even while others
+// wait.
+func checkCallsMade(o Observation, p Plan, _ service) error {
 	for _, name := range o.Names() {
 		r, read := o.Records[name]
 		if !read || r.Name == "" || !isMine(o, r.Owner) || o.Orphan && r.Owner == o.Self.Orphaned() {
@@ -473,7 +493,7 @@ func converge(w *tworld, a *wapp, o Observation, steps int) (int, error) {
 			}
 			return step, nil
 		}
-		if _, err := w.applyPlan(o, p); err != nil {
+		if _, err := w.applyPlan(p); err != nil {
 			return step, fmt.Errorf("apply: %w", err)
 		}
 		a.held = nil

@@ -138,12 +138,10 @@ func runSequence(t *testing.T, seed uint64) seqCounts {
 }
 
 // newApp adds a MyApp on host, in one of three namespaces.
-func (q *sequence) newApp(host string) *wapp {
+func (q *sequence) newApp(host string) {
 	q.next++
 	ns := []string{"ns-a", "ns-m", "ns-z"}[q.rng.IntN(3)]
-	a := &wapp{key: fmt.Sprintf("%s/app%d", ns, q.next), uid: fmt.Sprintf("u%d", q.next), host: host}
-	q.w.apps = append(q.w.apps, a)
-	return a
+	q.w.apps = append(q.w.apps, &wapp{key: fmt.Sprintf("%s/app%d", ns, q.next), uid: fmt.Sprintf("u%d", q.next), host: host})
 }
 
 // live are the MyApps not deleted.
@@ -211,16 +209,7 @@ func (q *sequence) step(a *wapp, faults bool) {
 		return // a suspended MyApp's pass writes nothing
 	}
 	q.counts.passes++
-	q.w.faults = map[string]readFault{}
-	for _, h := range q.hosts {
-		switch f := q.rng.IntN(16); {
-		case !faults:
-		case f == 0:
-			q.w.faults[h] = faultUnread
-		case f == 1 && a.self("here").Owns(q.w.svc[h].Owner):
-			q.w.faults[h] = faultStale
-		}
-	}
+	q.setFaults(a, faults)
 	o, p, err := q.w.plan(q.w.observe(a))
 	if err != nil {
 		if err != errFailed {
@@ -237,6 +226,30 @@ func (q *sequence) step(a *wapp, faults bool) {
 	if p.Outcome.Kind == KindConflict && slices.ContainsFunc(q.live(), func(b *wapp) bool { return b != a && b.host == a.host }) {
 		q.counts.waitersKept++
 	}
+	if q.applyCalls(a, o, p, faults) {
+		q.finish(a, o, p, faults)
+	}
+}
+
+// setFaults picks, when faults is set, the hosts whose read fails in a's
+// next pass and the records of a's it reads stale.
+func (q *sequence) setFaults(a *wapp, faults bool) {
+	q.w.faults = map[string]readFault{}
+	for _, h := range q.hosts {
+		switch f := q.rng.IntN(16); {
+		case !faults:
+		case f == 0:
+			q.w.faults[h] = faultUnread
+		case f == 1 && a.self("here").Owns(q.w.svc[h].Owner):
+			q.w.faults[h] = faultStale
+		}
+	}
+}
+
+// applyCalls makes p's calls in order, each failing at random when faults
+// is set, and reports whether they all went through; a failed call ends
+// the pass the way the myapp package does.
+func (q *sequence) applyCalls(a *wapp, o Observation, p Plan, faults bool) bool {
 	for i, c := range p.Calls {
 		failed := faults && q.rng.IntN(10) == 0
 		if !failed {
@@ -256,10 +269,17 @@ func (q *sequence) step(a *wapp, faults bool) {
 				q.setHeld(a, holds, previous)
 			}
 			a.memory = nil
-			return
+			return false
 		}
 		q.handedOver(a, o, p, c)
 	}
+	return true
+}
+
+// finish records a pass whose calls all went through: a deletion that let
+// go ends the MyApp; otherwise its status, routes (whose write may be
+// refused when faults is set), memory and notes.
+func (q *sequence) finish(a *wapp, o Observation, p Plan, faults bool) {
 	if a.delete {
 		if p.Outcome.Kind == KindReleased {
 			a.gone = true
@@ -464,7 +484,7 @@ func (q *sequence) blocked(a *wapp) bool {
 }
 
 func describeCalls(calls []Call) []string {
-	var out []string
+	out := make([]string, 0, len(calls))
 	for _, c := range calls {
 		out = append(out, fmt.Sprintf("%s %s (%s) %s->%s%s", c.Op, c.Name, c.Why, c.From, c.To, c.Owner))
 	}

@@ -80,7 +80,7 @@ type wapp struct {
 }
 
 func (a *wapp) self(id string) Self {
-	ns, name, _ := cut(a.key)
+	ns, name := cut(a.key)
 	return Self{Installation: id, Namespace: ns, Name: name, UID: a.uid}
 }
 
@@ -180,7 +180,7 @@ func (w *tworld) byKey(key string) *wapp {
 // observe is what a pass of a knows before it reads: its spec, status,
 // Ingress and memory.
 func (w *tworld) observe(a *wapp) Observation {
-	ns, name, _ := cut(a.key)
+	ns, name := cut(a.key)
 	o := Observation{
 		Now: w.now, Self: Self{Installation: w.id, Namespace: ns, Name: name, UID: a.uid}, Host: a.host,
 		Generation: 2, ResourceVersion: "7", Orphan: a.orphan, Deleting: a.delete, DeletingSince: w.now,
@@ -204,63 +204,80 @@ func (w *tworld) answer(o *Observation, need Need) bool {
 	o.Answered |= need
 	switch need {
 	case NeedLost:
-		if w.listFails {
-			o.LostFailed = true
-			return true
-		}
-		for _, name := range sortedNames(w.svc) {
-			if r := w.svc[name]; o.Self.Owns(r.Owner) && !slices.Contains(o.Names(), name) {
-				o.Lost = append(o.Lost, r)
-			}
-		}
+		w.answerLost(o)
 	case NeedRecords:
-		o.Records, o.Refused, o.Unread = map[string]Record{}, map[string]bool{}, map[string]bool{}
-		for _, name := range o.Names() {
-			switch w.faults[name] {
-			case faultUnread:
-				o.Unread[name] = true
-			case faultRefused:
-				o.Refused[name] = true
-			case faultStale:
-				o.Records[name] = Record{}
-			default:
-				o.Records[name] = w.svc[name]
-			}
-			if !o.Deleting && (o.Unread[name] || o.Refused[name]) {
-				return false
-			}
-		}
+		return w.answerRecords(o)
 	case NeedLiveSelf:
 		o.SelfLive = w.selfLive
 	case NeedWanters:
-		o.Wanters, o.Givers = map[string][]App{}, map[string]App{}
-		for _, h := range o.GivableHosts() {
-			for _, b := range w.apps {
-				if !b.gone && b.uid != o.Self.UID && b.host == h {
-					o.Wanters[h] = append(o.Wanters[h], b.view())
-				}
-			}
-		}
-		for _, g := range o.Gifts {
-			if b := w.byKey(g.Giver); b != nil {
-				o.Givers[g.Giver] = b.view()
-			}
-		}
+		w.answerWanters(o)
 	case NeedChain:
-		l := Link{Host: o.Host, Owner: o.Records[o.Host].Owner}
-		if n := len(o.Chain); n > 0 {
-			l.Host = o.Chain[n-1].App.Host
-			l.Owner = w.svc[l.Host].Owner
-		}
-		if ref, ok := ParseOwner(l.Owner); ok {
-			if b := w.byKey(ref.Key()); b != nil {
-				v := b.view()
-				l.App = &v
-			}
-		}
-		o.Chain = append(o.Chain, l)
+		w.answerChain(o)
 	}
 	return true
+}
+
+func (w *tworld) answerLost(o *Observation) {
+	if w.listFails {
+		o.LostFailed = true
+		return
+	}
+	for _, name := range sortedNames(w.svc) {
+		if r := w.svc[name]; o.Self.Owns(r.Owner) && !slices.Contains(o.Names(), name) {
+			o.Lost = append(o.Lost, r)
+		}
+	}
+}
+
+func (w *tworld) answerRecords(o *Observation) bool {
+	o.Records, o.Refused, o.Unread = map[string]Record{}, map[string]bool{}, map[string]bool{}
+	for _, name := range o.Names() {
+		switch w.faults[name] {
+		case faultUnread:
+			o.Unread[name] = true
+		case faultRefused:
+			o.Refused[name] = true
+		case faultStale:
+			o.Records[name] = Record{}
+		default:
+			o.Records[name] = w.svc[name]
+		}
+		if !o.Deleting && (o.Unread[name] || o.Refused[name]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *tworld) answerWanters(o *Observation) {
+	o.Wanters, o.Givers = map[string][]App{}, map[string]App{}
+	for _, h := range o.GivableHosts() {
+		for _, b := range w.apps {
+			if !b.gone && b.uid != o.Self.UID && b.host == h {
+				o.Wanters[h] = append(o.Wanters[h], b.view())
+			}
+		}
+	}
+	for _, g := range o.Gifts {
+		if b := w.byKey(g.Giver); b != nil {
+			o.Givers[g.Giver] = b.view()
+		}
+	}
+}
+
+func (w *tworld) answerChain(o *Observation) {
+	l := Link{Host: o.Host, Owner: o.Records[o.Host].Owner}
+	if n := len(o.Chain); n > 0 {
+		l.Host = o.Chain[n-1].App.Host
+		l.Owner = w.svc[l.Host].Owner
+	}
+	if ref, ok := ParseOwner(l.Owner); ok {
+		if b := w.byKey(ref.Key()); b != nil {
+			v := b.view()
+			l.App = &v
+		}
+	}
+	o.Chain = append(o.Chain, l)
 }
 
 // errFailed is a pass whose read failed.
@@ -339,7 +356,7 @@ func sortedNames(s service) []string {
 // record its read did not see ends a live pass (the next one observes it);
 // a deletion's call marked SkipOnRace is skipped. It returns how many calls
 // were made and the error that ended the pass, if any.
-func (w *tworld) applyPlan(o Observation, p Plan) (int, error) {
+func (w *tworld) applyPlan(p Plan) (int, error) {
 	for i, c := range p.Calls {
 		if err := w.svc.apply(c); err != nil {
 			if c.SkipOnRace {
