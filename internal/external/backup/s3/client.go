@@ -222,6 +222,7 @@ func New(cfg Config) (*Client, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
+		o.HTTPSignerV4 = newRotationAwareSigner()
 		// Checksums only where S3 requires them: the SDK's newer default
 		// (a CRC32 trailer on every upload) is not understood by every
 		// S3-compatible server, and SigV4 already covers the body.
