@@ -55,17 +55,21 @@ var throttleCodes = map[string]bool{
 }
 
 // apiErrorOf returns the S3 error code, message and HTTP status of err, with
-// ok false when no answer came back (a timeout, a refused connection).
+// ok false when no answer came back (a timeout, a refused or dropped
+// connection). The SDK wraps a request that was never answered in a
+// response error too, with status 0 and no code: that is no answer, not a
+// refusal, or a server that is down would read as a request it refused,
+// and a scheduled backup's slot would be skipped for it.
 func apiErrorOf(err error) (code, message string, status int, ok bool) {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
-		code, message, ok = ae.ErrorCode(), ae.ErrorMessage(), true
+		code, message = ae.ErrorCode(), ae.ErrorMessage()
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		status, ok = re.HTTPStatusCode(), true
+		status = re.HTTPStatusCode()
 	}
-	return code, message, status, ok
+	return code, message, status, status != 0 || code != ""
 }
 
 // isCode reports whether err is an S3 answer with one of codes.
