@@ -165,7 +165,10 @@ type describedObject struct {
 	backup backup.Backup
 }
 
-var _ backup.Client = (*Client)(nil)
+var (
+	_ backup.Client    = (*Client)(nil)
+	_ backup.Explainer = (*Client)(nil)
+)
 
 // New checks cfg and returns a Client. It does not reach the server: a
 // missing bucket or wrong credentials show in the first call's error.
