@@ -174,6 +174,8 @@ func (s *scenario) startManager(gate *crashGate) {
 	bcReconciler := &backupconfig.Reconciler{
 		Client:             controllerClient,
 		Backups:            backupClient,
+		OwnerID:            ownerID,
+		RenderChildren:     myapp.RenderChildren,
 		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval: 200 * time.Millisecond,
 		CleanupGrace:       cmp.Or(s.cleanupGrace, 500*time.Millisecond),
