@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -310,3 +311,101 @@ func (f *FaultProxy) Close() {
 	f.srv.CloseClientConnections()
 	f.srv.Close()
 }
+
+// Counter counts the requests a client makes, by method, and the bytes on
+// the wire both ways (headers included), through the transport it gives.
+type Counter struct {
+	mu       sync.Mutex
+	methods  map[string]int
+	sent     int64
+	received int64
+}
+
+// Transport returns a transport that counts into c.
+func (c *Counter) Transport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &countingConn{Conn: conn, c: c}, nil
+	}
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		c.mu.Lock()
+		if c.methods == nil {
+			c.methods = map[string]int{}
+		}
+		c.methods[r.Method]++
+		c.mu.Unlock()
+		return t.RoundTrip(r)
+	})
+}
+
+// Counts is what a Counter counted.
+type Counts struct {
+	// Requests by HTTP method.
+	Requests map[string]int
+	// Sent and Received are bytes on the wire.
+	Sent, Received int64
+}
+
+// Total is the number of requests.
+func (c Counts) Total() int {
+	n := 0
+	for _, v := range c.Requests {
+		n += v
+	}
+	return n
+}
+
+// Sub is what was counted between before and c.
+func (c Counts) Sub(before Counts) Counts {
+	out := Counts{Requests: map[string]int{}, Sent: c.Sent - before.Sent, Received: c.Received - before.Received}
+	for m, n := range c.Requests {
+		if d := n - before.Requests[m]; d != 0 {
+			out.Requests[m] = d
+		}
+	}
+	return out
+}
+
+// Snapshot returns the counts so far.
+func (c *Counter) Snapshot() Counts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := Counts{Requests: map[string]int{}, Sent: c.sent, Received: c.received}
+	for m, n := range c.methods {
+		out.Requests[m] = n
+	}
+	return out
+}
+
+func (c *Counter) add(sent, received int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sent += int64(sent)
+	c.received += int64(received)
+}
+
+type countingConn struct {
+	net.Conn
+	c *Counter
+}
+
+func (cc *countingConn) Read(p []byte) (int, error) {
+	n, err := cc.Conn.Read(p)
+	cc.c.add(0, n)
+	return n, err
+}
+
+func (cc *countingConn) Write(p []byte) (int, error) {
+	n, err := cc.Conn.Write(p)
+	cc.c.add(n, 0)
+	return n, err
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
