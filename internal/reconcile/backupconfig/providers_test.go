@@ -233,8 +233,16 @@ func setUpS3(e *testEnv) {
 // for the installation ownerID, signed with the given keys.
 func (e *testEnv) newS3Client(ownerID, accessKey, secretKey string) *s3.Client {
 	e.t.Helper()
+	return e.newS3ClientThrough(nil, ownerID, accessKey, secretKey)
+}
+
+// newS3ClientThrough is newS3Client with its requests sent through
+// transport (nil: the default).
+func (e *testEnv) newS3ClientThrough(transport http.RoundTripper, ownerID, accessKey, secretKey string) *s3.Client {
+	e.t.Helper()
 	c, err := s3.New(s3.Config{
-		Endpoint: e.s3.proxy.URL, Bucket: e.s3.bucket, Region: e.s3.srv.Region, PathStyle: true,
+		Transport: transport,
+		Endpoint:  e.s3.proxy.URL, Bucket: e.s3.bucket, Region: e.s3.srv.Region, PathStyle: true,
 		Prefix: s3Prefix, OwnerID: ownerID,
 		Credentials:       s3.StaticCredentials(accessKey, secretKey),
 		CredentialsSource: "the test's keys",
