@@ -83,7 +83,7 @@ FUZZTIME ?=
 GO_TEST_FLAGS ?=
 
 .PHONY: test
-test: manifests generate fmt vet controlplane kustomize helm-lint helm4 bind9 versitygw ## Run all tests on the locally built control plane (the alert rules' module too, and the Helm 4 --wait test with bin/helm4), then each fuzz target briefly.
+test: manifests generate fmt vet controlplane kustomize helm-lint helm4 bind9 pdns versitygw external-dns-webhook ## Run all tests on the locally built control plane (the alert rules' module too, and the Helm 4 --wait test with bin/helm4), then each fuzz target briefly.
 	HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 	cd test/alerts && KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz
@@ -154,6 +154,21 @@ helm-lint: chart helm ## Lint the Helm chart with its default values, with every
 	"$(HELM)" lint --strict charts/myapp-operator --set dnsProvider=rfc2136,backupProvider=s3 \
 		--set rfc2136.server=ns1.example.com:53,rfc2136.zone=example.com,rfc2136.tsigKey.secretName=dns-tsig \
 		--set s3.bucket=backups,s3.credentialsSecret.name=s3-keys
+	"$(HELM)" lint --strict charts/myapp-operator --set dnsProvider=webhook \
+		--set webhook.zone=example.com,webhook.image.repository=registry.k8s.io/external-dns/external-dns,webhook.image.tag=v0.23.0 \
+		--set 'webhook.args={--webhook-server,--provider=aws,--source=service,--metrics-address=:8080,--domain-filter=example.com}' \
+		--set webhook.singleWriter=true,webhook.timeout=20s,webhook.readInterval=30s,webhook.maxBodySize=67108864 \
+		--set externalServices.tokenSecret.create=true,externalServices.tokenSecret.token=t
+	@for bad in "/webhook/zone:webhook.image.repository=r,webhook.image.tag=t" \
+		"/webhook/image/repository:webhook.zone=example.com,webhook.image.tag=t" \
+		"/webhook/image/tag:webhook.zone=example.com,webhook.image.repository=r" \
+		"/webhook/readInterval:webhook.zone=example.com,webhook.image.repository=r,webhook.image.tag=t,webhook.readInterval=soon" \
+		"/webhook/maxBodySize:webhook.zone=example.com,webhook.image.repository=r,webhook.image.tag=t,webhook.maxBodySize=-1"; do \
+		want=$${bad%%:*}; set=$${bad#*:}; \
+		out=$$("$(HELM)" lint --strict charts/myapp-operator --set dnsProvider=webhook --set "$$set" 2>&1) && \
+			{ echo "helm lint accepted dnsProvider=webhook with $$set"; exit 1; }; \
+		echo "$$out" | grep -q "$$want" || { echo "helm lint refused $$set without saying $$want:"; echo "$$out"; exit 1; }; \
+	done
 
 .PHONY: verify
 verify: manifests generate chart ## Regenerate everything (the chart too) and fail if the tree is not clean.
@@ -320,6 +335,19 @@ bind9: ## Install BIND 9 (named, nsupdate, dig) with apt-get when named is missi
 		echo "named (BIND 9) is missing and cannot be installed here: the RFC 2136 tests will be skipped; to run them: sudo apt-get install -y bind9 bind9-dnsutils"; \
 	fi
 
+# The webhook DNS provider's tests run external-dns's pdns provider against
+# PowerDNS (pdns_server with its sqlite3 backend), installed like BIND;
+# without it those tests are skipped, saying how to install it.
+.PHONY: pdns
+pdns: ## Install PowerDNS (pdns_server, pdnsutil, the sqlite3 backend) with apt-get when pdns_server is missing.
+	@if command -v pdns_server >/dev/null || [ -x /usr/sbin/pdns_server ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing pdns-server and pdns-backend-sqlite3 with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pdns-server pdns-backend-sqlite3 sqlite3; \
+	else \
+		echo "pdns_server (PowerDNS) is missing and cannot be installed here: the webhook provider's pdns tests will be skipped; to run them: sudo apt-get install -y pdns-server pdns-backend-sqlite3 sqlite3"; \
+	fi
+
 $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"
 
@@ -390,6 +418,29 @@ VERSITYGW_VERSION ?= v1.8.0
 versitygw: $(VERSITYGW) ## Build the versitygw S3 server into bin/, for the S3 provider's tests.
 $(VERSITYGW): $(LOCALBIN)
 	$(call go-install-tool,$(VERSITYGW),github.com/versity/versitygw/cmd/versitygw,$(VERSITYGW_VERSION))
+# external-dns's webhook server with the inmemory, rfc2136 and pdns providers
+# (hack/external-dns-webhook), for the webhook DNS provider's tests against the
+# real server (internal/external/dns/webhook; controlplane.StartWebhookServer
+# finds it in bin/). The external-dns version is pinned in go.mod.pinned; it
+# needs Go 1.27, which GOTOOLCHAIN fetches from the module proxy, so the module
+# is built in a temporary directory rather than kept as a go.mod in the tree,
+# where tools running this repository's Go would trip on it. The full
+# external-dns binary cannot be built from the module proxy (some of its
+# providers' modules are not served), and would take far longer.
+EXTERNAL_DNS_WEBHOOK ?= $(LOCALBIN)/external-dns-webhook
+EXTERNAL_DNS_VERSION := $(shell awk '$$1 == "sigs.k8s.io/external-dns" {print $$2}' hack/external-dns-webhook/go.mod.pinned)
+EXTERNAL_DNS_GOTOOLCHAIN ?= go1.27.4
+
+.PHONY: external-dns-webhook
+external-dns-webhook: $(EXTERNAL_DNS_WEBHOOK)-$(EXTERNAL_DNS_VERSION) ## Build external-dns's webhook server (inmemory, rfc2136, pdns) into bin/, for the webhook DNS provider's tests.
+	ln -sf "$$(basename "$<")" "$(EXTERNAL_DNS_WEBHOOK)"
+$(EXTERNAL_DNS_WEBHOOK)-$(EXTERNAL_DNS_VERSION): hack/external-dns-webhook/main.go hack/external-dns-webhook/go.mod.pinned hack/external-dns-webhook/go.sum.pinned | $(LOCALBIN)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cp hack/external-dns-webhook/main.go "$$tmp/main.go"; \
+	cp hack/external-dns-webhook/go.mod.pinned "$$tmp/go.mod"; \
+	cp hack/external-dns-webhook/go.sum.pinned "$$tmp/go.sum"; \
+	echo "Building external-dns $(EXTERNAL_DNS_VERSION)'s webhook server with $(EXTERNAL_DNS_GOTOOLCHAIN)"; \
+	cd "$$tmp" && GOTOOLCHAIN=$(EXTERNAL_DNS_GOTOOLCHAIN) GOFLAGS=-mod=readonly go build -trimpath -o "$@" main.go
 
 .PHONY: helm
 helm: $(HELM) ## Install helm into bin/.

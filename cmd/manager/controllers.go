@@ -29,6 +29,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore"
 )
 
 // Reconcilers hold a worker while a client waits, so their clients give an
@@ -44,7 +45,7 @@ const (
 // setupControllers builds the external clients and registers the
 // controllers with the manager.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) error {
-	dnsClient, err := newDNSClient(mgr, opts)
+	dnsClient, err := newDNSClient(ctx, mgr, opts)
 	if err != nil {
 		return fmt.Errorf("configuring the DNS client: %w", err)
 	}
@@ -62,6 +63,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
+	claim, err := setupOwnerIDClaim(ctx, mgr, opts, dnsClient)
+	if err != nil {
+		return err
+	}
 	if opts.myApp.orphanSweepInterval > 0 {
 		if err := (&myapp.OrphanSweeper{
 			DNS:             dnsClient,
@@ -69,6 +74,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 			Reader:          mgr.GetAPIReader(),
 			Interval:        opts.myApp.orphanSweepInterval,
 			WatchNamespaces: opts.watchNamespaces,
+			Claim:           claim,
 		}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the DNS orphan sweep: %w", err)
 		}
@@ -94,11 +100,24 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the BackupConfig controller: %w", err)
 	}
+	// Restores read the same backup service, and judge a backup's
+	// installation by the same owner ID the records carry.
+	if err := (&restore.Reconciler{
+		Backups:                 backupClient,
+		OwnerID:                 opts.myApp.ownerID,
+		BackupPollInterval:      opts.backupPollInterval,
+		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+	}).SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the Restore controller: %w", err)
+	}
 	return nil
 }
 
 // newDNSClient builds the client of the DNS backend --dns-provider picks.
-func newDNSClient(mgr ctrl.Manager, opts *options) (dns.Client, error) {
+func newDNSClient(ctx context.Context, mgr ctrl.Manager, opts *options) (dns.Client, error) {
+	if opts.dnsProvider == dnsProviderWebhook {
+		return newWebhookDNSClient(ctx, ctrl.Log.WithName("external"), opts.webhook)
+	}
 	if opts.dnsProvider != dnsProviderRFC2136 {
 		return dns.New(externalConfig(mgr, opts, opts.dns, "dns"))
 	}

@@ -73,11 +73,14 @@ Helm chart ([deploy.md](deploy.md)) set the ones they need; §make run ARGS=...�
 - §--dns-url§ (with §--dns-provider=http§, the default) and §--backup-url§ (with
   §--backup-provider=http§, the default) are required; with §--dns-provider=rfc2136§, §--dns-url§ is
   refused and §--rfc2136-server§, §--rfc2136-zone§ and one of §--rfc2136-tsig-key-file§ or
-  §--rfc2136-tsig-key-secret§ are required ([rfc2136.md](rfc2136.md)); with §--backup-provider=s3§,
-  §--backup-url§ and the backup token are refused and §--s3-bucket§, §--s3-access-key-id-file§ and
-  §--s3-secret-access-key-file§ are required ([the s3 provider](external-services.md#the-s3-provider)),
-  and the §--s3-*§ flags are refused without it.
+  §--rfc2136-tsig-key-secret§ are required ([rfc2136.md](rfc2136.md)); with §--dns-provider=webhook§,
+  §--dns-url§ is refused and §--dns-webhook-zone§ is required ([webhook.md](webhook.md)); with
+  §--backup-provider=s3§, §--backup-url§ and the backup token are refused and §--s3-bucket§,
+  §--s3-access-key-id-file§ and §--s3-secret-access-key-file§ are required
+  ([the s3 provider](external-services.md#the-s3-provider)), and the §--s3-*§ flags are refused without it.
   A bad value stops the manager at start with an error naming the flag.
+- §--dns-provider=webhook§ probes the provider at start: on a last-writer-wins provider the manager does
+  not start without §--dns-webhook-single-writer§ ([webhook.md](webhook.md#what-is-atomic-where)).
 - §--kube-api-qps§ is off by default whether the config comes from §--kubeconfig§, §$KUBECONFIG§
   or the cluster: the API server's priority and fairness paces the manager.
 - §--dns-record-ttl§ must be 30..86400, as the DNS service allows.

@@ -66,11 +66,12 @@ type options struct {
 	// to these namespaces (--watch-namespaces=a,b): one install per tenant.
 	watchNamespaces []string
 
-	// dnsProvider picks the DNS backend: the HTTP service (dns) or an RFC
-	// 2136 server (rfc2136).
+	// dnsProvider picks the DNS backend: the HTTP service (dns), an RFC
+	// 2136 server (rfc2136) or a webhook server (webhook).
 	dnsProvider string
 	dns         serviceOptions
 	rfc2136     rfc2136Options
+	webhook     webhookOptions
 	backup      serviceOptions
 	// backupProvider picks where backups are kept: the HTTP backup service
 	// (http) or an S3 bucket (s3).
@@ -114,6 +115,9 @@ type myAppOptions struct {
 	// ownerID is this installation's part of every record owner; empty
 	// means the kube-system namespace's UID (resolveOwnerID).
 	ownerID string
+	// ownerIDClaimInterval is how often the leader reads its claim of the
+	// owner ID back from the DNS service; zero turns the claim off.
+	ownerIDClaimInterval time.Duration
 }
 
 // serviceOptions say where an external service is and where its token comes
@@ -234,7 +238,7 @@ func bindOptions(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.gracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second,
 		"How long in-flight reconciles may run after SIGTERM before the manager exits.")
 
-	fs.Func("watch-namespaces", "Comma-separated namespaces the manager reconciles MyApps and BackupConfigs in, "+
+	fs.Func("watch-namespaces", "Comma-separated namespaces the manager reconciles MyApps, BackupConfigs and Restores in, "+
 		"caching only those (one install per tenant); empty, the default, means every namespace.",
 		func(v string) error {
 			o.watchNamespaces = nil
@@ -247,10 +251,12 @@ func bindOptions(fs *flag.FlagSet) *options {
 		})
 
 	fs.StringVar(&o.dnsProvider, "dns-provider", dnsProviderHTTP,
-		"Where DNS records are kept: http (the DNS service at --dns-url) or rfc2136 (a DNS server that accepts "+
-			"TSIG-signed dynamic updates, see the --rfc2136-* flags).")
+		"Where DNS records are kept: http (the DNS service at --dns-url), rfc2136 (a DNS server that accepts "+
+			"TSIG-signed dynamic updates, see the --rfc2136-* flags) or webhook (any DNS provider external-dns reaches, "+
+			"through its webhook protocol, see the --dns-webhook-* flags).")
 	o.dns.bind(fs, "dns", "DNS", "https://dns.example.com")
 	o.rfc2136.bind(fs)
+	o.webhook.bind(fs)
 	o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
 	fs.StringVar(&o.backupProvider, "backup-provider", backupProviderHTTP,
 		"Where backups are kept: http (the backup service at --backup-url) or s3 (an S3 bucket, see the --s3-* flags).")
@@ -283,6 +289,11 @@ func bindOptions(fs *flag.FlagSet) *options {
 			"--txt-owner-id): clusters sharing one DNS service must each have their own, and then never sweep, "+
 			"replace or adopt each other's records. A DNS label of at most 63 characters. Empty (the default) "+
 			"means the UID of this cluster's kube-system namespace.")
+	fs.DurationVar(&o.myApp.ownerIDClaimInterval, "owner-id-claim-interval", myapp.DefaultOwnerIDClaimInterval,
+		"How often the leader reads back its claim of --owner-id in the DNS service, which it writes at start: another "+
+			"installation's claim there means two clusters use one owner ID, and the orphan sweep is refused until "+
+			"they do not (a Warning event OwnerIDShared, the MyAppOwnerIDShared alert). At least four times per "+
+			"--dns-orphan-sweep-interval. 0 turns the claim off.")
 	fs.IntVar(&o.myApp.recordTTL, "dns-record-ttl", int(myapp.DefaultRecordTTL), "The TTL, in seconds, of the DNS records written.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", myapp.DefaultMaxConcurrentReconciles,
 		"How many objects each controller reconciles at once.")
@@ -353,8 +364,14 @@ func (o *options) validate() error {
 			errs = append(errs, errors.New("--dns-url is for --dns-provider=http; rfc2136 uses --rfc2136-server"))
 		}
 		errs = append(errs, o.rfc2136.validate())
+	case dnsProviderWebhook:
+		if o.dns.url != "" {
+			errs = append(errs, errors.New("--dns-url is for --dns-provider=http; webhook uses --dns-webhook-url"))
+		}
+		errs = append(errs, o.webhook.validate())
 	default:
-		errs = append(errs, fmt.Errorf("--dns-provider must be %s or %s, not %q", dnsProviderHTTP, dnsProviderRFC2136, o.dnsProvider))
+		errs = append(errs, fmt.Errorf("--dns-provider must be %s, %s or %s, not %q", dnsProviderHTTP, dnsProviderRFC2136,
+			dnsProviderWebhook, o.dnsProvider))
 	}
 	errs = append(errs, o.validateBackups(), validateWatchNamespaces(o.watchNamespaces))
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
@@ -363,6 +380,9 @@ func (o *options) validate() error {
 	errs = append(errs, o.myApp.validateDriftCheck(), o.myApp.validateOwnerID())
 	if o.myApp.orphanSweepInterval < 0 {
 		errs = append(errs, errors.New("--dns-orphan-sweep-interval must not be negative (0 turns the sweep off)"))
+	}
+	if o.myApp.ownerIDClaimInterval < 0 {
+		errs = append(errs, errors.New("--owner-id-claim-interval must not be negative (0 turns the claim off)"))
 	}
 	if o.leaderElect && !o.leaseTimingsOrdered() {
 		errs = append(errs, errors.New("leader election needs 0 < --leader-election-retry-period < "+

@@ -29,17 +29,22 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // TestWatchNamespacesKeepsTwoInstallsApart: two managers on one cluster,
-// each with --watch-namespaces naming its own tenant's namespace and its own
-// --owner-id, each reconcile only their own MyApps and BackupConfigs;
-// objects in a namespace neither watches are never touched, neither
-// manager's log names the other's namespace, and with the orphan sweep
-// running every second neither deletes the other's DNS records.
+// each with --watch-namespaces naming its own tenant's namespace, each
+// reconcile only their own MyApps and BackupConfigs; objects in a namespace
+// neither watches are never touched, and neither manager's log names the
+// other's namespace. The two share one --owner-id, as one values file
+// installed twice would, so the owner ID cannot tell their records apart:
+// with the orphan sweep running every second, neither deletes a record of
+// a namespace it does not watch, not even one whose MyApp is absent, which
+// a sweep that judged every record of its owner ID would take for a leak.
 func TestWatchNamespacesKeepsTwoInstallsApart(t *testing.T) {
 	g := NewWithT(t)
 	bin := buildManager(t)
@@ -70,7 +75,18 @@ func TestWatchNamespacesKeepsTwoInstallsApart(t *testing.T) {
 			"--watch-namespaces="+namespaces,
 		)
 	}
-	installA, installB := start("install-a", "install-a", tenantA), start("install-b", "install-b", " "+tenantB+" ,")
+	const sharedID = "shared-id"
+	installA, installB := start("install-a", sharedID, tenantA), start("install-b", sharedID, " "+tenantB+" ,")
+
+	// A record of this owner ID whose MyApp is absent, in a namespace
+	// neither install watches: neither may judge it.
+	unjudged := "gone." + other + ".example.com"
+	unjudgedOwner := "myapp-operator/" + sharedID + "/" + other + "/gone/0b7a4f60-0000-4000-8000-00000000cafe"
+	seed, err := extdns.New(external.Config{BaseURL: simURL, Token: external.StaticTokenSource("watch-test-token")})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = seed.Upsert(t.Context(), extdns.Record{
+		Name: unjudged, Type: extdns.TypeA, Value: "192.0.2.10", TTL: 300, Owner: unjudgedOwner})
+	g.Expect(err).NotTo(HaveOccurred())
 
 	apps := map[string]*appsv1alpha1.MyApp{}
 	configs := map[string]*backupv1alpha1.BackupConfig{}
@@ -101,13 +117,14 @@ func TestWatchNamespacesKeepsTwoInstallsApart(t *testing.T) {
 		}
 		return owners
 	}
-	ownsRecord := func(ownerID, ns string) gomegatypes.GomegaMatcher {
-		return ContainElement(And(HavePrefix("myapp-operator/"+ownerID+"/"), ContainSubstring("/"+ns+"/")))
+	ownsRecord := func(ns string) gomegatypes.GomegaMatcher {
+		return ContainElement(And(HavePrefix("myapp-operator/"+sharedID+"/"), ContainSubstring("/"+ns+"/")))
 	}
 	g.Eventually(recordOwners, 60*time.Second, 100*time.Millisecond).Should(And(
-		ownsRecord("install-a", tenantA), ownsRecord("install-b", tenantB)), "each install wrote its record")
+		ownsRecord(tenantA), ownsRecord(tenantB)), "each install wrote its record")
 	g.Consistently(recordOwners, 4*time.Second, 100*time.Millisecond).Should(And(
-		ownsRecord("install-a", tenantA), ownsRecord("install-b", tenantB)), "no sweep deletes the other's record")
+		ownsRecord(tenantA), ownsRecord(tenantB), ContainElement(unjudgedOwner)),
+		"no sweep deletes a record of a namespace it does not watch")
 	g.Consistently(func(g Gomega) {
 		app := &appsv1alpha1.MyApp{}
 		g.Expect(c.Get(t.Context(), client.ObjectKeyFromObject(apps[other]), app)).To(Succeed())

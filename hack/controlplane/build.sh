@@ -8,6 +8,9 @@
 # and kind needs a docker engine; building from source needs only the module
 # proxy. The store lives outside the repository so a fresh clone on the same
 # machine reuses it: a second run with everything present takes about a second.
+# Builds on one machine take a lock beside the store (flock), so a second one
+# started meanwhile (a `make run` and a `make demo` in two terminals) waits for
+# the first and then finds everything built.
 #
 # With `--kubectl FILE` it builds kubectl alone into FILE (about half a
 # minute): `make install`, `make deploy` and `make undeploy` need nothing
@@ -53,10 +56,12 @@ export CGO_ENABLED=0 GOFLAGS="-trimpath -mod=mod"
 
 # build MODULE_DIR PACKAGE FILE [LDFLAGS] writes to a temporary file first so
 # an interrupted build never leaves a truncated binary that looks installed.
+# The temporary file's name is its own, so two builds of kubectl alone into
+# one file (which take no lock) cannot move each other's away.
 build() {
   local module="$1" pkg="$2" out="$3" ldflags="${4:-}"
   local tmp
-  tmp="$(dirname "$out")/.$(basename "$out").tmp"
+  tmp="$(mktemp "$(dirname "$out")/.$(basename "$out").tmp.XXXXXX")"
   echo "building $(basename "$out") (${pkg})"
   local start=$SECONDS
   (cd "$here/$module" && go build -ldflags "-s -w ${ldflags}" -o "$tmp" "$pkg")
@@ -75,6 +80,22 @@ if [[ -n "$only_kubectl" ]]; then
   mkdir -p "$(dirname "$only_kubectl")"
   build kubernetes k8s.io/kubernetes/cmd/kubectl "$only_kubectl" "$kver"
   exit 0
+fi
+
+# One build at a time per store and version: the lock file lives beside the
+# store's version directory and is held until this script exits, however it
+# exits, so a build that was interrupted never leaves the next one waiting.
+# A second build waits for the first, then finds its stamp and returns.
+mkdir -p "$(dirname "$dest")"
+lock="$(dirname "$dest")/.${version}-${goos}-${goarch}.lock"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$lock"
+  if ! flock -n 9; then
+    echo "waiting for another build of the control plane to finish (lock ${lock})"
+    flock 9
+  fi
+else
+  echo "flock (util-linux) is not installed: this build does not wait for another one started meanwhile" >&2
 fi
 
 if up_to_date; then

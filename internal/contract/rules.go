@@ -48,6 +48,10 @@ const (
 	MaxNameLength = 253
 	// MaxLabelLength is the longest label of a record name.
 	MaxLabelLength = 63
+	// MaxClaimNonceLength and MaxClaimTextLength bound an installation
+	// claim's nonce, and its cluster and instance.
+	MaxClaimNonceLength = 64
+	MaxClaimTextLength  = 253
 )
 
 // The validation functions below return the messages the service puts in a
@@ -149,6 +153,39 @@ func ValidateOwner(owner string) error {
 		return fmt.Errorf("must be at most %d characters", MaxOwnerLength)
 	}
 	for _, c := range owner {
+		isAlnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !isAlnum && !strings.ContainsRune("-._:/", c) {
+			return fmt.Errorf("has character %q (want letters, digits and -._:/)", c)
+		}
+	}
+	return nil
+}
+
+// ValidateClaimNonce accepts an installation claim's nonce: 1 to
+// MaxClaimNonceLength lower-case letters and digits.
+func ValidateClaimNonce(nonce string) error {
+	if nonce == "" {
+		return errors.New("is required")
+	}
+	if len(nonce) > MaxClaimNonceLength {
+		return fmt.Errorf("must be at most %d characters", MaxClaimNonceLength)
+	}
+	for _, c := range nonce {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return fmt.Errorf("has character %q (want a-z and 0-9)", c)
+		}
+	}
+	return nil
+}
+
+// ValidateClaimText accepts an installation claim's cluster or instance:
+// up to MaxClaimTextLength ASCII letters, digits and -._:/, or nothing when
+// the writer does not know it.
+func ValidateClaimText(text string) error {
+	if len(text) > MaxClaimTextLength {
+		return fmt.Errorf("must be at most %d characters", MaxClaimTextLength)
+	}
+	for _, c := range text {
 		isAlnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 		if !isAlnum && !strings.ContainsRune("-._:/", c) {
 			return fmt.Errorf("has character %q (want letters, digits and -._:/)", c)

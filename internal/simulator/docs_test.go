@@ -128,7 +128,7 @@ func TestDocumentedExamples(t *testing.T) {
 	// Every endpoint has at least one example, so the documentation cannot
 	// silently fall behind a new endpoint.
 	for _, endpoint := range []string{
-		"dns upsert", "dns get", "dns delete", "dns list", "dns transfer",
+		"dns upsert", "dns get", "dns delete", "dns list", "dns transfer", "dns put-claim", "dns get-claim",
 		"backup start", "backup get", "backup delete", "backup list",
 		"admin state", "admin reset", "admin faults", "admin clear-faults", "admin set-fault",
 		"admin clear-fault", "admin set-outage", "admin settings", "admin update-settings",

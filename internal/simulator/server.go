@@ -100,6 +100,7 @@ type Server struct {
 
 	mu                  sync.Mutex
 	records             map[string]*storedRecord
+	claims              map[string]*InstallationClaim
 	backups             map[string]*storedBackup
 	backupKeys          map[string]string // idempotency key to backup ID
 	nextBackupID        int64
@@ -137,6 +138,7 @@ func New(opts Options) *Server {
 // resetLocked returns data, faults and settings to how New left them.
 func (s *Server) resetLocked() {
 	s.records = map[string]*storedRecord{}
+	s.claims = map[string]*InstallationClaim{}
 	s.backups = map[string]*storedBackup{}
 	s.backupKeys = map[string]string{}
 	s.nextBackupID = 1
@@ -208,6 +210,8 @@ func (s *Server) routes() {
 	s.handle(m, "DELETE /dns/v1/records/{name}", ServiceDNS, OpDelete, s.deleteRecord)
 	s.handle(m, "PUT /dns/v1/records/{name}/owner", ServiceDNS, OpTransfer, s.transferRecord)
 	s.handle(m, "GET /dns/v1/records", ServiceDNS, OpList, s.listRecords)
+	s.handle(m, "PUT /dns/v1/installations/{ownerId}", ServiceDNS, OpPutClaim, s.putClaim)
+	s.handle(m, "GET /dns/v1/installations/{ownerId}", ServiceDNS, OpGetClaim, s.getClaim)
 
 	s.handle(m, "POST /backup/v1/backups", ServiceBackup, OpStart, s.startBackup)
 	s.handle(m, "GET /backup/v1/backups/{id}", ServiceBackup, OpGet, s.getBackup)

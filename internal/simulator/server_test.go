@@ -448,12 +448,16 @@ func TestStateFileSurvivesARestart(t *testing.T) {
 	status, body := call(t, http.MethodPost, srv.URL+"/backup/v1/backups", `{"app":"shop","owner":"o","content":"H4sIAAAA"}`, "Idempotency-Key", "k1")
 	g.Expect(status).To(Equal(201))
 	g.Expect(body).To(ContainSubstring("bk-000001"))
+	status, _ = call(t, http.MethodPut, srv.URL+"/dns/v1/installations/prod-eu", `{"nonce":"abc123","cluster":"uid-1","instance":"m-0","checkIntervalSeconds":60}`)
+	g.Expect(status).To(Equal(201))
 	srv.Close()
 
 	second, err := simulator.Open(opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(second.Records()).To(Equal(first.Records()))
 	g.Expect(second.Backups()).To(Equal(first.Backups()))
+	g.Expect(second.Claims()).To(Equal(first.Claims()), "installation claims survive the restart")
+	g.Expect(second.Claims()).To(HaveLen(1))
 	srv = httptest.NewServer(second)
 	t.Cleanup(srv.Close)
 	status, body = call(t, http.MethodPost, srv.URL+"/backup/v1/backups", `{"app":"shop","owner":"o"}`, "Idempotency-Key", "k1")
@@ -475,6 +479,7 @@ func TestStateFileSurvivesARestart(t *testing.T) {
 	third, err := simulator.Open(opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(third.Records()).To(BeEmpty(), "a reset empties the state file too")
+	g.Expect(third.Claims()).To(BeEmpty())
 }
 
 func TestOpenRefusesABrokenStateFile(t *testing.T) {

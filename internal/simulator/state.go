@@ -36,6 +36,9 @@ type stateFile struct {
 	NextBackupID int64           `json:"nextBackupID"`
 	Records      []*storedRecord `json:"records"`
 	Backups      []*storedBackup `json:"backups"`
+	// Claims were added after version 1 without a bump: a file without
+	// them holds none.
+	Claims []*InstallationClaim `json:"claims,omitempty"`
 }
 
 // snapshot is the encoded state at one version, taken under s.mu and written
@@ -81,6 +84,12 @@ func Open(opts Options) (*Server, error) {
 		s.backups[b.ID] = b
 		s.backupKeys[b.IdempotencyKey] = b.ID
 	}
+	for _, c := range st.Claims {
+		if c == nil || c.OwnerID == "" {
+			return nil, fmt.Errorf("state file %s holds an installation claim without an owner ID", opts.StateFile)
+		}
+		s.claims[c.OwnerID] = c
+	}
 	s.nextBackupID = max(st.NextBackupID, 1)
 	return s, nil
 }
@@ -99,6 +108,10 @@ func (s *Server) snapshotLocked() snapshot {
 	for _, b := range s.backups {
 		st.Backups = append(st.Backups, b)
 	}
+	for _, c := range s.claims {
+		st.Claims = append(st.Claims, c)
+	}
+	sort.Slice(st.Claims, func(i, j int) bool { return st.Claims[i].OwnerID < st.Claims[j].OwnerID })
 	sort.Slice(st.Records, func(i, j int) bool { return st.Records[i].Name < st.Records[j].Name })
 	sort.Slice(st.Backups, func(i, j int) bool { return st.Backups[i].ID < st.Backups[j].ID })
 	data, err := json.MarshalIndent(st, "", "  ")

@@ -41,10 +41,12 @@ type Operation string
 // The operations of the services, named as in the request counters and the
 // admin API's fault paths.
 const (
-	OpUpsert   Operation = "upsert"   // dns only
-	OpTransfer Operation = "transfer" // dns only
-	OpStart    Operation = "start"    // backup only
-	OpContent  Operation = "content"  // backup only
+	OpUpsert   Operation = "upsert"    // dns only
+	OpTransfer Operation = "transfer"  // dns only
+	OpPutClaim Operation = "put-claim" // dns only
+	OpGetClaim Operation = "get-claim" // dns only
+	OpStart    Operation = "start"     // backup only
+	OpContent  Operation = "content"   // backup only
 	OpGet      Operation = "get"
 	OpDelete   Operation = "delete"
 	OpList     Operation = "list"
@@ -55,7 +57,7 @@ const (
 
 // operations lists the operations each service serves.
 var operations = map[Service][]Operation{
-	ServiceDNS:    {OpUpsert, OpGet, OpDelete, OpList, OpTransfer},
+	ServiceDNS:    {OpUpsert, OpGet, OpDelete, OpList, OpTransfer, OpPutClaim, OpGetClaim},
 	ServiceBackup: {OpStart, OpGet, OpDelete, OpList, OpContent},
 }
 

@@ -21,6 +21,7 @@ limitations under the License.
 package alerts
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -40,6 +41,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/util/teststorage"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -47,6 +49,8 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -77,6 +81,13 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(bc), bc)).To(Succeed())
 		g.Expect(bc.Status.LastSuccessfulBackupTime).NotTo(BeNil(), "the first backup succeeded")
 	}, timeout, interval).Should(Succeed())
+
+	// Another installation with this one's owner ID (the kube-system UID,
+	// by default) keeps claiming it, as a cluster restored from this one's
+	// etcd snapshot would.
+	ownerID := claimTheOwnerIDElsewhere(t, g)
+	g.Eventually(func() []float64 { return values(scrapeSamples(g, metricsURL), "myapp_dns_owner_id_shared") }, timeout, interval).
+		Should(Equal([]float64{1}), "the leader finds the other installation's claim")
 
 	// A backup of an image change fails, so failures are counted too.
 	sim.FailBackups("disk full", 1)
@@ -127,7 +138,7 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	standbyProcess.Stop()
 
 	alerting := loadAlertingRules(t)
-	g.Expect(alerting).To(HaveLen(7))
+	g.Expect(alerting).To(HaveLen(9))
 
 	// Every metric a rule reads is one the manager exports, or up, which
 	// Prometheus writes for each scrape; and every selector names the job
@@ -186,6 +197,8 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	g.Expect(fired).To(HaveKeyWithValue("MyAppExternalServiceFailing", ContainElement(includes(labels.FromStrings("service", "dns")))))
 	g.Expect(fired).To(HaveKeyWithValue("MyAppExternalServiceThrottling", ContainElement(includes(labels.FromStrings("service", "dns")))))
 	g.Expect(fired).To(HaveKeyWithValue("MyAppReconcileErrors", ContainElement(includes(labels.FromStrings("controller", "myapp")))))
+	g.Expect(fired).To(HaveKey("MyAppDNSDriftPassFailing"), "the DNS outage keeps the drift pass from listing")
+	g.Expect(fired).To(HaveKeyWithValue("MyAppOwnerIDShared", ContainElement(includes(labels.FromStrings("owner_id", ownerID)))))
 	g.Expect(fired).NotTo(HaveKey("MyAppOperatorDown"))
 	g.Expect(fired).NotTo(HaveKey("MyAppOperatorNoLeader"))
 
@@ -218,6 +231,34 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app))
 	}, timeout, interval).Should(BeTrue())
+}
+
+// claimTheOwnerIDElsewhere writes, until the test ends, another
+// installation's claim of the manager's owner ID (the kube-system
+// namespace's UID) every 100ms, and returns the ID.
+func claimTheOwnerIDElsewhere(t *testing.T, g *WithT) string {
+	t.Helper()
+	kubeSystem := &corev1.Namespace{}
+	g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, kubeSystem)).To(Succeed())
+	ownerID := string(kubeSystem.UID)
+	d, err := dns.New(external.Config{BaseURL: simURL, Token: external.StaticTokenSource(simToken), MaxRetries: 1})
+	g.Expect(err).NotTo(HaveOccurred())
+	claims := d.(dns.InstallationClaims)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			_, _ = claims.PutInstallationClaim(ctx, dns.InstallationClaim{OwnerID: ownerID, Nonce: "elsewhere",
+				Cluster: "restored-cluster", Instance: "manager-elsewhere", CheckInterval: 100 * time.Millisecond})
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return ownerID
 }
 
 // TestRunbookHasASectionPerAlert checks each runbook_url's anchor exists.

@@ -44,6 +44,7 @@ var (
 	cp         *controlplane.ControlPlane
 	k8sClient  client.Client
 	sim        *simulator.Server
+	simURL     string
 	metricsURL string
 
 	// managerBin and managerArgs start the manager; a second one started
@@ -85,6 +86,7 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 		BackupDuration:   300 * time.Millisecond,
 	})
 	srv := httptest.NewServer(sim)
+	simURL = srv.URL
 	metricsAddr, err := controlplane.FreeAddress()
 	if err != nil {
 		return nil, err
@@ -100,6 +102,9 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 		"--dns-default-target=192.0.2.10",
 		"--dns-pending-poll-interval=200ms",
 		"--backup-poll-interval=200ms",
+		// The leader reads its owner ID claim back often, so another
+		// installation's claim is found within the test.
+		"--owner-id-claim-interval=200ms",
 		"--health-probe-bind-address=0",
 		"--metrics-secure=false",
 	}

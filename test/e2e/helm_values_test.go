@@ -109,6 +109,23 @@ var badValues = []struct {
 	{[]string{"s3.credentialsSecret.sessionTokenKey=session token"}, "/s3/credentialsSecret/sessionTokenKey"},
 	{[]string{"s3.caBundle=1"}, "/s3/caBundle"},
 	{[]string{"s3.accessKey=AKIA"}, "'accessKey'"},
+	{[]string{"webhook.zone=example..com"}, "/webhook/zone"},
+	{[]string{"webhook.singleWriter=yes"}, "/webhook/singleWriter"},
+	{[]string{"webhook.timeout=15 seconds"}, "/webhook/timeout"},
+	{[]string{"webhook.readInterval=soon"}, "/webhook/readInterval"},
+	{[]string{"webhook.maxBodySize=-1"}, "/webhook/maxBodySize"},
+	{[]string{"webhook.image.repository=registry example.com/external-dns"}, "/webhook/image/repository"},
+	{[]string{"webhook.image.tag=v1:latest"}, "/webhook/image/tag"},
+	{[]string{"webhook.image.pullPolicy=Sometimes"}, "/webhook/image/pullPolicy"},
+	{[]string{"webhook.env[0].value=x"}, "/webhook/env/0"},
+	{[]string{"webhook.args[0]=1"}, "/webhook/args/0"},
+	{[]string{"webhook.healthPort=0"}, "/webhook/healthPort"},
+	{[]string{"webhook.livenessProbe=1"}, "/webhook/livenessProbe"},
+	{[]string{"webhook.readinessProbe=1"}, "/webhook/readinessProbe"},
+	{[]string{"webhook.extraVolumeMounts[0].name=x", "webhook.extraVolumeMounts[0].mountPath=etc/x"}, "/webhook/extraVolumeMounts/0/mountPath"},
+	{[]string{"webhook.resources.request.cpu=1"}, "/webhook/resources"},
+	{[]string{"webhook.securityContext=1"}, "/webhook/securityContext"},
+	{[]string{"dnsProvider=webhook", "webhook.image.repository=r", "webhook.image.tag=t"}, "/webhook/zone"},
 	{[]string{"externalServices.dnsURL=dns.internal"}, "/externalServices/dnsURL"},
 	{[]string{"externalServices.backupURL=ftp://backup.internal"}, "/externalServices/backupURL"},
 	{[]string{"externalServices.tokenSecret.name="}, "/externalServices/tokenSecret/name"},
@@ -261,7 +278,7 @@ func valuePaths(t *testing.T) []string {
 // optional.
 func TestHelmChartSchemaDescribesEveryValue(t *testing.T) {
 	g := NewWithT(t)
-	kubernetesTypes := map[string]bool{"/manager/resources": true, "/manager/affinity": true}
+	kubernetesTypes := map[string]bool{"/manager/resources": true, "/manager/affinity": true, "/webhook/resources": true}
 	var values, schema map[string]any
 	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), chartDir, "values.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())

@@ -25,12 +25,14 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -122,6 +124,14 @@ func stopAll() error {
 // the sweep on, under cl's owner ID.
 func startInstallation(t *testing.T, cl *cluster, d dns.Client) {
 	t.Helper()
+	startInstallationAs(t, cl, d, cl.ownerID, nil)
+}
+
+// startInstallationAs runs cl's manager against d under ownerID, with the
+// owner ID claim when claim is set (cmd/manager's default), until the test
+// ends or the returned stop is called.
+func startInstallationAs(t *testing.T, cl *cluster, d dns.Client, ownerID string, claim *myapp.OwnerIDClaim) (stop func()) {
+	t.Helper()
 	byObject := map[client.Object]cache.ByObject{}
 	maps.Copy(byObject, myapp.CacheByObject())
 	mgr, err := ctrl.NewManager(cl.cp.Config, fixtures.ManagerOptions(ctrl.Options{
@@ -135,7 +145,7 @@ func startInstallation(t *testing.T, cl *cluster, d dns.Client) {
 	}
 	if err := (&myapp.Reconciler{
 		DNS:                  d,
-		OwnerID:              cl.ownerID,
+		OwnerID:              ownerID,
 		ReplaceLeakedRecords: true,
 		DefaultTarget:        defaultTarget,
 		PendingPollInterval:  200 * time.Millisecond,
@@ -143,16 +153,24 @@ func startInstallation(t *testing.T, cl *cluster, d dns.Client) {
 	}).SetupWithManager(t.Context(), mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&myapp.OrphanSweeper{DNS: d, OwnerID: cl.ownerID, Interval: sweepInterval, Pace: 10 * time.Millisecond}).
-		SetupWithManager(mgr); err != nil {
+	sweeper := &myapp.OrphanSweeper{DNS: d, OwnerID: ownerID, Interval: sweepInterval, Pace: 10 * time.Millisecond}
+	if claim != nil {
+		if err := claim.SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+		sweeper.Claim = claim
+	}
+	if err := sweeper.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	stop := fixtures.StartManager(context.Background(), mgr)
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
+	stopManager := fixtures.StartManager(context.Background(), mgr)
+	stop = sync.OnceFunc(func() {
+		if err := stopManager(); err != nil {
 			t.Errorf("the manager of %s: %v", cl.ownerID, err)
 		}
 	})
+	t.Cleanup(stop)
+	return stop
 }
 
 // backend is one shared DNS service.
@@ -262,6 +280,84 @@ func TestTwoClustersShareOneDNSService(t *testing.T) {
 			g.Consistently(func(g Gomega) {
 				g.Expect(ownerOf(t, g, d, host("api"))).To(Equal(owner(bb, apiB)))
 			}, 2*sweepInterval, 200*time.Millisecond).Should(Succeed(), "A's sweeps leave B's record")
+		})
+	}
+}
+
+// claimInterval is how often each installation reads its owner ID claim
+// back in TestTwoClustersWithOneOwnerIDRefuseToSweep: well under the sweep
+// interval, as in the manager (a minute against an hour).
+const claimInterval = 200 * time.Millisecond
+
+// TestTwoClustersWithOneOwnerIDRefuseToSweep (issue 32 item 5, T2): two
+// clusters share one owner ID, as a cluster restored from another's etcd
+// snapshot does. Each has a MyApp the other lacks, so each one's sweep
+// would take the other's record for a leak. Each leader claims the ID in
+// the DNS service; finding the other's claim, both refuse to sweep: over
+// several sweep intervals both records stay, each installation says so
+// with a Warning event naming the other cluster, and its claim reports the
+// ID shared. Once the installations have distinct IDs, each sweeps again: a
+// leak in the first is swept.
+func TestTwoClustersWithOneOwnerIDRefuseToSweep(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			g := NewWithT(t)
+			d := b.start(t)
+			a, bb := clusters[0], clusters[1]
+			const shared = "restored-from-snapshot"
+			claims := map[*cluster]*myapp.OwnerIDClaim{}
+			stops := map[*cluster]func(){}
+			for _, cl := range clusters {
+				claims[cl] = &myapp.OwnerIDClaim{DNS: d, OwnerID: shared, Cluster: cl.ownerID, Instance: cl.ownerID + "-manager",
+					Interval: claimInterval}
+				stops[cl] = startInstallationAs(t, cl, d, shared, claims[cl])
+			}
+			ns := "clone-" + b.name
+			for _, cl := range clusters {
+				g.Expect(cl.c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+			}
+			host := func(name string) string { return name + "." + ns + "." + zone }
+			ownerAs := func(app *appsv1alpha1.MyApp) string {
+				return "myapp-operator/" + shared + "/" + app.Namespace + "/" + app.Name + "/" + string(app.UID)
+			}
+
+			web := create(t, g, a, ns, "web", host("web"))
+			api := create(t, g, bb, ns, "api", host("api"))
+			expectOwner(t, g, d, host("web"), ownerAs(web))
+			expectOwner(t, g, d, host("api"), ownerAs(api))
+			g.Consistently(func(g Gomega) {
+				g.Expect(ownerOf(t, g, d, host("web"))).To(Equal(ownerAs(web)), "B's sweep would take it for a leak")
+				g.Expect(ownerOf(t, g, d, host("api"))).To(Equal(ownerAs(api)), "A's sweep would take it for a leak")
+			}, 3*sweepInterval, 200*time.Millisecond).Should(Succeed(), "three sweep intervals in each cluster leave both records")
+			for cl, other := range map[*cluster]*cluster{a: bb, bb: a} {
+				g.Expect(claims[cl].Shared()).To(BeTrue(), "%s finds the ID shared", cl.ownerID)
+				g.Eventually(func(g Gomega) {
+					list := &eventsv1.EventList{}
+					g.Expect(cl.c.List(t.Context(), list, client.InNamespace(metav1.NamespaceDefault))).To(Succeed())
+					g.Expect(list.Items).To(ContainElement(SatisfyAll(
+						HaveField("Reason", "OwnerIDShared"), HaveField("Type", corev1.EventTypeWarning),
+						HaveField("Regarding.Name", "kube-system"), HaveField("Note", ContainSubstring("cluster "+other.ownerID))),
+					))
+				}, timeout, poll).Should(Succeed(), "%s says so in a Warning event naming %s", cl.ownerID, other.ownerID)
+			}
+
+			// B's MyApp goes (and its record with it), then B runs under
+			// an ID of its own: A is alone with its ID again and sweeps.
+			g.Expect(bb.c.Delete(t.Context(), api)).To(Succeed())
+			expectOwner(t, g, d, host("api"), "")
+			stops[bb]()
+			startInstallationAs(t, bb, d, bb.ownerID, &myapp.OwnerIDClaim{DNS: d, OwnerID: bb.ownerID, Cluster: bb.ownerID,
+				Interval: claimInterval})
+			g.Eventually(claims[a].Shared, timeout, poll).Should(BeFalse(), "A alone with its ID")
+			gone := create(t, g, a, ns, "gone", host("gone"))
+			expectOwner(t, g, d, host("gone"), ownerAs(gone))
+			g.Expect(a.c.Patch(t.Context(), gone, client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+			g.Expect(a.c.Delete(t.Context(), gone)).To(Succeed())
+			expectOwner(t, g, d, host("gone"), "")
+			g.Expect(ownerOf(t, g, d, host("web"))).To(Equal(ownerAs(web)))
+			g.Expect(a.c.Delete(t.Context(), web)).To(Succeed())
+			expectOwner(t, g, d, host("web"), "")
 		})
 	}
 }

@@ -78,6 +78,9 @@ type scenario struct {
 	// clock, when set, is the BackupConfig controller's clock in every
 	// manager of the scenario, so schedules survive a restart.
 	clock *clocktesting.FakeClock
+	// alsoWatch are namespaces the managers watch besides ns (family 10's
+	// MyApps waiting for a host from another namespace).
+	alsoWatch []string
 	// cleanupGrace, when set, replaces the managers' short cleanup grace:
 	// a scenario whose backup service lists backups late needs one that
 	// covers the lag, as the BackupConfig Reconciler documents.
@@ -125,9 +128,13 @@ func (s *scenario) startManager(gate *crashGate) {
 	g := NewWithT(s.t)
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gate.wrap("api", rt) })
+	namespaces := map[string]cache.Config{s.ns: {}}
+	for _, ns := range s.alsoWatch {
+		namespaces[ns] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(cfg, fixtures.ManagerOptions(ctrl.Options{
 		Scheme:                  testScheme,
-		Cache:                   cache.Options{DefaultNamespaces: map[string]cache.Config{s.ns: {}}},
+		Cache:                   cache.Options{DefaultNamespaces: namespaces},
 		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
 		GracefulShutdownTimeout: ptr.To(2 * time.Second),
 	}))

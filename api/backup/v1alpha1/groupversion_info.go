@@ -14,7 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package v1alpha1 contains the BackupConfig API of the backup.myapp.dev group.
+// Package v1alpha1 contains the BackupConfig and Restore API of the
+// backup.myapp.dev group.
 // +kubebuilder:object:generate=true
 // +groupName=backup.myapp.dev
 package v1alpha1
@@ -40,10 +41,10 @@ var (
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
-// addKnownTypes registers BackupConfig and BackupConfigList, and the meta
-// types (options, status, watch events) every group-version needs.
+// addKnownTypes registers BackupConfig, Restore and their lists, and the
+// meta types (options, status, watch events) every group-version needs.
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &BackupConfig{}, &BackupConfigList{})
+	scheme.AddKnownTypes(GroupVersion, &BackupConfig{}, &BackupConfigList{}, &Restore{}, &RestoreList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

@@ -31,8 +31,8 @@ control-plane: controller-manager
 {{/* Fails on a dnsProvider the chart does not know. */}}
 {{- define "myapp-operator.dnsProvider" -}}
 {{- $p := .Values.dnsProvider | default "http" -}}
-{{- if not (has $p (list "http" "rfc2136")) -}}
-{{- fail (printf "dnsProvider must be http or rfc2136, not %q" $p) -}}
+{{- if not (has $p (list "http" "rfc2136" "webhook")) -}}
+{{- fail (printf "dnsProvider must be http, rfc2136 or webhook, not %q" $p) -}}
 {{- end -}}
 {{- $p -}}
 {{- end -}}
@@ -57,6 +57,14 @@ true
 {{/* Where the S3 keys are mounted, with backupProvider: s3. */}}
 {{- define "myapp-operator.s3CredentialsDir" -}}
 /etc/myapp.dev/s3
+{{- end -}}
+
+{{/* The webhook sidecar's image, with dnsProvider: webhook: both parts are
+required, as in external-dns's chart. */}}
+{{- define "myapp-operator.webhookImage" -}}
+{{- with .Values.webhook.image -}}
+{{- printf "%s:%s" (required "webhook.image.repository is required with dnsProvider: webhook" .repository) (required "webhook.image.tag is required with dnsProvider: webhook" .tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Where the TSIG key file is mounted, with dnsProvider: rfc2136. */}}

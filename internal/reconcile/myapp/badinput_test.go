@@ -19,11 +19,13 @@ package myapp
 import (
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
@@ -142,6 +144,56 @@ func TestBadInputOnlyTheDNSServiceRefuses(t *testing.T) {
 			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(cond.Message).To(ContainSubstring("spec.host"), "the condition names the field")
 			g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
+		})
+	}
+}
+
+// TestAMyAppIsDeletableWhateverItsHost (audit G2, issue 32): a host the
+// DNS backend refuses (RFC 2136: outside its zone, or too long for the
+// owner record beside it) can hold no record, so a deletion that cannot
+// read it has nothing to wait for there. On each backend, a MyApp with
+// such a host is deleted within a pass, and its namespace with it: the
+// README promises a MyApp never hangs a namespace.
+func TestAMyAppIsDeletableWhateverItsHost(t *testing.T) {
+	for _, b := range dnsBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			if b.name == rfc2136Backend {
+				controlplane.RequireBIND(t, rfc2136Err)
+			}
+			g := NewWithT(t)
+			ns := newNamespace(t)
+			// 250 characters in labels of 59 and under the backend's
+			// zone: a good DNS name, over the 240 RFC 2136 leaves.
+			long := strings.Repeat(strings.Repeat("a", 59)+".", 4) + "x." + "example.com"
+			hosts := map[string]string{
+				"outside-the-zone": "web." + ns + ".example.org",
+				"long":             long[len(long)-250:],
+			}
+			apps := map[string]*appsv1alpha1.MyApp{}
+			for name, host := range hosts {
+				apps[name] = newMyApp(ns, name, b.route, fixtures.WithHost(host))
+				g.Expect(k8sClient.Create(t.Context(), apps[name])).To(Succeed(), "the API server accepts %s", host)
+			}
+			for _, app := range apps {
+				g.Eventually(func(g Gomega) {
+					g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+					g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition)).NotTo(BeNil(), "the DNS phase ran")
+				}, timeout, interval).Should(Succeed())
+			}
+
+			g.Expect(k8sClient.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+			for name, app := range apps {
+				// The namespace controller deletes the MyApp when it comes
+				// to it; from then on, one pass removes its finalizer.
+				g.Eventually(func() bool {
+					got := &appsv1alpha1.MyApp{}
+					err := k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), got)
+					return err != nil || !got.DeletionTimestamp.IsZero()
+				}, time.Minute, interval).Should(BeTrue(), "the namespace controller deletes MyApp %s", name)
+				eventuallyGone(t, g, client.ObjectKeyFromObject(app), &appsv1alpha1.MyApp{}, 10*time.Second,
+					"MyApp %s (host %s) is deleted", name, hosts[name])
+			}
+			eventuallyGone(t, g, client.ObjectKey{Name: ns}, &corev1.Namespace{}, time.Minute, "its namespace is deleted")
 		})
 	}
 }

@@ -162,3 +162,21 @@ func TestStaleChildCacheIsAQuietRequeue(t *testing.T) {
 	g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 	g.Expect(conditionOf(app, appsv1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue), "the status is untouched")
 }
+
+// TestATerminatingNamespaceSendsNoChildWriteWarnings: a MyApp whose
+// namespace is being deleted meets creates the API server refuses for that
+// reason; that is no trouble to report, so no ChildWriteFailed warning and
+// no ChildWriteFailed condition.
+func TestATerminatingNamespaceSendsNoChildWriteWarnings(t *testing.T) {
+	g := NewWithT(t)
+	app := worldApp("teardown", "web", "web.teardown.example.com")
+	w := newFakeWorld(t, app)
+	w.terminating = true
+	for range 3 {
+		_ = w.pass(app)
+	}
+	g.Expect(recordedEvents(w.events)).NotTo(ContainElement(HavePrefix("Warning ChildWriteFailed")))
+	if ready := conditionOf(w.get(app), appsv1alpha1.ReadyCondition); ready != nil {
+		g.Expect(ready.Reason).NotTo(Equal(appsv1alpha1.ChildWriteFailedReason))
+	}
+}

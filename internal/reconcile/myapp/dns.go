@@ -17,102 +17,83 @@ limitations under the License.
 package myapp
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"net"
-	"strings"
 
-	networkingv1 "k8s.io/api/networking/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
-// desiredTarget is what the record should point at: the Ingress's
-// load-balancer address when it has one the DNS service can hold (an IPv4
-// address for an A record, or a host name for a CNAME; it has no AAAA),
-// otherwise the configured default. ok is false when there is neither.
-func (r *Reconciler) desiredTarget(ing *networkingv1.Ingress) (recordType, value string, ok bool) {
-	if ing != nil {
-		for _, lb := range ing.Status.LoadBalancer.Ingress {
-			if ip := ipv4(lb.IP); ip != "" {
-				return dns.TypeA, ip, true
-			}
-			if lb.Hostname != "" {
-				return dns.TypeCNAME, canonicalName(lb.Hostname), true
-			}
-		}
-	}
-	if r.DefaultTarget == "" {
-		return "", "", false
-	}
-	if ip := ipv4(r.DefaultTarget); ip != "" {
-		return dns.TypeA, ip, true
-	}
-	return TargetType(r.DefaultTarget), r.DefaultTarget, true
-}
-
-// canonicalName is a host name in the one spelling the DNS service takes:
-// lower case, without the trailing dot of a fully qualified name. Names are
-// case-insensitive (RFC 4343), and a load balancer may report either form;
-// written as reported, "LB-1.Example.net." would be refused as invalid.
-func canonicalName(name string) string {
-	return strings.TrimSuffix(strings.ToLower(name), ".")
-}
-
-// ipv4 is s in dotted IPv4 form when it is an IPv4 address, also one written
-// IPv4-mapped in IPv6 (::ffff:192.0.2.1), which the DNS service refuses in
-// an A record; otherwise "".
-func ipv4(s string) string {
-	if ip := net.ParseIP(s); ip != nil && ip.To4() != nil {
-		return ip.To4().String()
-	}
-	return ""
-}
-
-// TargetType is the record type for a target: A for an IPv4 address, CNAME
-// for anything else (a host name).
-func TargetType(target string) string {
-	if ipv4(target) != "" {
-		return dns.TypeA
-	}
-	return dns.TypeCNAME
-}
-
 // reconcileDNSRecord makes the DNS service hold a record for spec.host,
 // owned by this MyApp and pointing at its target, and releases the hosts it
-// held before once spec.host is routed. It observes (dns_observe.go), plans
-// (dnsplan, pure) and applies (dns_apply.go): a crash between a write and
-// the status update that records it is repaired by the next pass instead of
-// leaking or duplicating. It reads the service only when a read is due
-// (dns_schedule.go) or a move is under way, and leaves in s.routes the
-// hosts the Ingress may route.
+// held before once spec.host is routed; it leaves in s.routes the hosts the
+// Ingress may route. It runs the phase's one loop (runDNS) and shows what
+// the loop came to (showDNS): a crash between a write and the status
+// update that records it is repaired by the next pass instead of leaking
+// or duplicating.
 func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (ctrl.Result, error) {
-	app := s.app
-	recordType, value, ok := r.desiredTarget(s.ingress)
-	if !ok {
-		// The Ingress's status update will bring this MyApp back.
-		s.dnsState(false, appsv1alpha1.WaitingForAddressReason,
-			fmt.Sprintf("Ingress %s has no load-balancer address yet and the operator has no --dns-default-target; "+
-				"the record for %s is written once either exists", app.Name, app.Spec.Host))
-		return ctrl.Result{}, nil
+	run := r.runDNS(ctx, s)
+	return r.showDNS(ctx, s, run)
+}
+
+// dnsRun is what one run of the DNS loop came to: the observation, with
+// every answer and call result folded in; the last plan; how many of its
+// calls were made; and the error that ended the run, if one did.
+type dnsRun struct {
+	o    observation
+	p    dnsplan.Plan
+	done int
+	err  error
+}
+
+// maxRounds bounds the rounds of one run: the needs a plan may have (a
+// list, the records, the live read of itself, the wanters, the chain of
+// holders one link a round) and one more observation after a race.
+const maxRounds = 2*(4+dnsplan.MaxChain) + 1
+
+// errNoPlan ends a run whose plan still needs something after maxRounds:
+// dnsplan asks each need once and the chain at most MaxChain times, so it
+// means a plan that broke that promise.
+var errNoPlan = errors.New("the DNS plan kept asking for reads")
+
+// errNotConfirmed is why a deletion under Orphan waits on a held host that
+// read as absent: the read may be stale, so the record cannot be proved
+// marked yet.
+var errNotConfirmed = errors.New("the DNS service does not show a record this MyApp holds; the read may be stale")
+
+// runDNS is the DNS phase's one loop, for a live MyApp and a deletion
+// alike: it observes (dns_observe.go), and plans (dnsplan, pure, which
+// decides everything); then it either answers what the plan needs and plans
+// again, or makes the plan's calls (dns_apply.go). A call that races
+// another writer (a conflict, or a transfer whose record went) makes a live
+// pass observe once more and plan again; a second race, or any other
+// failure, ends the run with its error. A deletion that must wait on names
+// it could not read ends with the error of the first.
+func (r *Reconciler) runDNS(ctx context.Context, s *scope) dnsRun {
+	o := r.observeDNS(ctx, s)
+	raced := false
+	for range maxRounds {
+		p := dnsplan.Make(o.Observation)
+		if p.Need != dnsplan.NeedNothing {
+			if err := r.answerDNS(ctx, &o, p.Need); err != nil {
+				return dnsRun{o: o, p: p, err: err}
+			}
+			continue
+		}
+		done, err := r.callDNS(ctx, &o, p)
+		if err != nil && !raced && isRace(p.Calls[done], err) {
+			log.FromContext(ctx).Info("DNS record changed under this pass; observing it again", "name", p.Calls[done].Name)
+			raced, o = true, r.observeDNS(ctx, s)
+			continue
+		}
+		if err == nil && p.Outcome.Kind == dnsplan.KindDeletionWaits {
+			err = cmp.Or(o.readErr, errNotConfirmed)
+		}
+		return dnsRun{o: o, p: p, done: done, err: err}
 	}
-	due, untilDue := r.dnsReadDue(ctx, app, recordType, value)
-	if !due && !movingHosts(app) {
-		// Nothing the record depends on changed and no check is due: the
-		// status stands as the last read left it (setConditions). The
-		// routes are what that read found, which the status in the cache
-		// may not show yet.
-		s.readiness.dnsStands = true
-		s.routes = r.dnsChecks.heldAtLastRead(app)
-		return ctrl.Result{RequeueAfter: untilDue}, nil
-	}
-	o, err := r.observeDNS(ctx, s, true)
-	if err != nil {
-		return r.handleDNSError(ctx, s, "read", err)
-	}
-	r.findLostRecords(ctx, &o)
-	return r.applyDNS(ctx, s, o, dnsplan.Make(o.Observation), false)
+	return dnsRun{o: o, err: fmt.Errorf("MyApp %s: %w", o.key, errNoPlan)}
 }

@@ -20,13 +20,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -37,49 +38,36 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
-// Reasons of the events about handing records over and adopting them.
-const (
-	// eventDNSRecordAdopted: the MyApp took over the record of an earlier
-	// MyApp of its namespace and name, as its annotation asked.
-	eventDNSRecordAdopted eventReason = "DNSRecordAdopted"
-	// eventDNSRecordHandedOver: the MyApp gave a host it held to the MyApp
-	// that wants it (a swap or a rotation of hosts).
-	eventDNSRecordHandedOver eventReason = "DNSRecordHandedOver"
-)
-
-// applyDNS makes the plan's calls in order, sends each one's event once it
-// succeeded, and shows the outcome. A call that races another writer (a
-// conflict, or a transfer whose record went) is a new observation, planned
-// once more; a second race, or any other failure, records what the calls
-// before it did and is handled as a failure (handleDNSError).
-func (r *Reconciler) applyDNS(ctx context.Context, s *scope, o observation, p dnsplan.Plan, raced bool) (ctrl.Result, error) {
+// callDNS makes the plan's calls in order. Each answer goes into o, each
+// hand-over is noted for its receiver, and each call's event is sent once
+// it succeeded: this is the one place the DNS path sends the events of its
+// calls. A deletion's call that races another writer is skipped (the
+// record is no longer this MyApp's to delete or mark); any other failure
+// ends the calls, with how many were made.
+func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan) (done int, err error) {
+	told := map[string]bool{}
 	for i, c := range p.Calls {
-		rec, err := r.callDNS(ctx, s.app, c)
+		rec, err := r.callService(ctx, c)
 		if err != nil {
-			if isRace(c, err) && !raced {
-				log.FromContext(ctx).Info("DNS record changed under this pass; observing it again", "name", c.Name, "op", c.Op)
-				again, err := r.observeDNS(ctx, s, true)
-				if err != nil {
-					return r.handleDNSError(ctx, s, "read", err)
-				}
-				return r.applyDNS(ctx, s, again, dnsplan.Make(again.Observation), true)
+			if c.SkipOnRace && isRace(c, err) {
+				continue
 			}
-			r.recordProgress(s.app, o, p, i)
-			return r.handleDNSError(ctx, s, callAction(c), err)
+			return i, err
 		}
-		if rec.Name != "" {
-			o.records[c.Name] = rec
-		} else if c.Op == dnsplan.OpDelete {
-			delete(o.records, c.Name)
+		o.answered(c, rec)
+		r.noteHandOver(o, c)
+		if !c.Quiet || !told[c.Name] {
+			reason, action, note := callNote(c)
+			r.event(o.app, nil, corev1.EventTypeNormal, reason, action, "%s", note)
+			told[c.Name] = true
 		}
-		r.callEvent(s.app, c)
 	}
-	return r.showDNS(ctx, s, o, p)
+	return len(p.Calls), nil
 }
 
-// callDNS makes one call; it returns the record the service stored, when
-// the call answers with one.
-func (r *Reconciler) callDNS(ctx context.Context, app *appsv1alpha1.MyApp, c dnsplan.Call) (dns.Record, error) {
+// callService makes one call; it returns the record the service stored,
+// when the call answers with one.
+func (r *Reconciler) callService(ctx context.Context, c dnsplan.Call) (dns.Record, error) {
 	logger := log.FromContext(ctx)
 	switch c.Op {
 	case dnsplan.OpUpsert:
@@ -93,7 +81,7 @@ func (r *Reconciler) callDNS(ctx context.Context, app *appsv1alpha1.MyApp, c dns
 		logger.Info("Deleting DNS record", "name", c.Name, "why", c.Why)
 		return dns.Record{}, r.DNS.Delete(ctx, c.Name, c.Owner)
 	}
-	return dns.Record{}, fmt.Errorf("unknown DNS call %q for MyApp %s", c.Op, client.ObjectKeyFromObject(app))
+	return dns.Record{}, fmt.Errorf("unknown DNS call %q", c.Op)
 }
 
 // isRace reports whether err means another writer changed the record
@@ -102,209 +90,123 @@ func isRace(c dnsplan.Call, err error) bool {
 	return errors.Is(err, external.ErrConflict) || (c.Op == dnsplan.OpTransfer && errors.Is(err, external.ErrNotFound))
 }
 
-// callAction names a call in a condition message: "Could not <action> the
-// DNS record for <host>".
-func callAction(c dnsplan.Call) string {
-	switch c.Why {
-	case dnsplan.WhyCreate, dnsplan.WhyUpdate:
-		return "write"
-	case dnsplan.WhyAdopt:
-		return "adopt"
-	case dnsplan.WhyReplaceLeak:
-		return "delete the leaked"
-	case dnsplan.WhyMark, dnsplan.WhyUnmark:
-		return "mark"
-	case dnsplan.WhyHandOver:
-		return "hand over the previous"
-	case dnsplan.WhyRelease:
-		return "delete the previous"
-	}
-	return "delete"
-}
-
-// callEvent sends the event of a call that succeeded.
-func (r *Reconciler) callEvent(app *appsv1alpha1.MyApp, c dnsplan.Call) {
-	switch c.Why {
-	case dnsplan.WhyCreate:
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordCreated, "CreateDNSRecord",
-			"Registered %s %s -> %s in the DNS service", c.Record.Type, c.Name, c.Record.Value)
-	case dnsplan.WhyUpdate:
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordUpdated, "UpdateDNSRecord",
-			"Set %s %s -> %s in the DNS service, replacing a record that differed", c.Record.Type, c.Name, c.Record.Value)
-	case dnsplan.WhyAdopt:
-		ref, _ := parseRecordOwner(c.From)
-		what := "an earlier MyApp"
-		if ref.orphaned {
-			what = "an earlier MyApp deleted with deletionPolicy Orphan"
-		}
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordAdopted, "AdoptDNSRecord",
-			"Adopted DNS record %s from %s of this name (uid %s), as the annotation %s asks",
-			c.Name, what, ref.uid, appsv1alpha1.AdoptDNSRecordAnnotation)
-	case dnsplan.WhyReplaceLeak:
-		ref, _ := parseRecordOwner(c.Owner)
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordDeleted, "DeleteDNSRecord",
-			"Deleted DNS record %s, left behind by an earlier MyApp of this name (uid %s) that no longer exists",
-			c.Name, ref.uid)
-	case dnsplan.WhyMark:
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordOrphaned, "MarkDNSRecord",
-			"Marked DNS record %s as orphaned (deletionPolicy is Orphan): it is now owned by %q, which the "+
-				"orphan-record sweep never deletes; a MyApp of this name annotated %s=true can adopt it",
-			c.Name, c.To, appsv1alpha1.AdoptDNSRecordAnnotation)
-	case dnsplan.WhyMigrate:
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordUpdated, "MigrateDNSRecord",
-			"Took over DNS record %s, written before owner IDs (owner %q): it is now owned by %q, with this "+
-				"installation's owner ID", c.Name, c.From, c.To)
-	case dnsplan.WhyUnmark:
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordUpdated, "MarkDNSRecord",
-			"DNS record %s is owned by %q again (deletionPolicy is Delete): it is deleted with the MyApp", c.Name, c.To)
-	case dnsplan.WhyHandOver:
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordHandedOver, "TransferDNSRecord",
-			"Handed DNS record %s over to MyApp %s, which wants that host", c.Name, c.Peer.Key)
-	case dnsplan.WhyRelease, dnsplan.WhyDelete:
-		r.event(app, nil, corev1.EventTypeNormal, eventDNSRecordDeleted, "DeleteDNSRecord", "Deleted DNS record %s", c.Name)
+// answered takes what a call that succeeded left into o.
+func (o *observation) answered(c dnsplan.Call, rec dns.Record) {
+	switch {
+	case rec.Name != "":
+		o.fold(c.Name, rec)
+	case c.Op == dnsplan.OpDelete:
+		delete(o.records, c.Name)
+		o.Records[c.Name] = dnsplan.Record{}
 	}
 }
 
-// recordProgress puts into the status what the calls before a failed one
-// did, so no record a failed pass wrote or released is forgotten.
-func (r *Reconciler) recordProgress(app *appsv1alpha1.MyApp, o observation, p dnsplan.Plan, done int) {
-	if o.Deleting {
+// noteHandOver keeps, in the memory, the notes of a hand-over: for the
+// receiver, the host it was handed (it may not read it as its own before
+// its spec.host changes again); for the MyApp that holds the host this one
+// gave first in a cycle for, that it owes it.
+func (r *Reconciler) noteHandOver(o *observation, c dnsplan.Call) {
+	if c.Why != dnsplan.WhyHandOver || c.Peer == nil {
 		return
 	}
-	holds, previous := p.HeldAfter(o.Observation, done)
-	app.Status.DNS = r.recordStatus(app, o, holds, previous)
+	giver := o.key.String()
+	note := dnsplan.Gift{Host: c.Name, Giver: giver}
+	if c.Debtor != nil && c.Debtor.Key == c.Peer.Key {
+		note.For = c.For
+	} else if c.Debtor != nil {
+		r.dnsChecks.noteGift(keyOf(c.Debtor.Key), types.UID(c.Debtor.UID), dnsplan.Gift{Giver: giver, For: c.For})
+	}
+	r.dnsChecks.noteGift(keyOf(c.Peer.Key), types.UID(c.Peer.UID), note)
 }
 
-// recordStatus is status.dns for the hosts held: the record at holds as the
-// service last answered, and the previous hosts.
-func (r *Reconciler) recordStatus(app *appsv1alpha1.MyApp, o observation, holds string, previous []string) *appsv1alpha1.DNSRecordStatus {
-	if holds == "" {
-		return nil
-	}
-	st := &appsv1alpha1.DNSRecordStatus{Name: holds, Owner: wantedOwner(r.OwnerID, app), Previous: previous}
-	if old := app.Status.DNS; old != nil && old.Name == holds {
-		st.Type, st.Value, st.Owner, st.State, st.LastObservedState = old.Type, old.Value, old.Owner, old.State, old.LastObservedState
-	}
-	if rec, ok := o.records[holds]; ok && rec.Name != "" {
-		st.Type, st.Value, st.Owner = rec.Type, rec.Value, rec.Owner
-		st.State = appsv1alpha1.DNSRecordPending
-		if rec.State == dns.StateActive {
-			st.State = appsv1alpha1.DNSRecordActive
-		}
-		st.LastObservedState = st.State
-	}
-	return st
+// keyOf reads a "<namespace>/<name>" key.
+func keyOf(key string) types.NamespacedName {
+	ns, name, _ := strings.Cut(key, "/")
+	return types.NamespacedName{Namespace: ns, Name: name}
 }
 
-// showDNS shows the outcome of a plan whose calls succeeded: the status,
-// DNSReady, the routes, and when to come back.
-func (r *Reconciler) showDNS(ctx context.Context, s *scope, o observation, p dnsplan.Plan) (ctrl.Result, error) {
-	app := s.app
-	out := p.Outcome
-	now := r.Clock.Now()
-	s.routes = sets.New(out.Routes...)
-	app.Status.DNS = r.recordStatus(app, o, out.Holds, out.Previous)
-	soon := func() time.Time { return now.Add(wait.Jitter(r.PendingPollInterval, pass.JitterFactor)) }
-
-	if out.Kind == dnsplan.KindConflict {
-		msg := fmt.Sprintf("Host %s is already registered in the DNS service by %s; %s",
-			app.Spec.Host, describeOwner(r.OwnerID, out.Holder), r.hostConflictAdvice(app, out.Holder))
-		if held := heldHosts(app); len(held) > 0 {
-			msg += fmt.Sprintf("; %s stays registered and routed meanwhile", held[0])
-		}
-		for _, c := range p.Calls {
-			if c.Why == dnsplan.WhyHandOver {
-				msg += fmt.Sprintf("; %s was handed over to MyApp %s, which wants it", c.Name, c.Peer.Key)
-			}
-		}
-		log.FromContext(ctx).Info("Host is registered by another owner; leaving it alone", "host", app.Spec.Host, "holder", out.Holder)
-		if pass.TroubleStarts(app.Status.Conditions, appsv1alpha1.DNSReadyCondition, appsv1alpha1.HostConflictReason) {
-			r.event(app, nil, corev1.EventTypeWarning, eventHostConflict, "CreateDNSRecord", "%s", msg)
-		}
-		s.dnsState(false, appsv1alpha1.HostConflictReason, msg)
-		next := soon()
-		if !out.Moving {
-			next = r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, now)
-		}
-		return ctrl.Result{RequeueAfter: r.rememberDNSCheck(s, next, o.holder)}, nil
+// showDNS shows what a run came to, as dnsplan says: status.dns, DNSReady
+// and a warning when trouble starts, the routes, when the record is read
+// next, and what the memory keeps.
+func (r *Reconciler) showDNS(ctx context.Context, s *scope, run dnsRun) (ctrl.Result, error) {
+	if run.err != nil {
+		return r.showDNSFailure(ctx, s, run)
 	}
-
-	st := app.Status.DNS
-	if st.State != appsv1alpha1.DNSRecordActive {
-		s.dnsState(false, appsv1alpha1.RecordPendingReason,
-			fmt.Sprintf("The DNS service accepted %s %s -> %s and is propagating it", st.Type, st.Name, st.Value))
-		return ctrl.Result{RequeueAfter: r.rememberDNSCheck(s, soon(), nil)}, nil
+	o, out := run.o, run.p.Outcome
+	show := dnsplan.Settle(o.Observation, run.p, o.Records[out.Holds].Active)
+	if out.Routes != nil {
+		s.routes = sets.New(out.Routes...)
 	}
-	s.dnsState(true, appsv1alpha1.RecordActiveReason,
-		fmt.Sprintf("%s %s -> %s is active in the DNS service", st.Type, st.Name, st.Value))
-	next := r.activeDriftCheck(app, now)
-	if out.Moving {
-		next = soon()
+	if show.Read && !o.Deleting {
+		s.app.Status.DNS = o.StatusAfter(out.Holds, out.Previous)
 	}
-	return ctrl.Result{RequeueAfter: r.rememberDNSCheck(s, next, nil)}, nil
+	msg := dnsMessage(o, run.p)
+	if show.Warn {
+		log.FromContext(ctx).Info("Host is registered by another owner; leaving it alone", "host", o.Host, "holder", out.Holder.Owner)
+		r.event(o.app, nil, corev1.EventTypeWarning, eventReason(show.Reason), "CreateDNSRecord", "%s", msg)
+	}
+	s.showDNSState(show, msg)
+	return ctrl.Result{RequeueAfter: r.remember(o, out, show)}, nil
 }
 
-// hostConflictAdvice is what a HostConflict message tells the user to do.
-// When the holder is an earlier MyApp of the same name, the way out is the
-// adoption annotation, which the message names.
-func (r *Reconciler) hostConflictAdvice(app *appsv1alpha1.MyApp, holder string) string {
-	if _, ok := formerSelf(r.OwnerID, app, holder); ok {
-		if wantsAdoption(app) {
-			return "that MyApp still exists, so the record is not adopted; delete it or choose another host"
-		}
-		return fmt.Sprintf("if that MyApp no longer exists (deleted with deletionPolicy Orphan, or this MyApp was "+
-			"restored), annotate this MyApp with %s=true to adopt the record", appsv1alpha1.AdoptDNSRecordAnnotation)
+// showDNSState records DNSReady as dnsplan decided it (show), with its
+// message; a show without a reason leaves DNSReady as it stands, and a
+// status that stands keeps its conditions (setConditions).
+func (s *scope) showDNSState(show dnsplan.Show, message string) {
+	s.readiness.dnsRead = show.Read
+	s.readiness.dnsStands = show.Stands
+	if show.Reason == "" {
+		return
 	}
-	if ref, ok := parseRecordOwner(holder); ok && !ref.legacy() && ref.installation != r.OwnerID {
-		return "another installation sharing this DNS service holds it: choose another host, or free it in that " +
-			"cluster first"
-	}
-	return "choose another host, or delete that MyApp or record first"
+	s.readiness.dns = &conditionState{ok: show.Ready, reason: show.Reason, message: message, stalled: show.Stalled}
 }
 
-// handleDNSError turns a DNS service error into a condition, a warning when
-// that trouble starts, and the right kind of retry: never sooner than a
-// Retry-After the service sent (with a 429, or a 503 asking for longer than
-// the client waits; the client's gate fails every call until then, so any
-// pass an event starts meanwhile ends here too, without calling the
-// service), no retry for a request the service rejects as invalid (the spec
-// or the operator's configuration must change), and the controller's
-// exponential backoff for the rest. Every one of them is an error, so the
-// pass is incomplete and observedGeneration stays (pass.Run).
-func (r *Reconciler) handleDNSError(ctx context.Context, s *scope, action string, err error) (ctrl.Result, error) {
-	app := s.app
-	// The next pass reads the record again, whatever brings it.
-	r.dnsChecks.forget(client.ObjectKeyFromObject(app))
+// showDNSFailure shows a run a failed read or call ended: the failure's
+// reason and words in DNSReady (a warning when that trouble starts), what
+// the calls before it did in status.dns, and the retry dnsplan chose:
+// never sooner than a Retry-After the service sent (the client's gate fails
+// every call until then, so any pass an event starts meanwhile ends here
+// too, without calling the service), none for a request the service
+// rejects as invalid, the controller's backoff for the rest. Every one of
+// them is an error, so the pass is incomplete and observedGeneration stays
+// (pass.Run). The next pass reads the record again, whatever brings it.
+func (r *Reconciler) showDNSFailure(ctx context.Context, s *scope, run dnsRun) (ctrl.Result, error) {
+	o, app := run.o, s.app
+	f := dnsplan.Failure{Reason: dnsReasons.For(run.err)}
+	f.RetryAfter, _ = external.RetryAfter(run.err)
+	if run.done < len(run.p.Calls) {
+		f.Call = &run.p.Calls[run.done]
+	}
+	show := dnsplan.Fail(o.Observation, f)
+	if !o.Deleting && len(run.p.Calls) > 0 {
+		holds, previous := run.p.HeldAfter(o.Observation, run.done)
+		app.Status.DNS = o.StatusAfter(holds, previous)
+	}
 	if app.Status.DNS != nil {
 		app.Status.DNS.State = appsv1alpha1.DNSRecordUnknown
 	}
-	deleting := !app.DeletionTimestamp.IsZero()
-	reason, advice := dnsErrorReason(err)
-	if reason == appsv1alpha1.DNSRequestRejectedReason && deleting {
-		advice = deleteRejectedAdvice
+	msg := failureMessage(o, f)
+	log.FromContext(ctx).Error(run.err, "DNS service call failed", "reason", show.Reason)
+	if show.Warn {
+		r.event(app, nil, corev1.EventTypeWarning, eventReason(show.Reason), "DNS", "%s", msg)
 	}
-	msg := fmt.Sprintf("Could not %s the DNS record for %s: %s", action, app.Spec.Host, advice)
-	log.FromContext(ctx).Error(err, "DNS service call failed", "action", action, "reason", reason)
-	if pass.TroubleStarts(app.Status.Conditions, appsv1alpha1.DNSReadyCondition, reason) {
-		r.event(app, nil, corev1.EventTypeWarning, eventReason(reason), "DNS", "%s", msg)
-	}
-	s.dnsState(false, reason, msg)
-
-	if retryAfter, ok := external.RetryAfter(err); ok && retryAfter > 0 {
+	s.showDNSState(show, msg)
+	r.dnsChecks.forget(o.key)
+	switch show.Retry {
+	case dnsplan.RetryWait:
 		// Never sooner than asked, and spread over a little more: every
 		// MyApp the gate held would otherwise call again at the instant
 		// it opens, and a service still throttling would close it again.
-		d := wait.Jitter(retryAfter, retryAfterJitter)
+		d := wait.Jitter(f.RetryAfter, retryAfterJitter)
 		s.dnsFailed(&d)
-		return ctrl.Result{}, pass.Wait(d, err)
-	}
-	if reason == appsv1alpha1.DNSRequestRejectedReason && !deleting {
+		return ctrl.Result{}, pass.Wait(d, run.err)
+	case dnsplan.RetryNever:
 		s.dnsFailed(nil)
-		return ctrl.Result{}, reconcile.TerminalError(err)
+		return ctrl.Result{}, reconcile.TerminalError(run.err)
 	}
 	d := backoffDelay(app.Status.DNSFailures, r.MaxRetryDelay)
 	s.dnsFailed(&d)
-	return ctrl.Result{}, err
+	return ctrl.Result{}, run.err
 }
 
 // backoffDelay is when the controller's backoff (pass.RateLimiter) brings
@@ -326,14 +228,6 @@ func backoffDelay(failures *appsv1alpha1.FailureStatus, maxDelay time.Duration) 
 // tenth of it after the time the service asked for.
 const retryAfterJitter = 0.1
 
-// deleteRejectedAdvice is the advice when a delete is refused as invalid. The
-// request cannot be wrong unless something between the operator and the
-// service refuses it, and a deletion must not stall silently: it is retried
-// with backoff, and the way out is documented.
-const deleteRejectedAdvice = "the DNS service, or a proxy in front of it, rejected the request as invalid " +
-	"(see the operator's log for the answer); the operator retries with backoff. To let the MyApp go and leave " +
-	"the record in place, set deletionPolicy: Orphan"
-
 // dnsReasons are the DNSReady reasons for the DNS service's failures.
 var dnsReasons = external.Reasons{
 	Unauthorized: appsv1alpha1.DNSUnauthorizedReason,
@@ -341,29 +235,4 @@ var dnsReasons = external.Reasons{
 	Unavailable:  appsv1alpha1.DNSServiceUnavailableReason,
 	Rejected:     appsv1alpha1.DNSRequestRejectedReason,
 	Other:        appsv1alpha1.DNSServiceUnavailableReason,
-}
-
-// dnsErrorReason maps an error to a condition reason and advice that does
-// not change from one failure to the next, so the status does not churn.
-func dnsErrorReason(err error) (reason, advice string) {
-	reason = dnsReasons.For(err)
-	switch reason {
-	case appsv1alpha1.DNSThrottledReason:
-		return reason, "the DNS service is rate-limiting the operator; it retries no sooner than the service asks"
-	case appsv1alpha1.DNSUnauthorizedReason:
-		return reason, "the DNS service refused the operator's token; check the token configured with " +
-			"--dns-token-file or --dns-token-secret"
-	case appsv1alpha1.DNSRequestRejectedReason:
-		return reason, "the DNS service rejected the request as invalid; check spec.host, the " +
-			"operator's --dns-default-target and the Ingress's load-balancer address (see the operator's log " +
-			"for the service's answer)"
-	default:
-		return reason, "the DNS service is unreachable or failing; the operator retries with backoff"
-	}
-}
-
-// dnsErrorAdvice is the advice part of dnsErrorReason.
-func dnsErrorAdvice(err error) string {
-	_, advice := dnsErrorReason(err)
-	return advice
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -333,9 +334,9 @@ func lifecycleRecreate(t *testing.T, b dnsBackend) {
 	// A late cleanup of the old incarnation leaves the new record alone.
 	stale := old.DeepCopy()
 	stale.DeletionTimestamp = ptr.To(metav1.Now())
-	_, _, done, _, err := b.reconciler().releaseRecords(t.Context(), &scope{app: stale})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(done).To(BeTrue())
+	run := b.reconciler().runDNS(t.Context(), &scope{app: stale})
+	g.Expect(run.err).NotTo(HaveOccurred())
+	g.Expect(run.p.Outcome.Kind).To(Equal(dnsplan.KindReleased), "the stale deletion is done")
 	g.Expect(b.recordOf(t, recreated.Spec.Host)).To(And(
 		HaveField("Owner", recordOwner(recreated)), HaveField("State", extdns.StateActive)))
 	g.Expect(b.served(t, recreated.Spec.Host)).To(Equal([]string{defaultTarget}))

@@ -20,12 +20,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
+	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
@@ -33,143 +38,177 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
-// observation is what the DNS phase read: the planner's input, and what
+// observation is what the DNS phase knows: the planner's input, and what
 // the apply side needs to show it.
 type observation struct {
 	dnsplan.Observation
 	app *appsv1alpha1.MyApp
+	key types.NamespacedName
 	// records are the service's answers, by name (dnsplan.Record drops the
-	// fields the plan does not need).
+	// fields the status does not need).
 	records map[string]dns.Record
-	// holder is the MyApp holding spec.host in a conflict, as the cache
-	// shows it, for the schedule (dns_schedule.go); nil when none.
-	holder *holderSnapshot
-	// readErr is the first failed read; its name is missing from Records.
+	// readErr is the first failed read of a deletion, which waits on it.
 	readErr error
 }
 
-// observeDNS reads what the plan depends on, and nothing else: the records
-// at the names this MyApp knows (spec.host, the hosts its status shows
-// held, the host it last read), never a list of the owner's records (for
-// RFC 2136 a list is a whole-zone transfer); a live read of this MyApp
-// where adoption or leak replacement is possible, and of the MyApps that
-// want a host it holds. reads is false for a pass that need not read the
-// service (not due and not moving): the plan then lets the status stand.
-func (r *Reconciler) observeDNS(ctx context.Context, s *scope, reads bool) (observation, error) {
-	o := r.newObservation(s, reads)
-	if !reads || (o.Deleting && o.Orphan && o.Marked) || (!o.Deleting && o.Target == (dnsplan.Target{})) {
-		return o, nil
-	}
-	for _, name := range o.Names() {
-		if err := r.readRecord(ctx, &o, name); err != nil {
-			if !o.Deleting {
-				return o, err
-			}
-			if o.readErr == nil {
-				o.readErr = err
-			}
-		}
-	}
-	if o.Deleting {
-		return o, nil
-	}
-	if err := r.observeHolder(ctx, s, &o); err != nil {
-		return o, err
-	}
-	if err := r.observeReceivers(ctx, s, &o); err != nil {
-		return o, err
-	}
-	return o, r.observeCycle(ctx, s, &o)
-}
-
-// newObservation is what the pass knows before it reads anything: the
-// spec, the status, the Ingress, the policy and the schedule's memory.
-func (r *Reconciler) newObservation(s *scope, reads bool) observation {
+// observeDNS is what the pass knows before it reads anything: the spec,
+// the status, the Ingress, the configuration and the memory. It calls no
+// service and decides nothing; the only read is the cache's view of the
+// MyApp a remembered conflict was with, so dnsplan can tell whether it
+// changed.
+func (r *Reconciler) observeDNS(ctx context.Context, s *scope) observation {
 	app := s.app
+	key := client.ObjectKeyFromObject(app)
+	memory, ask, gifts := r.dnsChecks.recall(key, app.UID)
+	seen := seenOf(app).plan()
+	if wasSuspended(app) {
+		ask |= dnsplan.AskResumed // what changed while suspended is read now
+	}
+	if reconcileRequested(app) {
+		ask |= dnsplan.AskRequested
+	}
 	o := observation{Observation: dnsplan.Observation{
-		Now:       r.Clock.Now(),
-		Self:      selfOf(r.OwnerID, app),
-		Host:      app.Spec.Host,
-		Orphan:    app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan,
-		Deleting:  !app.DeletionTimestamp.IsZero(),
-		TTL:       r.RecordTTL,
-		Due:       reads,
-		Held:      heldHosts(app),
-		Routed:    routedHosts(s.ingress),
-		Records:   map[string]dnsplan.Record{},
-		Receivers: map[string]dnsplan.Peer{},
-		Adopt:     wantsAdoption(app),
-
-		ReplaceLeaks: r.ReplaceLeakedRecords,
-	}, app: app, records: map[string]dns.Record{}}
+		Now: r.Clock.Now(), Self: selfOf(r.OwnerID, app), Host: app.Spec.Host, Generation: app.Generation,
+		ResourceVersion: app.ResourceVersion, Orphan: app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan,
+		Deleting: !app.DeletionTimestamp.IsZero(), Address: addressOf(s.ingress), Default: targetOf(r.DefaultTarget),
+		TTL: r.RecordTTL, Status: seen, Routed: routedHosts(s.ingress), Memory: memory, Asked: ask,
+		Adopt: wantsAdoption(app), ReplaceLeaks: r.ReplaceLeakedRecords, ListsDrift: r.listsDrift(app), Gifts: gifts,
+	}, app: app, key: key, records: map[string]dns.Record{}}
+	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
+		o.ReasonGeneration = c.ObservedGeneration
+	}
 	if o.Deleting {
 		o.DeletingSince = app.DeletionTimestamp.Time
-		st := app.Status.DNS
-		o.Marked = st != nil && st.Owner == orphanedRecordOwnerOf(r.OwnerID, app) && st.Name == app.Spec.Host && len(st.Previous) == 0
 	}
-	if recordType, value, ok := r.desiredTarget(s.ingress); ok {
-		o.Target = dnsplan.Target{Type: recordType, Value: value}
-	}
-	if last, ok := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID); ok && last.host != app.Spec.Host {
-		o.Waited = last.host
+	if memory != nil && memory.Holder != nil {
+		o.HolderNow = r.holderNow(ctx, *memory.Holder)
 	}
 	return o
 }
 
-// maxCycle bounds the chain of moves observeCycle follows.
-const maxCycle = 8
+// addressOf is the Ingress's load-balancer address, when it has one the
+// DNS service can hold: an IPv4 address for an A record, or a host name
+// for a CNAME (the service has no AAAA).
+func addressOf(ing *networkingv1.Ingress) dnsplan.Target {
+	if ing == nil {
+		return dnsplan.Target{}
+	}
+	for _, lb := range ing.Status.LoadBalancer.Ingress {
+		if ip := ipv4(lb.IP); ip != "" {
+			return dnsplan.Target{Type: dns.TypeA, Value: ip}
+		}
+		if lb.Hostname != "" {
+			return dnsplan.Target{Type: dns.TypeCNAME, Value: canonicalName(lb.Hostname)}
+		}
+	}
+	return dnsplan.Target{}
+}
 
-// observeCycle sets GiveFirst: in a conflict, while this MyApp holds
-// another host that a live MyApp wants, it follows the chain from
-// spec.host's holder (the cache names each MyApp and its spec.host; the
-// service each next holder, one Get per step, at most maxCycle steps). The
-// chain closes when a holder wants a host this MyApp holds; this MyApp
-// gives first only if its key is the smallest in the cycle.
-func (r *Reconciler) observeCycle(ctx context.Context, s *scope, o *observation) error {
-	app := s.app
-	rec := o.Records[o.Host]
-	if rec.Name == "" || ownedBy(r.OwnerID, app, rec.Owner) || len(o.Receivers) == 0 {
+// routedHosts are the hosts ing routes now.
+func routedHosts(ing *networkingv1.Ingress) []string {
+	if ing == nil || ing.UID == "" {
 		return nil
 	}
-	me := client.ObjectKeyFromObject(app).String()
-	smallest := true
-	owner := rec.Owner
-	for range maxCycle {
-		holder := r.holderMyApp(ctx, owner)
-		if holder == nil || !holder.DeletionTimestamp.IsZero() || holder.UID == app.UID {
-			return nil
+	var hosts []string
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP != nil {
+			hosts = append(hosts, rule.Host)
 		}
-		if client.ObjectKeyFromObject(holder).String() < me {
-			smallest = false
-		}
-		if _, wanted := o.Receivers[holder.Spec.Host]; wanted && slices.Contains(o.Held, holder.Spec.Host) {
-			o.GiveFirst = smallest
-			return nil
-		}
-		next, err := r.DNS.Get(ctx, holder.Spec.Host)
-		if errors.Is(err, external.ErrNotFound) || (err == nil && next.Owner == owner) {
-			return nil // free, or held by the MyApp that wants it: no cycle
-		}
-		if err != nil {
-			return err
-		}
-		owner = next.Owner
+	}
+	return hosts
+}
+
+// targetOf is the configured --dns-default-target as a record's target;
+// zero when none is set.
+func targetOf(target string) dnsplan.Target {
+	if target == "" {
+		return dnsplan.Target{}
+	}
+	if ip := ipv4(target); ip != "" {
+		return dnsplan.Target{Type: dns.TypeA, Value: ip}
+	}
+	return dnsplan.Target{Type: TargetType(target), Value: target}
+}
+
+// canonicalName is a host name in the one spelling the DNS service takes:
+// lower case, without the trailing dot of a fully qualified name. Names are
+// case-insensitive (RFC 4343), and a load balancer may report either form;
+// written as reported, "LB-1.Example.net." would be refused as invalid.
+func canonicalName(name string) string {
+	return strings.TrimSuffix(strings.ToLower(name), ".")
+}
+
+// ipv4 is s in dotted IPv4 form when it is an IPv4 address, also one written
+// IPv4-mapped in IPv6 (::ffff:192.0.2.1), which the DNS service refuses in
+// an A record; otherwise "".
+func ipv4(s string) string {
+	if ip := net.ParseIP(s); ip != nil && ip.To4() != nil {
+		return ip.To4().String()
+	}
+	return ""
+}
+
+// TargetType is the record type for a target: A for an IPv4 address, CNAME
+// for anything else (a host name).
+func TargetType(target string) string {
+	if ipv4(target) != "" {
+		return dns.TypeA
+	}
+	return dns.TypeCNAME
+}
+
+// answerDNS reads what the plan needs, into o: one reader per need.
+func (r *Reconciler) answerDNS(ctx context.Context, o *observation, need dnsplan.Need) error {
+	o.Answered |= need
+	switch need {
+	case dnsplan.NeedLost:
+		r.readLost(ctx, o)
+	case dnsplan.NeedRecords:
+		return r.readRecords(ctx, o)
+	case dnsplan.NeedLiveSelf:
+		return r.readLiveSelf(ctx, o)
+	case dnsplan.NeedWanters:
+		return r.readWanters(ctx, o)
+	case dnsplan.NeedChain:
+		return r.readChain(ctx, o)
+	default:
+		return fmt.Errorf("the DNS plan of MyApp %s needs %d, which nothing reads", o.key, need)
 	}
 	return nil
 }
 
-// readRecord reads the record called name into o.
-func (r *Reconciler) readRecord(ctx context.Context, o *observation, name string) error {
-	rec, err := r.DNS.Get(ctx, name)
-	if errors.Is(err, external.ErrNotFound) {
-		rec, err = dns.Record{}, nil
+// readRecords reads the record at each name the pass knows: spec.host, the
+// hosts its status shows held, the host it last read, the hosts handed to
+// it; never a list of the owner's records (for RFC 2136 a list is a
+// whole-zone transfer). A live pass ends on a failed read; a deletion reads
+// on, noting a name the service refuses as invalid apart, since no record
+// can be there.
+func (r *Reconciler) readRecords(ctx context.Context, o *observation) error {
+	o.Records, o.Refused, o.Unread = map[string]dnsplan.Record{}, map[string]bool{}, map[string]bool{}
+	for _, name := range o.Names() {
+		rec, err := r.DNS.Get(ctx, name)
+		switch {
+		case errors.Is(err, external.ErrNotFound):
+			rec = dns.Record{}
+		case err != nil && !o.Deleting:
+			return err
+		case err != nil:
+			o.Refused[name] = external.KindOf(err) == external.KindInvalid
+			o.Unread[name] = !o.Refused[name]
+			if o.readErr == nil {
+				o.readErr = err
+			}
+			continue
+		}
+		o.fold(name, rec)
 	}
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// fold takes a record the service answered, by a read or a call, into o.
+func (o *observation) fold(name string, rec dns.Record) {
 	o.records[name] = rec
 	o.Records[name] = planRecord(rec)
-	return nil
 }
 
 // planRecord is rec as the plan sees it.
@@ -181,60 +220,67 @@ func planRecord(rec dns.Record) dnsplan.Record {
 		Active: rec.State == dns.StateActive}
 }
 
-// observeHolder learns about spec.host's holder when another owner holds
-// it: whether it is an earlier MyApp of this name, and then, where the
-// record may be adopted or replaced, whether the API server (not the cache:
-// the MyApp in hand may be a deleted one the cache still shows) has this
-// MyApp as the live one of its name.
-func (r *Reconciler) observeHolder(ctx context.Context, s *scope, o *observation) error {
-	app := s.app
-	rec := o.Records[o.Host]
-	if rec.Name == "" || ownedBy(r.OwnerID, app, rec.Owner) {
-		return nil
+// readLost lists the records of this MyApp's owners, for those under names
+// it does not know. A failed list is not the pass's failure: the plan goes
+// on without it, and the next pass that reads lists again.
+func (r *Reconciler) readLost(ctx context.Context, o *observation) {
+	names := o.Names()
+	for _, owner := range []string{o.Self.Owner(), o.Self.Orphaned()} {
+		listed, err := r.DNS.List(ctx, owner)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "Listing this MyApp's records to find any a lost status write left; trying again at the next read")
+			o.LostFailed = true
+			return
+		}
+		for _, rec := range listed {
+			if o.Self.Owns(rec.Owner) && !slices.Contains(names, rec.Name) {
+				log.FromContext(ctx).Info("Found a DNS record of this MyApp no status knows", "name", rec.Name)
+				o.Lost = append(o.Lost, planRecord(rec))
+			}
+		}
 	}
-	if holderApp := r.holderMyApp(ctx, rec.Owner); holderApp != nil {
-		o.holder = snapshotOf(holderApp)
-	}
-	former, ok := formerSelf(r.OwnerID, app, rec.Owner)
-	if !ok {
-		return nil
-	}
-	o.Former = &dnsplan.Former{Orphaned: former.orphaned}
-	if !o.Adopt && (!o.ReplaceLeaks || former.orphaned) {
-		return nil
-	}
+}
+
+// readLiveSelf reads this MyApp from the API server, not the cache (the
+// MyApp in hand may be a deleted one the cache still shows), before a
+// record of an earlier MyApp of its name is adopted or replaced.
+func (r *Reconciler) readLiveSelf(ctx context.Context, o *observation) error {
 	live := &appsv1alpha1.MyApp{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(app), live); err != nil {
+	if err := r.APIReader.Get(ctx, o.key, live); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil // this MyApp is gone: not live, nothing to adopt for
 		}
-		return fmt.Errorf("reading MyApp %s before adopting its DNS record: %w", client.ObjectKeyFromObject(app), err)
+		return fmt.Errorf("reading MyApp %s before adopting its DNS record: %w", o.key, err)
 	}
-	o.SelfLive = live.UID == app.UID && live.DeletionTimestamp.IsZero()
+	o.SelfLive = live.UID == o.app.UID && live.DeletionTimestamp.IsZero()
 	return nil
 }
 
-// observeReceivers finds, for each host this MyApp holds other than
-// spec.host, the live MyApp that wants it: the cache names the candidates
-// (by spec.host), and the API server confirms each, so no host is handed
-// over on a stale view. Several candidates: the first by namespace and name.
-func (r *Reconciler) observeReceivers(ctx context.Context, s *scope, o *observation) error {
-	app := s.app
-	for _, h := range o.Held {
-		if h == o.Host {
-			continue
+// readWanters reads, for each host this MyApp may hand over, the MyApps
+// that want it: the cache names the candidates (by spec.host), and the API
+// server shows each as it is, so no host is handed over on a stale view.
+// It reads the MyApps that handed this one a host too, which may get it
+// back.
+func (r *Reconciler) readWanters(ctx context.Context, o *observation) error {
+	o.Wanters, o.Givers = map[string][]dnsplan.App{}, map[string]dnsplan.App{}
+	for _, g := range o.Gifts {
+		giver := &appsv1alpha1.MyApp{}
+		if err := r.APIReader.Get(ctx, keyOf(g.Giver), giver); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("reading MyApp %s, which handed this one a host: %w", g.Giver, err)
 		}
+		o.Givers[g.Giver] = appView(giver)
+	}
+	for _, h := range o.GivableHosts() {
 		var wanting appsv1alpha1.MyAppList
 		if err := r.Client.List(ctx, &wanting, client.MatchingFields{hostIndex: h}); err != nil {
 			return fmt.Errorf("listing the MyApps that want host %s: %w", h, err)
 		}
-		candidates := wanting.Items
-		slices.SortFunc(candidates, func(a, b appsv1alpha1.MyApp) int {
-			return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
-		})
-		for i := range candidates {
-			c := &candidates[i]
-			if c.UID == app.UID || !c.DeletionTimestamp.IsZero() || c.Spec.Host != h {
+		for i := range wanting.Items {
+			c := &wanting.Items[i]
+			if c.UID == o.app.UID {
 				continue
 			}
 			live := &appsv1alpha1.MyApp{}
@@ -244,34 +290,73 @@ func (r *Reconciler) observeReceivers(ctx context.Context, s *scope, o *observat
 				}
 				return fmt.Errorf("reading MyApp %s before handing it host %s: %w", client.ObjectKeyFromObject(c), h, err)
 			}
-			if live.UID != c.UID || live.Spec.Host != h || !live.DeletionTimestamp.IsZero() {
-				continue
+			if live.UID == c.UID {
+				o.Wanters[h] = append(o.Wanters[h], appView(live))
 			}
-			o.Receivers[h] = dnsplan.Peer{Key: client.ObjectKeyFromObject(live).String(), Owner: wantedOwner(r.OwnerID, live)}
-			break
 		}
 	}
 	return nil
 }
 
-// holderMyApp is the live MyApp (from the cache) that the owner identity
-// holder names, or nil when holder is not a MyApp's or that MyApp is gone.
-func (r *Reconciler) holderMyApp(ctx context.Context, holder string) *appsv1alpha1.MyApp {
-	ref, ok := parseRecordOwner(holder)
-	if !ok || (!ref.legacy() && ref.installation != r.OwnerID) {
-		return nil // not a MyApp of this cluster
+// readChain reads the next link of the chain of holders from spec.host: the
+// record at the host the last link's MyApp wants (spec.host's, read
+// already, for the first), and the MyApp its owner names, as the cache
+// shows it.
+func (r *Reconciler) readChain(ctx context.Context, o *observation) error {
+	link := dnsplan.Link{Host: o.Host, Owner: o.Records[o.Host].Owner}
+	if n := len(o.Chain); n > 0 {
+		link.Host = o.Chain[n-1].App.Host
+		rec, err := r.DNS.Get(ctx, link.Host)
+		if err != nil && !errors.Is(err, external.ErrNotFound) {
+			return err
+		}
+		link.Owner = rec.Owner
 	}
-	app := &appsv1alpha1.MyApp{}
-	if err := r.Client.Get(ctx, ref.key, app); err != nil || app.UID != ref.uid {
-		return nil
+	if ref, ok := dnsplan.ParseOwner(link.Owner); ok {
+		holder := &appsv1alpha1.MyApp{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, holder); err == nil {
+			view := appView(holder)
+			link.App = &view
+		}
 	}
-	return app
+	o.Chain = append(o.Chain, link)
+	return nil
 }
 
-// movingHosts reports whether app holds, or may hold, hosts other than
-// spec.host: its record must then be read in every pass until the move is
-// done.
-func movingHosts(app *appsv1alpha1.MyApp) bool {
-	held := sets.New(heldHosts(app)...)
-	return held.Len() > 1 || (held.Len() == 1 && !held.Has(app.Spec.Host))
+// appView is app as a plan sees another MyApp.
+func appView(app *appsv1alpha1.MyApp) dnsplan.App {
+	return dnsplan.App{
+		Key: client.ObjectKeyFromObject(app).String(), UID: string(app.UID), Host: app.Spec.Host,
+		Orphan:    app.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyOrphan,
+		Suspended: app.Spec.Suspend, Deleting: !app.DeletionTimestamp.IsZero(), Holds: heldHosts(app),
+	}
+}
+
+// holderNow is the MyApp a remembered conflict was with, as the cache shows
+// it now; nil when it is gone or cannot be read (which counts as a change).
+func (r *Reconciler) holderNow(ctx context.Context, was dnsplan.HolderSnapshot) *dnsplan.HolderSnapshot {
+	ns, name, _ := strings.Cut(was.Key, "/")
+	holder := &appsv1alpha1.MyApp{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, holder); err != nil {
+		return nil
+	}
+	now := snapshotOf(appView(holder))
+	return &now
+}
+
+// dnsReadDue tells, without running a pass, whether app's pass would read
+// its record, given the type and value the record should have; if not,
+// untilDue is how long until a timed read makes it. It is what dnsplan
+// decides for the observation a pass would make, for the drift pass's
+// tests, which read it for MyApps at rest.
+func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, recordType, value string) (due bool, untilDue time.Duration) {
+	o := r.observeDNS(ctx, &scope{app: app})
+	o.Address = dnsplan.Target{Type: recordType, Value: value}
+	if dnsplan.Make(o.Observation).Outcome.Kind != dnsplan.KindStands {
+		return true, 0
+	}
+	if o.Memory == nil {
+		return false, 0
+	}
+	return false, untilNext(o.Memory.Next, o.Now)
 }

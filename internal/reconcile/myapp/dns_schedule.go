@@ -17,51 +17,91 @@ limitations under the License.
 package myapp
 
 import (
-	"context"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
-// A MyApp is reconciled for many reasons that have nothing to do with its DNS
-// record: each child it creates, each Deployment status change during a
-// rollout, each of its own status writes. Reading the record on every one of
-// those passes would cost the DNS service several calls per MyApp while it
-// converges, and after a manager restart one call per MyApp within a second.
-// So the record is read only when a read is due:
-//
-//   - the host or the target changed, or the status does not show what the
-//     last read left (nothing read yet, a status edited or not yet in the
-//     cache), or the last call failed;
-//   - a PENDING record's poll time came;
-//   - an ACTIVE record's drift check, or a host conflict's re-check, came:
-//     once per drift interval at a point of it fixed by the MyApp's UID, so
-//     checks are spread evenly over the interval and stay so across restarts
-//     without writing a time into the status. When drift is found by list
-//     (DriftCheckList, drift_list.go) an ACTIVE record has no such check:
-//     the drift pass lists the records once per interval, and a record it
-//     finds different from what the last read left, or does not find, is
-//     read at once;
-//   - the MyApp holding the contested host changed (it moved, released its
-//     record or went away);
-//   - the adoption annotation (adopt.go) was set or removed.
-//
-// What the last read left lives in memory. A restarted manager remembers
-// nothing and trusts a status that shows a settled record (ACTIVE and as
-// wanted, or a conflict judged for the current spec): it waits for that
-// MyApp's next drift check instead of reading every record at once.
+// The DNS phase's memory. When a read is due is decided in dnsplan (due.go
+// there says why reads are rare); this file keeps what that decision
+// needs from one pass to the next, in this manager only: what each MyApp's
+// last read left and when its record is next read, the drift checks'
+// seconds, the MyApps the drift pass or a hand-over asks to read, and the
+// notes of hand-overs a receiver has not settled. A restarted manager
+// remembers nothing, which dnsplan takes into account.
 
-// dnsSchedule remembers, per MyApp, what the last read of its record left in
-// the status and when the record is next due.
+// remember keeps what a pass that ended as dnsplan says leaves for the
+// next: for a pass that read, what the read left in the status, the timed
+// read dnsplan chose and the hand-over notes still open; for a status a
+// restarted manager trusts instead of reading, its next timed read. It
+// returns the wait until the timed read the memory holds, zero for none.
+func (r *Reconciler) remember(o observation, out dnsplan.Outcome, show dnsplan.Show) time.Duration {
+	next := r.nextRead(o, show)
+	switch {
+	case show.Next == dnsplan.NextKeep || out.Kind == dnsplan.KindWaitingForAddress || o.Deleting:
+	case out.Trust:
+		r.dnsChecks.set(o.key, dnsCheck{uid: o.app.UID, host: o.Host, seen: seenOf(o.app), next: next, adopt: o.Adopt})
+	default:
+		seen := seenOf(o.app)
+		seen.reason = show.Reason
+		c := dnsCheck{uid: o.app.UID, host: out.Read, readFrom: o.ResourceVersion, seen: seen, next: next, readAt: o.Now,
+			adopt: o.Adopt, polls: show.Polls, lostOwed: out.LostOwed}
+		if out.Holder.App != nil {
+			holder := snapshotOf(*out.Holder.App)
+			c.holder = &holder
+		}
+		r.dnsChecks.set(o.key, c)
+		r.dnsChecks.settleGifts(o.key, o.app.UID, o.Gifts, out.Gifts)
+	}
+	return untilNext(next, o.Now)
+}
+
+// nextRead is the time of the read dnsplan chose: the one the memory holds,
+// soon (the pending poll), the poll doubled per re-check in a row up to the
+// drift interval, the MyApp's drift check, or none; each jittered so MyApps
+// do not poll the service in lockstep.
+func (r *Reconciler) nextRead(o observation, show dnsplan.Show) time.Time {
+	switch show.Next {
+	case dnsplan.NextKeep:
+		return o.Memory.Next
+	case dnsplan.NextDrift:
+		return r.dnsChecks.driftCheck(o.key, o.app.UID, r.DriftCheckInterval, o.Now)
+	}
+	r.dnsChecks.unschedule(o.key)
+	switch show.Next {
+	case dnsplan.NextPoll:
+		return o.Now.Add(wait.Jitter(r.PendingPollInterval, pass.JitterFactor))
+	case dnsplan.NextBackoff:
+		d := r.PendingPollInterval
+		for range show.Polls {
+			if d >= r.DriftCheckInterval {
+				break
+			}
+			d *= 2
+		}
+		return o.Now.Add(min(wait.Jitter(d, pass.JitterFactor), r.DriftCheckInterval))
+	}
+	return time.Time{}
+}
+
+// snapshotOf is what about a MyApp holding a contested host is remembered,
+// to tell whether it changed.
+func snapshotOf(app dnsplan.App) dnsplan.HolderSnapshot {
+	return dnsplan.HolderSnapshot{Key: app.Key, UID: app.UID, Host: app.Host, Holds: strings.Join(app.Holds, ","),
+		Deleting: app.Deleting}
+}
+
+// dnsSchedule is the memory of the DNS phase, for every MyApp.
 type dnsSchedule struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]dnsCheck
@@ -70,8 +110,20 @@ type dnsSchedule struct {
 	slots  map[int64]int
 	slotOf map[types.NamespacedName]int64
 	// drifted are the MyApps whose record the drift pass found different
-	// from what the last read left, or missing: their next pass reads it.
+	// from what the last read left, or missing; woken those a change of a
+	// MyApp holding or wanting a host they care about woke (hostWaiters).
+	// Their next pass reads the record.
 	drifted map[types.NamespacedName]struct{}
+	woken   map[types.NamespacedName]struct{}
+	// gifts are the notes of hand-overs to each MyApp: kept across its
+	// failed passes, dropped once settled or once the MyApp is gone.
+	gifts map[types.NamespacedName]giftNotes
+}
+
+// giftNotes are the hand-over notes of the MyApp with uid.
+type giftNotes struct {
+	uid   types.UID
+	notes []dnsplan.Gift
 }
 
 // dnsCheck is what one MyApp's last read left.
@@ -80,9 +132,7 @@ type dnsCheck struct {
 	// host is the spec.host the read was for.
 	host string
 	// readFrom is the resourceVersion of the MyApp the reading pass started
-	// from. A pass that starts from it again runs on a cache that has not
-	// caught up with that pass's status write yet: its status is older than
-	// what the read found, not different from it.
+	// from; empty for a status trusted after a restart.
 	readFrom string
 	// seen is the DNS part of the status the read left.
 	seen dnsSeen
@@ -93,11 +143,13 @@ type dnsCheck struct {
 	// restart, which an earlier manager read.
 	readAt time.Time
 	// holder is the MyApp holding spec.host when the read found a conflict,
-	// as the cache showed it; nil when there is no conflict or the holder is
-	// not a live MyApp.
-	holder *holderSnapshot
+	// as the cache showed it; nil when there is none.
+	holder *dnsplan.HolderSnapshot
 	// adopt is whether the MyApp asked to adopt its record at the read.
 	adopt bool
+	// polls and lostOwed are dnsplan.Memory's.
+	polls    int
+	lostOwed bool
 }
 
 // dnsSeen is the part of a MyApp's status a read of its record decides.
@@ -106,22 +158,7 @@ type dnsSeen struct {
 	reason string
 }
 
-// holderSnapshot is what about the MyApp holding a contested host decides
-// whether it may release the host.
-type holderSnapshot struct {
-	key  types.NamespacedName
-	uid  types.UID
-	host string
-	// dnsName is the hosts its status shows held, joined.
-	dnsName  string
-	deleting bool
-}
-
-// equal reports whether two reads left the same status.
-func (s dnsSeen) equal(other dnsSeen) bool {
-	return s.reason == other.reason && equality.Semantic.DeepEqual(s.record, other.record)
-}
-
+// seenOf is the DNS part of app's status.
 func seenOf(app *appsv1alpha1.MyApp) dnsSeen {
 	var s dnsSeen
 	if app.Status.DNS != nil {
@@ -133,28 +170,20 @@ func seenOf(app *appsv1alpha1.MyApp) dnsSeen {
 	return s
 }
 
-// seenAfter is the DNS part of the status this pass leaves: the record in
-// the status as the pass left it, and the DNSReady reason it decided, which
-// setConditions writes only once the pass is over.
-func seenAfter(s *scope) dnsSeen {
-	seen := seenOf(s.app)
-	if s.readiness.dns != nil {
-		seen.reason = s.readiness.dns.reason
+// plan is s as dnsplan compares it.
+func (s dnsSeen) plan() dnsplan.Seen {
+	out := dnsplan.Seen{Reason: s.reason}
+	if s.record.Name != "" {
+		record := s.record
+		out.Record = &record
 	}
-	return seen
+	return out
 }
 
-func snapshotOf(holder *appsv1alpha1.MyApp) *holderSnapshot {
-	s := &holderSnapshot{
-		key:      client.ObjectKeyFromObject(holder),
-		uid:      holder.UID,
-		host:     holder.Spec.Host,
-		deleting: !holder.DeletionTimestamp.IsZero(),
-	}
-	if holder.Status.DNS != nil {
-		s.dnsName = strings.Join(append([]string{holder.Status.DNS.Name}, holder.Status.DNS.Previous...), ",")
-	}
-	return s
+// memory is c as dnsplan reads it.
+func (c dnsCheck) memory() *dnsplan.Memory {
+	return &dnsplan.Memory{Host: c.host, ReadFrom: c.readFrom, Seen: c.seen.plan(), Next: c.next, Holder: c.holder,
+		Adopt: c.adopt, Polls: c.polls, LostOwed: c.lostOwed}
 }
 
 func (d *dnsSchedule) get(key types.NamespacedName, uid types.UID) (dnsCheck, bool) {
@@ -164,6 +193,30 @@ func (d *dnsSchedule) get(key types.NamespacedName, uid types.UID) (dnsCheck, bo
 	return c, ok && c.uid == uid
 }
 
+// recall is what a pass of the MyApp key with uid remembers: its last read
+// (nil for none), why its record is asked to be read, and its notes.
+func (d *dnsSchedule) recall(key types.NamespacedName, uid types.UID) (*dnsplan.Memory, dnsplan.Ask, []dnsplan.Gift) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var m *dnsplan.Memory
+	if c, ok := d.entries[key]; ok && c.uid == uid {
+		m = c.memory()
+	}
+	var ask dnsplan.Ask
+	if _, ok := d.drifted[key]; ok {
+		ask |= dnsplan.AskDrifted
+	}
+	if _, ok := d.woken[key]; ok {
+		ask |= dnsplan.AskWoken
+	}
+	var gifts []dnsplan.Gift
+	if g, ok := d.gifts[key]; ok && g.uid == uid {
+		gifts = slices.Clone(g.notes)
+	}
+	return m, ask, gifts
+}
+
+// set remembers what a read of key left; the asks it answered are done.
 func (d *dnsSchedule) set(key types.NamespacedName, c dnsCheck) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -172,6 +225,50 @@ func (d *dnsSchedule) set(key types.NamespacedName, c dnsCheck) {
 	}
 	d.entries[key] = c
 	delete(d.drifted, key)
+	delete(d.woken, key)
+}
+
+// settleGifts replaces, once a pass that read the notes seen settled what
+// they said, those notes with the ones still open (kept). A note another
+// MyApp's pass added meanwhile, which this pass did not see, stays: a
+// hand-over is noted right after its call, while the receiver may be in a
+// pass of its own.
+func (d *dnsSchedule) settleGifts(key types.NamespacedName, uid types.UID, seen, kept []dnsplan.Gift) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	g, ok := d.gifts[key]
+	if !ok || g.uid != uid {
+		g = giftNotes{uid: uid}
+	}
+	notes := append([]dnsplan.Gift{}, kept...)
+	for _, n := range g.notes {
+		if !slices.Contains(seen, n) {
+			notes = append(notes, n)
+		}
+	}
+	if len(notes) == 0 {
+		delete(d.gifts, key)
+		return
+	}
+	if d.gifts == nil {
+		d.gifts = map[types.NamespacedName]giftNotes{}
+	}
+	d.gifts[key] = giftNotes{uid: uid, notes: notes}
+}
+
+// noteGift adds a hand-over note to the MyApp key with uid.
+func (d *dnsSchedule) noteGift(key types.NamespacedName, uid types.UID, note dnsplan.Gift) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gifts == nil {
+		d.gifts = map[types.NamespacedName]giftNotes{}
+	}
+	g := d.gifts[key]
+	if g.uid != uid {
+		g = giftNotes{uid: uid}
+	}
+	g.notes = append(g.notes, note)
+	d.gifts[key] = g
 }
 
 // keys are the MyApps whose read is remembered.
@@ -196,12 +293,16 @@ func (d *dnsSchedule) markDrifted(key types.NamespacedName) {
 	d.drifted[key] = struct{}{}
 }
 
-// isDrifted reports whether the drift pass asked key's record to be read.
-func (d *dnsSchedule) isDrifted(key types.NamespacedName) bool {
+// wake makes key's next pass read its record, and its conflict's re-check
+// start again from the shortest wait: a MyApp holding or wanting a host it
+// cares about changed.
+func (d *dnsSchedule) wake(key types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, ok := d.drifted[key]
-	return ok
+	if d.woken == nil {
+		d.woken = map[types.NamespacedName]struct{}{}
+	}
+	d.woken[key] = struct{}{}
 }
 
 // unschedule frees the second key's drift check held, if any.
@@ -211,25 +312,24 @@ func (d *dnsSchedule) unschedule(key types.NamespacedName) {
 	d.releaseSlot(key)
 }
 
-// heldAtLastRead is the host the last read of app's record found it holding,
-// as a set of routes: the status in the cache may not show that read's
-// write yet, and routing from it would take the route away and put it back.
-func (d *dnsSchedule) heldAtLastRead(app *appsv1alpha1.MyApp) sets.Set[string] {
-	st := app.Status.DNS
-	if last, ok := d.get(client.ObjectKeyFromObject(app), app.UID); ok && app.ResourceVersion == last.readFrom {
-		st = &last.seen.record
-	}
-	return sets.New(heldHostsIn(st, app)...)
-}
-
-// forget drops what was remembered of key: its next pass reads the record
-// unless the status shows it settled.
+// forget drops what was remembered of key's last read: its next pass reads
+// the record unless the status shows it settled. Hand-over notes stay: a
+// failed pass has not settled them.
 func (d *dnsSchedule) forget(key types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.entries, key)
 	delete(d.drifted, key)
+	delete(d.woken, key)
 	d.releaseSlot(key)
+}
+
+// forgetAll drops everything remembered of key: the MyApp is gone.
+func (d *dnsSchedule) forgetAll(key types.NamespacedName) {
+	d.forget(key)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.gifts, key)
 }
 
 // driftPhase is the point of every drift interval at which the MyApp with
@@ -251,120 +351,12 @@ func nextDriftCheck(uid types.UID, interval time.Duration, now time.Time) time.T
 	return now.Add(interval - into)
 }
 
-// dnsReadDue says whether this pass must read the MyApp's record, given
-// the type and value it should have; if not, untilDue is how long until
-// it must.
-func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, recordType, value string) (due bool, untilDue time.Duration) {
-	now := r.Clock.Now()
-	st := app.Status.DNS
-	asWanted := st != nil && st.Name == app.Spec.Host && st.Owner == wantedOwner(r.OwnerID, app) && len(st.Previous) == 0 &&
-		st.Type == recordType && st.Value == value
-	seen := seenOf(app)
-	conflict := seen.reason == appsv1alpha1.HostConflictReason
-
-	if r.readAsked(app) {
-		return true, 0
-	}
-	last, known := r.dnsChecks.get(client.ObjectKeyFromObject(app), app.UID)
-	if !known {
-		return r.dueAfterRestart(app, asWanted, seen, now)
-	}
-	switch {
-	case last.host != app.Spec.Host:
-		return true, 0
-	case conflict && last.adopt != wantsAdoption(app):
-		return true, 0 // the annotation asking to adopt the record came or went (adopt.go)
-	case !last.seen.equal(seen) && app.ResourceVersion != last.readFrom:
-		return true, 0 // the status is not what the last read left
-	case !conflict && !asWanted && last.seen.equal(seen):
-		return true, 0 // the target changed
-	case last.holder != nil && r.holderChanged(ctx, *last.holder):
-		return true, 0
-	case !last.next.IsZero() && !now.Before(last.next):
-		return true, 0
-	}
-	return false, untilNext(last.next, now)
-}
-
 // untilNext is the wait until next, or 0 (no timed pass) when next is zero.
 func untilNext(next, now time.Time) time.Duration {
 	if next.IsZero() {
 		return 0
 	}
 	return next.Sub(now)
-}
-
-// activeDriftCheck is when the ACTIVE record of app is next read for drift:
-// its drift check (driftCheck), or, where the drift pass lists the records
-// (listsDrift), never by itself (zero): the drift pass has it read when the
-// list shows it changed or gone.
-func (r *Reconciler) activeDriftCheck(app *appsv1alpha1.MyApp, now time.Time) time.Time {
-	key := client.ObjectKeyFromObject(app)
-	if r.listsDrift(app) {
-		r.dnsChecks.unschedule(key)
-		return time.Time{}
-	}
-	return r.dnsChecks.driftCheck(key, app.UID, r.DriftCheckInterval, now)
-}
-
-// readAsked reports whether something asks for a read whatever the
-// schedule says.
-func (r *Reconciler) readAsked(app *appsv1alpha1.MyApp) bool {
-	switch {
-	case wasSuspended(app):
-		return true // the first pass after a resume: the record may have changed meanwhile
-	case reconcileRequested(app):
-		return true // reconcile.myapp.dev/requested-at has a value not handled yet
-	}
-	return r.dnsChecks.isDrifted(client.ObjectKeyFromObject(app)) // the drift pass found the record changed or gone
-}
-
-// dueAfterRestart decides for a MyApp this manager has not read the record
-// of yet (it just started): a status that shows a settled record is trusted
-// until the MyApp's next drift check; anything else is read now.
-func (r *Reconciler) dueAfterRestart(app *appsv1alpha1.MyApp, asWanted bool, seen dnsSeen, now time.Time) (bool, time.Duration) {
-	st := app.Status.DNS
-	cond := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
-	// A conflict the MyApp asks to adopt out of is read once more: the
-	// annotation may have come after the conflict was judged.
-	settled := asWanted && st.State == appsv1alpha1.DNSRecordActive && seen.reason == appsv1alpha1.RecordActiveReason ||
-		seen.reason == appsv1alpha1.HostConflictReason && cond.ObservedGeneration == app.Generation && !wantsAdoption(app)
-	if !settled {
-		return true, 0
-	}
-	var next time.Time
-	if seen.reason == appsv1alpha1.HostConflictReason {
-		next = r.dnsChecks.driftCheck(client.ObjectKeyFromObject(app), app.UID, r.DriftCheckInterval, now)
-	} else {
-		next = r.activeDriftCheck(app, now)
-	}
-	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
-		uid: app.UID, host: app.Spec.Host, seen: seen, next: next, adopt: wantsAdoption(app),
-	})
-	return false, untilNext(next, now)
-}
-
-// holderChanged reports whether the MyApp holding a contested host is no
-// longer as the last read found it, in the cache: it may have released the
-// host. Any doubt is a change; it costs one read.
-func (r *Reconciler) holderChanged(ctx context.Context, was holderSnapshot) bool {
-	holder := &appsv1alpha1.MyApp{}
-	if err := r.Client.Get(ctx, was.key, holder); err != nil {
-		return true
-	}
-	return *snapshotOf(holder) != was
-}
-
-// rememberDNSCheck records what this pass's read left in the status, and
-// when the record is next due; it returns the wait until then.
-func (r *Reconciler) rememberDNSCheck(s *scope, next time.Time, holder *holderSnapshot) time.Duration {
-	app := s.app
-	now := r.Clock.Now()
-	r.dnsChecks.set(client.ObjectKeyFromObject(app), dnsCheck{
-		uid: app.UID, host: app.Spec.Host, readFrom: app.ResourceVersion, seen: seenAfter(s), next: next, holder: holder,
-		adopt: wantsAdoption(app), readAt: now,
-	})
-	return untilNext(next, now)
 }
 
 // driftCheck is when the MyApp with key and uid is next checked for drift:

@@ -18,12 +18,15 @@ package myapp
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
 // TestDriftChecksAfterARestartSpreadEvenly schedules the drift checks of
@@ -64,4 +67,61 @@ func TestDriftChecksAfterARestartSpreadEvenly(t *testing.T) {
 		total += c
 	}
 	g.Expect(total).To(Equal(n - 1))
+}
+
+// TestDriftChecksAreSpreadOverTheInterval: each MyApp's drift check has a
+// point of the interval fixed by its UID, spread evenly over the interval.
+func TestDriftChecksAreSpreadOverTheInterval(t *testing.T) {
+	g := NewWithT(t)
+	const interval = 5 * time.Minute
+	const apps, buckets = 10000, 10
+	// UIDs as the API server makes them; a fixed seed keeps the test
+	// deterministic.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	counts := make([]int, buckets)
+	for range apps {
+		var b [16]byte
+		for i := range b {
+			b[i] = byte(rnd.Uint32())
+		}
+		uid := types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]))
+		phase := driftPhase(uid, interval)
+		g.Expect(phase).To(And(BeNumerically(">=", 0), BeNumerically("<", interval)))
+		g.Expect(driftPhase(uid, interval)).To(Equal(phase), "the same UID always gets the same phase")
+		counts[int(phase*buckets/interval)]++
+	}
+	// Each tenth of the interval holds a tenth of the checks, within 10%:
+	// a restart peak is the mean rate, not N reads at once.
+	for i, n := range counts {
+		g.Expect(n).To(BeNumerically("~", apps/buckets, apps/buckets/10), "bucket %d", i)
+	}
+
+	// The next check is the first point at the phase after now, so a
+	// restart at any time schedules it within one interval.
+	uid := types.UID("0b7c3b9e-8a5f-4c43-9f64-3d7f6a1a2b3c")
+	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
+	next := nextDriftCheck(uid, interval, now)
+	g.Expect(next.After(now)).To(BeTrue())
+	g.Expect(next.Sub(now)).To(BeNumerically("<=", interval))
+	g.Expect((time.Duration(next.UnixNano()) % interval)).To(Equal(driftPhase(uid, interval)))
+	g.Expect(nextDriftCheck(uid, interval, next)).To(Equal(next.Add(interval)), "from a check, the next is one interval on")
+}
+
+// TestAHandOverNoteAddedDuringAPassOutlivesIt: the giver notes a hand-over
+// right after its call, while the receiver may be in a pass of its own that
+// recalled its notes before; settling what that pass saw keeps the note it
+// did not see. (Family 10 found a receiver's pass drop such a note, and the
+// host the giver was owed go to a waiter.)
+func TestAHandOverNoteAddedDuringAPassOutlivesIt(t *testing.T) {
+	g := NewWithT(t)
+	var d dnsSchedule
+	key, uid := types.NamespacedName{Namespace: "ns", Name: "b"}, uuid.NewUUID()
+	old := dnsplan.Gift{Host: "h0", Giver: "ns/c"}
+	d.noteGift(key, uid, old)
+	_, _, seen := d.recall(key, uid)
+	late := dnsplan.Gift{Host: "h1", Giver: "ns/a", For: "h2"}
+	d.noteGift(key, uid, late) // the giver's note, while the pass runs
+	d.settleGifts(key, uid, seen, nil)
+	_, _, now := d.recall(key, uid)
+	g.Expect(now).To(ConsistOf(late), "the note the pass did not see stays; the one it settled goes")
 }

@@ -22,15 +22,18 @@ limitations under the License.
 //
 // The files are cut by job, and calls go down this list, never up:
 // myapp_controller.go (setup, Reconcile, the phase list); the phases,
-// children.go, dns.go and delete.go; dns_apply.go, which makes a DNS plan's
-// calls and shows its outcome (and the DNS error policy); dns_observe.go,
-// which reads what a plan depends on; dns_schedule.go, when the record is
-// read; routing.go, which hosts the Ingress routes; status.go, the
-// conditions derived from the scope; scope.go, owner.go (the owner
-// identities) and defaults.go. What the DNS phase and the deletion decide
-// is in the dnsplan package, pure: it reads nothing and calls nothing, so
-// its tests check every observation of a bounded space. sweep.go is the
-// orphaned-record sweep, a runnable of its own. How a pass runs its phases
-// and reads what they return is shared with the BackupConfig controller, in
-// internal/reconcile/pass.
+// children.go, and the DNS phase, dns.go, whose one loop (runDNS) the
+// deletion, delete.go, runs too; dns_apply.go, which makes a DNS plan's
+// calls and shows what a run came to; dns_observe.go, which observes and
+// answers what a plan needs; drift_list.go, the drift pass, a runnable of
+// its own; routing.go, which hosts the Ingress routes; dns_text.go, the
+// words of the DNS path; dns_schedule.go, the DNS phase's memory;
+// status.go, the conditions derived from the scope; scope.go, owner.go (the
+// owner identities, built by dnsplan) and defaults.go. Everything the DNS
+// phase and the deletion decide is in the dnsplan package, pure: it reads
+// nothing and calls nothing, so its tests check every observation of a
+// bounded space (docs/development.md, "One loop per phase"). sweep.go is
+// the orphaned-record sweep and cache_memory.go the cache's transform. How
+// a pass runs its phases and reads what they return is shared with the
+// BackupConfig controller, in internal/reconcile/pass.
 package myapp

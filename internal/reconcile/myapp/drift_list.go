@@ -19,6 +19,8 @@ package myapp
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -57,16 +59,134 @@ var driftRecordsFound = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "DNS records the drift pass found different from what their MyApp last read (changed) or not listed at all (missing).",
 }, []string{"kind"})
 
+// The drift pass's health. The gauges have no labels but are vectors, so
+// that only a manager that runs the pass (the leader, in list mode) exports
+// them: a standby's zero would read as a pass that never succeeded.
+var (
+	driftPassFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "myapp_dns_drift_pass_failures_total",
+		Help: "Lists (pages, or RFC 2136 zone transfers) of the DNS drift pass that failed; each is retried with a backoff.",
+	})
+	driftPassLastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "myapp_dns_drift_pass_last_success_timestamp_seconds",
+		Help: "When the DNS drift pass last listed every record, in Unix seconds; until the first success, when the pass started " +
+			"on this leader. Exported only by the manager that runs the pass.",
+	}, nil)
+	driftPassInterval = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "myapp_dns_drift_pass_interval_seconds",
+		Help: "The DNS drift interval (--dns-drift-interval) of the pass, in seconds, so an alert can count intervals. " +
+			"Exported only by the manager that runs the pass.",
+	}, nil)
+	driftPassFallback = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "myapp_dns_drift_pass_fallback",
+		Help: "1 while the DNS drift pass's list has failed for over an interval and each record is read at its own point " +
+			"of the interval instead, 0 otherwise. Exported only by the manager that runs the pass.",
+	}, nil)
+)
+
 func init() {
-	metrics.Registry.MustRegister(driftRecordsFound)
+	metrics.Registry.MustRegister(driftRecordsFound, driftPassFailures, driftPassLastSuccess, driftPassInterval, driftPassFallback)
 }
 
 // listsDrift reports whether app's ACTIVE record is checked by the drift
-// pass rather than by a timed read. The records of deletionPolicy Orphan
-// MyApps carry the orphaned owner, outside the prefix the pass lists, so
-// they keep their timed read.
+// pass rather than by a timed read: the pass lists it (listedByDriftPass)
+// and its lists work. Once they have failed for a whole interval it
+// answers false until a pass lists every record again, so each record's
+// next read is scheduled at its own point of the interval, as in
+// DriftCheckRead; the pass has the records whose last read scheduled none
+// read once each, at those points (readAtDriftPoints).
 func (r *Reconciler) listsDrift(app *appsv1alpha1.MyApp) bool {
+	return r.listedByDriftPass(app) && !driftListHealthOf(r).fallingBack()
+}
+
+// listedByDriftPass reports whether the drift pass judges app's record from
+// its list. The records of deletionPolicy Orphan MyApps carry the orphaned
+// owner, outside the prefix the pass lists, so they keep their timed read.
+func (r *Reconciler) listedByDriftPass(app *appsv1alpha1.MyApp) bool {
 	return r.DriftCheck == DriftCheckList && app.Spec.DeletionPolicy != appsv1alpha1.DeletionPolicyOrphan
+}
+
+// driftListHealth is how the drift pass's lists fare: the pass writes it,
+// and listsDrift reads it for every MyApp the controller passes.
+type driftListHealth struct {
+	mu sync.Mutex
+	// failingSince is when the current run of failed lists began; zero
+	// while they succeed.
+	failingSince time.Time
+	// fallback is set once the lists have failed for an interval, and
+	// cleared when a pass lists every record again.
+	fallback bool
+	// episode counts the fallbacks, so the reads scheduled for one stop
+	// when it ends, even if another begins before they notice.
+	episode int
+}
+
+// driftListHealths holds each Reconciler's driftListHealth. It lives beside
+// the Reconciler, not in it, so that the drift pass keeps to its own file;
+// there is one Reconciler per manager (and a few per test).
+var driftListHealths sync.Map // *Reconciler -> *driftListHealth
+
+func driftListHealthOf(r *Reconciler) *driftListHealth {
+	if h, ok := driftListHealths.Load(r); ok {
+		return h.(*driftListHealth)
+	}
+	h, _ := driftListHealths.LoadOrStore(r, &driftListHealth{})
+	return h.(*driftListHealth)
+}
+
+func (h *driftListHealth) fallingBack() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fallback
+}
+
+// inEpisode reports whether the fallback that episode numbers still lasts.
+func (h *driftListHealth) inEpisode(episode int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fallback && h.episode == episode
+}
+
+// failed notes a failed list at now, and returns when the run of failures
+// began.
+func (h *driftListHealth) failed(now time.Time) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failingSince.IsZero() {
+		h.failingSince = now
+	}
+	return h.failingSince
+}
+
+// fallBack sets fallback and returns the episode it began, or 0 when it
+// was set already.
+func (h *driftListHealth) fallBack() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fallback {
+		return 0
+	}
+	h.fallback = true
+	h.episode++
+	return h.episode
+}
+
+// succeeded notes a list that came. It does not end the fallback by
+// itself: only a whole pass does (passSucceeded).
+func (h *driftListHealth) succeeded() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failingSince = time.Time{}
+}
+
+// passSucceeded ends the fallback, once a pass listed every record, and
+// reports whether there was one.
+func (h *driftListHealth) passSucceeded() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	was := h.fallback
+	h.fallback, h.failingSince = false, time.Time{}
+	return was
 }
 
 // driftLister is the drift pass of DriftCheckList: once per drift interval
@@ -83,6 +203,14 @@ func (r *Reconciler) listsDrift(app *appsv1alpha1.MyApp) bool {
 // read before the pass started can be missing from it. A page that fails
 // is retried with a backoff; the pass is judged complete, and anything
 // missing from it, only once every page came.
+//
+// A list that keeps failing (a server that refuses zone transfers, a list
+// endpoint that fails) must not stop drift repair: once the lists have
+// failed for a whole interval, the pass falls back to reading each record
+// at its own point of the interval, as DriftCheckRead does (listsDrift),
+// until a pass lists every record again. Each failed list is counted
+// (myapp_dns_drift_pass_failures_total), and the time of the last complete
+// pass is exported for an alert (MyAppDNSDriftPassFailing).
 type driftLister struct {
 	r *Reconciler
 	// reader reads MyApps: the manager's cache.
@@ -106,6 +234,18 @@ func (*driftLister) NeedLeaderElection() bool { return true }
 // restarted together do not list at once.
 func (l *driftLister) Start(ctx context.Context) error {
 	interval := l.r.DriftCheckInterval
+	// Until a pass succeeds, the last success is this start, so the alert
+	// counts the intervals since then.
+	driftPassLastSuccess.WithLabelValues().Set(float64(l.r.Clock.Now().Unix()))
+	driftPassInterval.WithLabelValues().Set(interval.Seconds())
+	driftPassFallback.WithLabelValues().Set(0)
+	defer func() {
+		// Another replica's pass takes over; this one's series would only
+		// grow stale.
+		driftPassLastSuccess.DeleteLabelValues()
+		driftPassInterval.DeleteLabelValues()
+		driftPassFallback.DeleteLabelValues()
+	}()
 	timer := time.NewTimer(rand.N(interval/2 + 1)) //nolint:gosec // spreading load needs no secure randomness
 	defer timer.Stop()
 	for {
@@ -146,6 +286,12 @@ func (l *driftLister) passOnce(ctx context.Context) error {
 		return err
 	}
 	l.pages = pages
+	driftPassLastSuccess.WithLabelValues().Set(float64(l.r.Clock.Now().Unix()))
+	if driftListHealthOf(l.r).passSucceeded() {
+		driftPassFallback.WithLabelValues().Set(0)
+		l.log.Info("DNS drift pass listed every record again; records are checked by list, not read each interval",
+			"listed", listed.Len())
+	}
 	missing, err := l.findMissing(ctx, start, listed)
 	if err != nil {
 		return err
@@ -218,23 +364,93 @@ func (l *driftLister) pace() time.Duration {
 }
 
 // retry calls list until it succeeds or ctx ends, waiting from a fiftieth of
-// the interval (a second at most), doubling, up to a quarter of it.
+// the interval (a second at most), doubling, up to a quarter of it. Once
+// the lists have failed for a whole interval it falls back to timed reads
+// (fallBack), at that moment, not at the next try.
 func (l *driftLister) retry(ctx context.Context, list func() error) error {
 	interval := l.r.DriftCheckInterval
+	health := driftListHealthOf(l.r)
 	wait := min(time.Second, interval/50)
 	for {
 		err := list()
 		if err == nil {
+			health.succeeded()
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		l.log.Error(err, "Listing DNS records for the drift pass failed; retrying the page", "after", wait)
-		if err := sleep(ctx, wait); err != nil {
+		driftPassFailures.Inc()
+		failingSince := health.failed(l.r.Clock.Now())
+		l.log.Error(err, "Listing DNS records for the drift pass failed; retrying the page", "after", wait,
+			"failingFor", l.r.Clock.Since(failingSince).Round(time.Millisecond))
+		pause := wait
+		if untilFallback := failingSince.Add(interval).Sub(l.r.Clock.Now()); untilFallback <= 0 {
+			l.fallBack(ctx)
+		} else {
+			pause = min(pause, untilFallback)
+		}
+		if err := sleep(ctx, pause); err != nil {
 			return err
 		}
-		wait = min(2*wait, max(interval/4, time.Second))
+		if pause == wait {
+			wait = min(2*wait, max(interval/4, time.Second))
+		}
+	}
+}
+
+// fallBack starts the fallback to timed reads, once per run of failures:
+// from now on listsDrift is false, so every read the controller makes
+// schedules the record's next one at its point of the interval, and the
+// records at rest, whose last read scheduled none, are read once each at
+// their points (readAtDriftPoints).
+func (l *driftLister) fallBack(ctx context.Context) {
+	episode := driftListHealthOf(l.r).fallBack()
+	if episode == 0 {
+		return
+	}
+	driftPassFallback.WithLabelValues().Set(1)
+	l.log.Info("DNS drift pass has not listed the records for an interval; each record is read at its point of the "+
+		"interval until a list succeeds", "interval", l.r.DriftCheckInterval)
+	go l.readAtDriftPoints(ctx, episode)
+}
+
+// readAtDriftPoints sends each MyApp at rest whose last read scheduled no
+// timed read (the drift pass was to list it) to the controller at its
+// point of the next interval, marked drifted so that the pass reads the
+// record; that read schedules the next one itself. It stops when ctx ends
+// or a pass lists every record again, ending the fallback episode.
+func (l *driftLister) readAtDriftPoints(ctx context.Context, episode int) {
+	type due struct {
+		at  time.Time
+		key types.NamespacedName
+	}
+	now := l.r.Clock.Now()
+	var queue []due
+	app := &appsv1alpha1.MyApp{}
+	for _, key := range l.r.dnsChecks.keys() {
+		*app = appsv1alpha1.MyApp{}
+		if err := l.reader.Get(ctx, key, app, client.UnsafeDisableDeepCopy); err != nil {
+			continue // gone, or not in the cache yet: its first pass reads the record
+		}
+		last, known := l.r.dnsChecks.get(key, app.UID)
+		if _, _, _, atRest := l.expected(app); !known || !atRest || !last.next.IsZero() {
+			continue // a timed read is due anyway, or another pass looks after the record
+		}
+		queue = append(queue, due{at: nextDriftCheck(app.UID, l.r.DriftCheckInterval, now), key: key})
+	}
+	slices.SortFunc(queue, func(a, b due) int { return a.at.Compare(b.at) })
+	health := driftListHealthOf(l.r)
+	for _, d := range queue {
+		if err := sleep(ctx, d.at.Sub(l.r.Clock.Now())); err != nil {
+			return
+		}
+		if !health.inEpisode(episode) {
+			return // the lists work again: the pass judges the rest
+		}
+		if err := l.send(ctx, d.key); err != nil {
+			return
+		}
 	}
 }
 
@@ -262,7 +478,7 @@ func (l *driftLister) expected(app *appsv1alpha1.MyApp) (want appsv1alpha1.DNSRe
 		seen, readAt, known = last.seen, last.readAt, true
 	}
 	want = seen.record
-	ok = app.DeletionTimestamp.IsZero() && l.r.listsDrift(app) && seen.reason == appsv1alpha1.RecordActiveReason &&
+	ok = app.DeletionTimestamp.IsZero() && l.r.listedByDriftPass(app) && seen.reason == appsv1alpha1.RecordActiveReason &&
 		want.State == appsv1alpha1.DNSRecordActive && want.Name == app.Spec.Host && len(want.Previous) == 0 &&
 		want.Owner == wantedOwner(l.r.OwnerID, app)
 	return want, readAt, known, ok
@@ -295,11 +511,16 @@ func (l *driftLister) judge(ctx context.Context, rec *dns.Record, fetched time.T
 	return true, l.send(ctx, ref.key)
 }
 
-// recordDiffers reports whether rec is not the ACTIVE record want shows,
-// with the TTL the operator writes.
+// recordDiffers reports whether rec is not the record want shows, with the
+// TTL the operator writes. The listed state is not compared: a list judges
+// it for every record at once, from the zone's serial for RFC 2136, so one
+// secondary a serial behind (an unrelated update not transferred yet) makes
+// every record of a long list PENDING. A record whose type, value, owner
+// and TTL match what its MyApp's last read found ACTIVE was not changed
+// since; a read of each would only find it so, at a read and a reconcile
+// per MyApp per interval.
 func recordDiffers(rec *dns.Record, want *appsv1alpha1.DNSRecordStatus, ttl int32) bool {
-	return rec.Type != want.Type || rec.Value != want.Value || rec.Owner != want.Owner || rec.TTL != ttl ||
-		rec.State != dns.StateActive
+	return rec.Type != want.Type || rec.Value != want.Value || rec.Owner != want.Owner || rec.TTL != ttl
 }
 
 // findMissing sends every MyApp at rest that the complete list did not hold

@@ -30,7 +30,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	miekgdns "github.com/miekg/dns"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -45,6 +47,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -101,6 +104,14 @@ func (d *driftRig) add(g Gomega, namespace string, n int) {
 // its status and returns the record the status shows.
 func (d *driftRig) pass(g Gomega, key types.NamespacedName) appsv1alpha1.DNSRecordStatus {
 	d.t.Helper()
+	rec, _ := d.passFor(g, key)
+	return rec
+}
+
+// passFor is pass, which also returns when the pass asked to come back
+// (zero for never).
+func (d *driftRig) passFor(g Gomega, key types.NamespacedName) (appsv1alpha1.DNSRecordStatus, time.Duration) {
+	d.t.Helper()
 	app := &appsv1alpha1.MyApp{}
 	g.Expect(d.api.Get(d.t.Context(), key, app)).To(Succeed())
 	s := &scope{app: app}
@@ -108,13 +119,37 @@ func (d *driftRig) pass(g Gomega, key types.NamespacedName) appsv1alpha1.DNSReco
 	g.Expect(err).NotTo(HaveOccurred())
 	setConditions(s)
 	g.Expect(d.api.Status().Update(d.t.Context(), app)).To(Succeed())
-	if c := conditionOf(app, appsv1alpha1.DNSReadyCondition); c != nil && c.Reason == appsv1alpha1.RecordActiveReason {
+	if c := conditionOf(app, appsv1alpha1.DNSReadyCondition); c != nil && c.Reason == appsv1alpha1.RecordActiveReason && d.r.listsDrift(app) {
 		g.Expect(result.RequeueAfter).To(BeZero(), "an ACTIVE record has no timed drift check while the pass lists")
 	}
 	if app.Status.DNS == nil {
-		return appsv1alpha1.DNSRecordStatus{} // a conflict: nothing held
+		return appsv1alpha1.DNSRecordStatus{}, result.RequeueAfter // a conflict: nothing held
 	}
-	return *app.Status.DNS
+	return *app.Status.DNS, result.RequeueAfter
+}
+
+// runController passes each MyApp the drift pass sends, and each one again
+// when its pass asked to come back (a timed read), as the controller's
+// queue would, until ctx ends. A failure is reported, not fatal, off the
+// test's goroutine.
+func (d *driftRig) runController(ctx context.Context, wg *sync.WaitGroup) {
+	controller := NewGomega(func(message string, _ ...int) { d.t.Error(message) })
+	requeued := make(chan types.NamespacedName, 10000)
+	wg.Go(func() {
+		for {
+			var key types.NamespacedName
+			select {
+			case <-ctx.Done():
+				return
+			case e := <-d.events:
+				key = client.ObjectKeyFromObject(e.Object)
+			case key = <-requeued:
+			}
+			if _, after := d.passFor(controller, key); after > 0 {
+				time.AfterFunc(after, func() { requeued <- key })
+			}
+		}
+	})
 }
 
 // drained is the MyApps the pass sent since the last call.
@@ -315,12 +350,15 @@ func TestDriftPassRepairsWithinTheInterval(t *testing.T) {
 // TestDriftPassWithAFailedPageJudgesNothingMissing: while every page but
 // the first fails, the pass does not end and sends nothing, though 150 of
 // the 200 records were never listed; once the pages come back it ends,
-// and finds nothing.
+// and finds nothing. The pages fail for less than the interval, after
+// which the pass would fall back to timed reads
+// (TestDriftPassFallsBackToTimedReadsWhileItsListFails).
 func TestDriftPassWithAFailedPageJudgesNothingMissing(t *testing.T) {
 	g := NewWithT(t)
 	var failPages atomic.Bool
 	_, c := pagedDNS(t, &failPages)
 	rig := newDriftRig(t, c)
+	rig.r.DriftCheckInterval = 5 * time.Second
 	rig.add(g, "drift-fail", 200)
 	rig.lister.pages = 100
 
@@ -334,6 +372,103 @@ func TestDriftPassWithAFailedPageJudgesNothingMissing(t *testing.T) {
 	failPages.Store(false)
 	g.Eventually(done, timeout).Should(Receive(Not(HaveOccurred())), "the pass ends once the page comes back")
 	g.Expect(rig.drained()).To(BeEmpty())
+}
+
+// TestDriftPassFallsBackToTimedReadsWhileItsListFails (issue 32 item 2,
+// G3): the drift pass's list fails every time, as from a server that
+// refuses zone transfers, and a record is deleted by hand. Once the list
+// has failed for an interval, each record is read at its own point of the
+// interval, as in read mode, so the deleted record is written again within
+// the documented bound: the list's first try comes within half an interval
+// of the start, the fallback one interval after it, and the record's read
+// within the interval after that (two and a half intervals, plus a second
+// of slack for the pass on a loaded machine); deleted again, it is written
+// again within an interval by the timed read that repair scheduled. Each
+// failed list is counted, the fallback is exported, and once the list
+// comes back the records are judged by list again: no timed read is left
+// scheduled.
+func TestDriftPassFallsBackToTimedReadsWhileItsListFails(t *testing.T) {
+	g := NewWithT(t)
+	var failLists atomic.Bool
+	sim, c := failingListDNS(t, &failLists)
+	rig := newDriftRig(t, c)
+	every := rig.r.DriftCheckInterval
+	rig.add(g, "drift-fallback", 5)
+	victim := rig.host(2)
+
+	failLists.Store(true)
+	failuresBefore := testutil.ToFloat64(driftPassFailures)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	started := time.Now()
+	wg.Go(func() { _ = rig.lister.Start(ctx) })
+	rig.runController(ctx, &wg)
+
+	rec, err := c.Get(ctx, victim)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.Delete(ctx, victim, rec.Owner)).To(Succeed(), "deleted by hand")
+	present := func() bool {
+		for _, r := range sim.Records() {
+			if r.Name == victim {
+				return true
+			}
+		}
+		return false
+	}
+	bound := every/2 + 2*every + time.Second
+	g.Eventually(present, bound+5*time.Second, 20*time.Millisecond).Should(BeTrue(), "written again while the list fails")
+	t.Logf("written again %v after the lists began failing (bound %v)", time.Since(started).Round(10*time.Millisecond), bound)
+	g.Expect(time.Since(started)).To(BeNumerically("<=", bound), "within the documented bound")
+	// Deleted again, once the reads of the records at rest are over: the
+	// read that repaired it scheduled the next one, an interval later, as
+	// in read mode.
+	time.Sleep(every)
+	rec, err = c.Get(ctx, victim)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.Delete(ctx, victim, rec.Owner)).To(Succeed(), "deleted by hand again")
+	again := time.Now()
+	g.Eventually(present, every+5*time.Second, 20*time.Millisecond).Should(BeTrue(), "written again by its timed read")
+	t.Logf("written again %v after the second deletion", time.Since(again).Round(10*time.Millisecond))
+	g.Expect(time.Since(again)).To(BeNumerically("<=", every+time.Second), "within an interval of the second deletion")
+	g.Expect(testutil.ToFloat64(driftPassFailures)-failuresBefore).To(BeNumerically(">=", 2), "each failed list is counted")
+	g.Expect(testutil.ToFloat64(driftPassFallback.WithLabelValues())).To(Equal(1.0), "the fallback is exported")
+
+	// The list comes back: the next complete pass ends the fallback, and
+	// the reads it scheduled run out after one more each.
+	failLists.Store(false)
+	g.Eventually(func() float64 { return testutil.ToFloat64(driftPassFallback.WithLabelValues()) }, 3*every, 20*time.Millisecond).
+		Should(BeZero(), "the lists work again")
+	g.Expect(testutil.ToFloat64(driftPassLastSuccess.WithLabelValues())).To(BeNumerically(">=", float64(started.Unix())))
+	g.Eventually(func(g Gomega) {
+		for _, key := range rig.apps {
+			app := &appsv1alpha1.MyApp{}
+			g.Expect(rig.api.Get(ctx, key, app)).To(Succeed())
+			last, ok := rig.r.dnsChecks.get(key, app.UID)
+			g.Expect(ok).To(BeTrue())
+			g.Expect(last.next.IsZero()).To(BeTrue(), "%s has no timed read left", key)
+		}
+	}, 3*every, 50*time.Millisecond).Should(Succeed())
+}
+
+// failingListDNS is a simulator whose lists fail with 503 while fail is
+// set; its reads and writes work.
+func failingListDNS(t *testing.T, fail *atomic.Bool) (*simulator.Server, dns.Client) {
+	t.Helper()
+	sim, url := simtest.StartBehind(t, simulator.Options{Token: simToken}, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if fail.Load() && r.Method == http.MethodGet && r.URL.Path == "/dns/v1/records" {
+				http.Error(w, `{"error":"unavailable","message":"injected"}`, http.StatusServiceUnavailable)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	c, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
+		MaxRetries: 1, MaxRetryWait: 10 * time.Millisecond})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return sim, c
 }
 
 // TestDriftPassDoesNotJudgeARecordWrittenDuringIt: a MyApp whose record was
@@ -394,6 +529,99 @@ func TestDriftPassOnBIND(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(rec.Value).To(Equal(defaultTarget), "repaired")
 	g.Expect(counted.getsOf(rig.host(1))).To(Equal(readsBefore), "the record that matched is not read")
+}
+
+// TestDriftPassOnBINDWithALaggingSecondary (issue 32 item 4, G5): with a
+// secondary nameserver one serial behind the primary (an unrelated update
+// it has not transferred yet, as NOTIFY lags) and more records than the
+// client asks a lagging nameserver about one by one, the listing reports
+// every record PENDING. A record whose type, value, owner and TTL are what
+// its MyApp last read is not drift for that: the pass sends nothing and
+// counts nothing, where it used to read and reconcile every MyApp.
+func TestDriftPassOnBINDWithALaggingSecondary(t *testing.T) {
+	controlplane.RequireBIND(t, rfc2136Err)
+	g := NewWithT(t)
+	const n = 70
+	rig := newDriftRig(t, rfc2136Client)
+	ns := fmt.Sprintf("drift-lag-%d", time.Now().UnixNano()%100000)
+	rig.add(g, ns, n)
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context())
+		for i := range rig.apps {
+			if rec, err := rfc2136Client.Get(ctx, rig.host(i)); err == nil {
+				_ = rfc2136Client.Delete(ctx, rec.Name, rec.Owner)
+			}
+		}
+	})
+
+	// The secondary transfers the zone once, at its start, and is never
+	// notified after: the primary's next update leaves it behind.
+	secondary, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Primary: bind, Zone: bind.Zone})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = secondary.Close() })
+	g.Eventually(func() []string { return servedBy(t, secondary.Addr, rig.host(n-1)) }, timeout, interval).
+		Should(Equal([]string{defaultTarget}), "the secondary serves the records")
+	unrelated := "unrelated." + ns + "." + bind.Zone
+	_, err = rfc2136Client.Upsert(t.Context(), dns.Record{Name: unrelated, Type: dns.TypeA, Value: "192.0.2.99", TTL: 300,
+		Owner: "external-dns/" + ns})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = rfc2136Client.Delete(context.WithoutCancel(t.Context()), unrelated, "external-dns/"+ns) })
+	lagging := func() bool { return zoneSerial(t, secondary.Addr) != zoneSerial(t, bind.Addr) }
+	g.Expect(lagging()).To(BeTrue(), "the secondary is a serial behind")
+
+	withSecondary, err := rfc2136.New(rfc2136.Config{Server: bind.Addr, Zone: bind.Zone, Key: rfc2136.StaticKey(rfc2136Key(g)),
+		Nameservers: []string{bind.Addr, secondary.Addr}, Timeout: time.Second})
+	g.Expect(err).NotTo(HaveOccurred())
+	list, err := withSecondary.ListByOwnerPrefix(t.Context(), installationPrefix(testOwnerID)+ns+"/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(list).To(HaveLen(n))
+	g.Expect(list).To(HaveEach(HaveField("State", dns.StatePending)), "the listing cannot tell which records the secondary serves")
+
+	rig.r.DNS = withSecondary
+	changed, missing := testutil.ToFloat64(driftRecordsFound.WithLabelValues("changed")), testutil.ToFloat64(driftRecordsFound.WithLabelValues("missing"))
+	g.Expect(rig.lister.passOnce(t.Context())).To(Succeed())
+	g.Expect(lagging()).To(BeTrue(), "the secondary still lagged after the pass: the test proves something")
+	g.Expect(rig.drained()).To(BeEmpty(), "no drift: every record is as its MyApp last read it")
+	g.Expect(testutil.ToFloat64(driftRecordsFound.WithLabelValues("changed"))).To(Equal(changed))
+	g.Expect(testutil.ToFloat64(driftRecordsFound.WithLabelValues("missing"))).To(Equal(missing))
+}
+
+// servedBy is what the nameserver at addr answers for name's A record.
+func servedBy(t *testing.T, addr, name string) []string {
+	t.Helper()
+	m := new(miekgdns.Msg)
+	m.SetQuestion(miekgdns.Fqdn(name), miekgdns.TypeA)
+	r, _, err := (&miekgdns.Client{Net: "tcp", Timeout: time.Second}).Exchange(m, addr)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, rr := range r.Answer {
+		if a, ok := rr.(*miekgdns.A); ok {
+			out = append(out, a.A.String())
+		}
+	}
+	return out
+}
+
+// zoneSerial is the serial of the suite's zone as the nameserver at addr
+// serves it.
+func zoneSerial(t *testing.T, addr string) uint32 {
+	t.Helper()
+	m := new(miekgdns.Msg)
+	m.SetQuestion(miekgdns.Fqdn(bind.Zone), miekgdns.TypeSOA)
+	r, _, err := (&miekgdns.Client{Net: "tcp", Timeout: time.Second}).Exchange(m, addr)
+	if err != nil || len(r.Answer) == 0 {
+		t.Fatalf("the SOA of %s at %s: %v %v", bind.Zone, addr, r, err)
+	}
+	return r.Answer[0].(*miekgdns.SOA).Serial
+}
+
+// rfc2136Key is the suite's BIND key.
+func rfc2136Key(g Gomega) rfc2136.Key {
+	key, err := rfc2136.ParseKey(bind.Key())
+	g.Expect(err).NotTo(HaveOccurred())
+	return key
 }
 
 // listDriftBackend labels the MyApps of the manager that

@@ -219,7 +219,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.cleanup.forget(req.NamespacedName)
-			r.dnsChecks.forget(req.NamespacedName)
+			r.dnsChecks.forgetAll(req.NamespacedName)
 			r.childTroubles.forget(req.NamespacedName)
 			r.statusWrites.Forget(req.NamespacedName)
 		}
@@ -242,7 +242,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		setConditions(s)
 		acknowledgeReconcileRequest(app, s.readiness)
 		setDNSFailures(app, s.readiness, r.Clock.Now())
-		if (retErr == nil && out.Complete) || stalledAtGeneration(app) {
+		// A suspended pass acts on no generation (docs/status.md).
+		if !s.readiness.suspended && (retErr == nil && out.Complete || stalledAtGeneration(app)) {
 			app.Status.ObservedGeneration = app.Generation
 		}
 		// The status is written with the caller's context: it records what
@@ -272,7 +273,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // reconcileSuspended is the whole pass of a suspended MyApp: it writes
 // nothing but its status (Ready says Suspended), and announces the suspend
 // once with a Normal event. Edits to the MyApp or its children wait for the
-// resume. The pass is complete: the spec was looked at, and suspended.
+// resume. The pass is complete, but acts on no generation: the status says
+// which changes wait (setSuspendedConditions).
 func (r *Reconciler) reconcileSuspended(s *scope) pass.Outcome {
 	if !wasSuspended(s.app) {
 		r.event(s.app, nil, corev1.EventTypeNormal, eventSuspended, "Suspend",
@@ -289,7 +291,7 @@ func (r *Reconciler) reconcileSuspended(s *scope) pass.Outcome {
 // created; its error or wait ends the pass once they are written.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome {
 	if wasSuspended(s.app) {
-		// The DNS phase reads the record at once (dnsReadDue): what
+		// The DNS phase reads the record at once (dnsplan.AskResumed): what
 		// changed while suspended is found now, not at the next drift check.
 		r.event(s.app, nil, corev1.EventTypeNormal, eventResumed, "Resume",
 			"Resumed: the children and the DNS record are brought to the spec")

@@ -388,9 +388,9 @@ func TestSameNameRecreateKeepsTheNewRecord(t *testing.T) {
 	// record alone.
 	stale := old.DeepCopy()
 	stale.DeletionTimestamp = ptr.To(metav1.Now())
-	_, _, done, _, err := reconciler.releaseRecords(t.Context(), &scope{app: stale})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(done).To(BeTrue())
+	run := reconciler.runDNS(t.Context(), &scope{app: stale})
+	g.Expect(run.err).NotTo(HaveOccurred())
+	g.Expect(run.p.Outcome.Kind).To(Equal(dnsplan.KindReleased), "the stale deletion is done")
 	g.Expect(recordsNamed(recreated.Spec.Host)).To(ConsistOf(And(
 		HaveField("Owner", recordOwner(recreated)), HaveField("State", simulator.StateActive))))
 }

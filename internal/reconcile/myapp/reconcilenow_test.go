@@ -26,6 +26,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/simulator"
 )
 
 // requestReconcile sets reconcile.myapp.dev/requested-at on app to value.
@@ -70,4 +71,26 @@ func TestReconcileRequestReadsTheRecordAtOnce(t *testing.T) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 		return app.Status.LastHandledReconcileAt
 	}, timeout, interval).Should(Equal("1764000060"))
+}
+
+// TestAReconcileRequestIsNotTakenByAPassWhoseReadFailed (audit G8): the
+// value of reconcile.myapp.dev/requested-at is taken once a pass read the
+// record, so CI that waits for status.lastHandledReconcileAt knows the
+// record was looked at. A pass whose read failed leaves it for the next.
+func TestAReconcileRequestIsNotTakenByAPassWhoseReadFailed(t *testing.T) {
+	g := NewWithT(t)
+	app := worldApp("g8", "web", "web.g8.example.com")
+	w := newFakeWorld(t, app)
+	w.settle(3, app)
+
+	w.dns.sim.SetOutage(simulator.ServiceDNS, true)
+	got := w.get(app)
+	got.Annotations = map[string]string{appsv1alpha1.ReconcileRequestAnnotation: "1764000000"}
+	g.Expect(w.c.Update(t.Context(), got)).To(Succeed())
+	_ = w.pass(app)
+	g.Expect(w.get(app).Status.LastHandledReconcileAt).To(BeEmpty(), "the read failed: the request is not taken")
+
+	w.dns.sim.SetOutage(simulator.ServiceDNS, false)
+	_ = w.pass(app)
+	g.Expect(w.get(app).Status.LastHandledReconcileAt).To(Equal("1764000000"), "taken by the pass that read the record")
 }

@@ -62,7 +62,9 @@ func heldHost(app *appsv1alpha1.MyApp) string {
 
 // heldIn is the host whose record st says app holds, or "".
 func heldIn(st *appsv1alpha1.DNSRecordStatus, app *appsv1alpha1.MyApp) string {
-	if st != nil && namesApp(st.Owner, app) {
+	// Only this cluster's operator writes app's status, so an identity
+	// naming app in any installation or none is one it held.
+	if st != nil && selfOf("", app).Names(st.Owner) {
 		return st.Name
 	}
 	return ""
@@ -108,20 +110,6 @@ func heldIndexValues(obj client.Object) []string {
 	return heldHosts(obj.(*appsv1alpha1.MyApp))
 }
 
-// routedHosts are the hosts ing routes now.
-func routedHosts(ing *networkingv1.Ingress) []string {
-	if ing == nil || ing.UID == "" {
-		return nil
-	}
-	var hosts []string
-	for _, rule := range ing.Spec.Rules {
-		if rule.HTTP != nil {
-			hosts = append(hosts, rule.Host)
-		}
-	}
-	return hosts
-}
-
 // ingressRules routes each host to the app's Service; with no host, the one
 // unroutedHost rule without paths keeps the Ingress valid and routes nothing.
 func ingressRules(app *appsv1alpha1.MyApp, hosts sets.Set[string]) []networkingv1.IngressRule {
@@ -161,8 +149,9 @@ func (r *Reconciler) syncIngressRoutes(ctx context.Context, s *scope) error {
 }
 
 // hostWaiters wakes the MyApps waiting for a host when a MyApp that may hold
-// it changes its host, its record or goes away: the waiter's next pass
-// reads the host again instead of waiting for its drift check.
+// or want it comes, changes its host, its record or its suspend, or goes
+// away: the waiter's next pass reads the host again instead of waiting for
+// its drift check, or for a conflict's backed-off re-check.
 func (r *Reconciler) hostWaiters() handler.EventHandler {
 	type queue = workqueue.TypedRateLimitingInterface[ctrl.Request]
 	enqueue := func(ctx context.Context, self client.Object, hosts sets.Set[string], q queue) {
@@ -181,7 +170,11 @@ func (r *Reconciler) hostWaiters() handler.EventHandler {
 			for _, items := range [][]appsv1alpha1.MyApp{waiting.Items, holding.Items} {
 				for i := range items {
 					if items[i].UID != self.GetUID() {
-						q.Add(ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&items[i])})
+						// Its next pass reads the record, and a conflict's
+						// re-checks start again from the shortest wait.
+						key := client.ObjectKeyFromObject(&items[i])
+						r.dnsChecks.wake(key)
+						q.Add(ctrl.Request{NamespacedName: key})
 					}
 				}
 			}
@@ -197,11 +190,20 @@ func (r *Reconciler) hostWaiters() handler.EventHandler {
 			if !okOld || !okNew {
 				return
 			}
+			// A suspend or a resume counts: a suspended MyApp takes no part
+			// in a cycle of moves, so a resume may close one.
 			if old.Spec.Host == app.Spec.Host && sets.New(heldHosts(old)...).Equal(sets.New(heldHosts(app)...)) &&
-				old.DeletionTimestamp.IsZero() == app.DeletionTimestamp.IsZero() {
+				old.DeletionTimestamp.IsZero() == app.DeletionTimestamp.IsZero() && old.Spec.Suspend == app.Spec.Suspend {
 				return // nothing a waiter cares about
 			}
 			enqueue(ctx, app, hostsOf(old).Union(hostsOf(app)), q)
+		},
+		// A new MyApp may close a cycle of moves whose member that gives
+		// first waits, backed off, for something to change.
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
+			if app, ok := e.Object.(*appsv1alpha1.MyApp); ok {
+				enqueue(ctx, app, hostsOf(app), q)
+			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			if app, ok := e.Object.(*appsv1alpha1.MyApp); ok {

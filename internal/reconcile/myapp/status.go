@@ -86,6 +86,9 @@ type readiness struct {
 	// dnsFailure is set when a call to the DNS service failed in this
 	// pass; its retryIn is nil when no retry is scheduled.
 	dnsFailure *dnsFailure
+	// dnsRead is set when the DNS phase read the record (or dealt with a
+	// deletion's records): only such a pass takes a reconcile request.
+	dnsRead bool
 }
 
 // dnsFailure is a failed call to the DNS service: how long until the retry,
@@ -98,8 +101,9 @@ type dnsFailure struct {
 type conditionState struct {
 	ok              bool
 	reason, message string
-	// stalled marks a failure no retry fixes (a spec the API server
-	// refuses): the MyApp reports Stalled until its spec changes.
+	// stalled marks what no retry fixes (a spec the API server refuses, a
+	// host another owner holds for good, a DNS request rejected as
+	// invalid): the MyApp reports Stalled until something changes.
 	stalled bool
 }
 
@@ -123,8 +127,8 @@ func setConditions(s *scope) {
 	case rd.deleting:
 		setReadyConditionFalse(app, appsv1alpha1.DeletingReason, "The MyApp is being deleted")
 	case rd.suspended:
-		setReadyConditionFalse(app, appsv1alpha1.SuspendedReason, "The MyApp is suspended: the operator writes nothing to "+
-			"its children or the DNS service. Set spec.suspend to false to resume.")
+		setSuspendedConditions(app)
+		return
 	case rd.child != nil:
 		setReadyConditionFalse(app, rd.child.reason, rd.child.message)
 	case rd.childrenWritten:
@@ -146,12 +150,6 @@ func setConditions(s *scope) {
 // InProgress; status.observedGeneration tells it whether the spec was
 // looked at at all.
 func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
-	if rd.suspended {
-		// Nothing is in progress and nothing is judged while suspended.
-		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
-		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
-		return
-	}
 	ready := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
 	if reason, message, ok := stallOf(app, rd); ok {
 		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
@@ -173,11 +171,37 @@ func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
 	setCondition(app, appsv1alpha1.ReconcilingCondition, true, reason, message)
 }
 
+// setSuspendedConditions are the conditions of a suspended pass, which acts
+// on no generation (docs/status.md): every condition it sets stays at the
+// last generation a pass acted on (status.observedGeneration, which it does
+// not advance either). Ready says Suspended; nothing is judged, so Stalled
+// goes; and while the spec holds changes no pass applied (the edit that set
+// spec.suspend counts), Reconciling says so with reason Suspended, so
+// kstatus, and Helm's --wait with it, reads InProgress, never Current.
+func setSuspendedConditions(app *appsv1alpha1.MyApp) {
+	acted := app.Status.ObservedGeneration
+	setConditionAt(app, appsv1alpha1.ReadyCondition, false, appsv1alpha1.SuspendedReason, "The MyApp is suspended: the "+
+		"operator writes nothing to its children or the DNS service. Set spec.suspend to false to resume.", acted)
+	meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
+	if app.Generation <= acted {
+		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
+		return
+	}
+	msg := "The spec is not applied until spec.suspend is false: no pass has acted on it yet"
+	if acted > 0 {
+		msg = fmt.Sprintf("The spec changes made since generation %d are not applied until spec.suspend is false", acted)
+	}
+	setConditionAt(app, appsv1alpha1.ReconcilingCondition, true, appsv1alpha1.SuspendedReason, msg, acted)
+}
+
 // stallOf returns the reason and message of what keeps the MyApp from
 // getting better without a change, if anything does: an object in the way
-// of a child, a spec the API server refuses, a host another owner holds, a
-// DNS request the service rejects. A MyApp being deleted is never stalled
-// (kstatus reports it Terminating).
+// of a child, a spec the API server refuses, and what dnsplan said is
+// stalled (a host another owner holds for good, a DNS request the service
+// rejects). A conflict that may end by itself (a cycle of moves under way)
+// is not. A MyApp being deleted is never stalled (kstatus reports it
+// Terminating). When the DNS phase decided nothing new (the status stands),
+// DNSReady's stall stands with it.
 func stallOf(app *appsv1alpha1.MyApp, rd readiness) (reason, message string, ok bool) {
 	if rd.deleting {
 		return "", "", false
@@ -188,15 +212,16 @@ func stallOf(app *appsv1alpha1.MyApp, rd readiness) (reason, message string, ok 
 		}
 		return "", "", false
 	}
+	if rd.dns != nil {
+		return rd.dns.reason, rd.dns.message, rd.dns.stalled
+	}
 	dns := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
-	if dns == nil || dns.Status == metav1.ConditionTrue || dns.ObservedGeneration != app.Generation {
+	stalled := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.StalledCondition)
+	if dns == nil || dns.Status == metav1.ConditionTrue || dns.ObservedGeneration != app.Generation || stalled == nil ||
+		stalled.Reason != dns.Reason {
 		return "", "", false
 	}
-	switch dns.Reason {
-	case appsv1alpha1.HostConflictReason, appsv1alpha1.DNSRequestRejectedReason:
-		return dns.Reason, dns.Message, true
-	}
-	return "", "", false
+	return dns.Reason, dns.Message, true
 }
 
 // stalledAtGeneration reports whether the pass found the current spec
@@ -251,12 +276,12 @@ func setDNSFailures(app *appsv1alpha1.MyApp, rd readiness, now time.Time) {
 	}
 }
 
-// dnsState records DNSReady as the DNS phase decided it.
-func (s *scope) dnsState(ready bool, reason, message string) {
-	s.readiness.dns = &conditionState{ok: ready, reason: reason, message: message}
+func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string) {
+	setConditionAt(app, condType, status, reason, message, app.Generation)
 }
 
-func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string) {
+// setConditionAt sets a condition for the generation it was decided at.
+func setConditionAt(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string, generation int64) {
 	s := metav1.ConditionFalse
 	if status {
 		s = metav1.ConditionTrue
@@ -266,7 +291,7 @@ func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason,
 		Status:             s,
 		Reason:             reason,
 		Message:            message,
-		ObservedGeneration: app.Generation,
+		ObservedGeneration: generation,
 	})
 }
 
@@ -286,11 +311,13 @@ func reconcileRequested(app *appsv1alpha1.MyApp) bool {
 }
 
 // acknowledgeReconcileRequest records the reconcile.myapp.dev/requested-at
-// value as handled once a pass has done what it asks: read the DNS record
-// (the DNS phase decided DNSReady), or cleaned up a MyApp being deleted. A
-// pass that stopped before the DNS phase leaves it to the next one.
+// value as handled once a pass has done what it asks: read the DNS record,
+// or dealt with the records of a MyApp being deleted. A pass whose read
+// failed, that waits for an address, or that stopped before the DNS phase
+// leaves it to the next one, so CI waiting for the value knows the record
+// was looked at.
 func acknowledgeReconcileRequest(app *appsv1alpha1.MyApp, rd readiness) {
-	if !reconcileRequested(app) || (rd.dns == nil && !rd.deleting) {
+	if !reconcileRequested(app) || !rd.dnsRead {
 		return
 	}
 	app.Status.LastHandledReconcileAt = app.Annotations[appsv1alpha1.ReconcileRequestAnnotation]

@@ -17,21 +17,16 @@ limitations under the License.
 package myapp
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/internal/external"
 )
 
 // rolledOut is a Deployment of two replicas that has rolled out, with
@@ -116,87 +111,6 @@ func TestSetReadyCondition(t *testing.T) {
 	}
 }
 
-func TestDNSErrorReason(t *testing.T) {
-	cases := []struct {
-		kind       error
-		wantReason string
-	}{
-		{external.ErrThrottled, appsv1alpha1.DNSThrottledReason},
-		{external.ErrUnauthorized, appsv1alpha1.DNSUnauthorizedReason},
-		{external.ErrInvalid, appsv1alpha1.DNSRequestRejectedReason},
-		{external.ErrTransient, appsv1alpha1.DNSServiceUnavailableReason},
-		{fmt.Errorf("dial tcp: connection refused"), appsv1alpha1.DNSServiceUnavailableReason},
-	}
-	for _, tc := range cases {
-		t.Run(tc.wantReason+"/"+tc.kind.Error(), func(t *testing.T) {
-			g := NewWithT(t)
-			reason, advice := dnsErrorReason(fmt.Errorf("calling the DNS service: %w", tc.kind))
-			g.Expect(reason).To(Equal(tc.wantReason))
-			// The advice is fixed text, so the condition does not churn with
-			// the details of each failure.
-			g.Expect(advice).NotTo(ContainSubstring(tc.kind.Error()))
-		})
-	}
-}
-
-func TestDescribeOwner(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(describeOwner("here", "myapp-operator/here/shop/web/1234")).To(Equal("MyApp shop/web (uid 1234)"))
-	g.Expect(describeOwner("here", "myapp-operator/there/shop/web/1234")).
-		To(Equal("MyApp shop/web (uid 1234) of another installation (owner ID there)"))
-	g.Expect(describeOwner("here", "myapp-operator/shop/web/1234")).
-		To(Equal("MyApp shop/web (uid 1234), written before owner IDs (installation unknown)"))
-	g.Expect(describeOwner("here", "myapp-operator-orphaned/there/shop/web/1234")).
-		To(Equal("MyApp shop/web (uid 1234) of another installation (owner ID there), deleted with deletionPolicy Orphan"))
-	g.Expect(describeOwner("here", "external-dns/cluster-a")).To(Equal(`owner "external-dns/cluster-a"`))
-	g.Expect(describeOwner("here", "myapp-operator/too/many/parts/here/now")).
-		To(Equal(`owner "myapp-operator/too/many/parts/here/now"`))
-}
-
-func TestDesiredTarget(t *testing.T) {
-	withLB := func(lbs ...networkingv1.IngressLoadBalancerIngress) *networkingv1.Ingress {
-		ing := &networkingv1.Ingress{}
-		ing.Status.LoadBalancer.Ingress = lbs
-		return ing
-	}
-	cases := []struct {
-		name          string
-		defaultTarget string
-		ing           *networkingv1.Ingress
-		wantType      string
-		wantValue     string
-		wantOK        bool
-	}{
-		{"no address and no default waits", "", withLB(), "", "", false},
-		{"default IPv4 target", "192.0.2.10", withLB(), "A", "192.0.2.10", true},
-		{"default host name target", "ingress.example.com", nil, "CNAME", "ingress.example.com", true},
-		{"load-balancer IP wins over the default", "192.0.2.10",
-			withLB(networkingv1.IngressLoadBalancerIngress{IP: "203.0.113.5"}), "A", "203.0.113.5", true},
-		{"load-balancer host name", "",
-			withLB(networkingv1.IngressLoadBalancerIngress{Hostname: "lb.example.net"}), "CNAME", "lb.example.net", true},
-		{"load-balancer host name in another spelling is written as the service takes it", "",
-			withLB(networkingv1.IngressLoadBalancerIngress{Hostname: "LB-1.Example.NET."}), "CNAME", "lb-1.example.net", true},
-		{"IPv6 load-balancer address is skipped for the next one", "",
-			withLB(networkingv1.IngressLoadBalancerIngress{IP: "2001:db8::1"},
-				networkingv1.IngressLoadBalancerIngress{IP: "203.0.113.9"}), "A", "203.0.113.9", true},
-		{"IPv4-mapped IPv6 load-balancer address is written as IPv4", "",
-			withLB(networkingv1.IngressLoadBalancerIngress{IP: "::ffff:192.0.2.1"}), "A", "192.0.2.1", true},
-		{"IPv4-mapped IPv6 default target is written as IPv4", "::ffff:192.0.2.10", nil, "A", "192.0.2.10", true},
-		{"only IPv6 falls back to the default", "192.0.2.10",
-			withLB(networkingv1.IngressLoadBalancerIngress{IP: "2001:db8::1"}), "A", "192.0.2.10", true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			r := &Reconciler{OwnerID: testOwnerID, DefaultTarget: tc.defaultTarget}
-			recordType, value, ok := r.desiredTarget(tc.ing)
-			g.Expect(ok).To(Equal(tc.wantOK))
-			g.Expect(recordType).To(Equal(tc.wantType))
-			g.Expect(value).To(Equal(tc.wantValue))
-		})
-	}
-}
-
 // TestReadyConditionIgnoresRolloutCounters: while a Deployment rolls out, its
 // counters change with every pod; the Ready condition must not, or each
 // change costs a status write. The counts are in status.readyReplicas.
@@ -273,40 +187,4 @@ func TestRolloutRewritesTheReadyConditionOnlyOnReasonChanges(t *testing.T) {
 	t.Logf("to roll out a new image: %d status writes, %d Ready rewrites", rolled, rolledRewrites)
 	g.Expect(rolledRewrites).To(Equal(2), "Ready: rolling out, then available")
 	g.Expect(app.Status.ReadyReplicasSummary).To(Equal("4/4"))
-}
-
-func TestDriftChecksAreSpreadOverTheInterval(t *testing.T) {
-	g := NewWithT(t)
-	const interval = 5 * time.Minute
-	const apps, buckets = 10000, 10
-	// UIDs as the API server makes them; a fixed seed keeps the test
-	// deterministic.
-	rnd := rand.New(rand.NewPCG(1, 2))
-	counts := make([]int, buckets)
-	for range apps {
-		var b [16]byte
-		for i := range b {
-			b[i] = byte(rnd.Uint32())
-		}
-		uid := types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]))
-		phase := driftPhase(uid, interval)
-		g.Expect(phase).To(And(BeNumerically(">=", 0), BeNumerically("<", interval)))
-		g.Expect(driftPhase(uid, interval)).To(Equal(phase), "the same UID always gets the same phase")
-		counts[int(phase*buckets/interval)]++
-	}
-	// Each tenth of the interval holds a tenth of the checks, within 10%:
-	// a restart peak is the mean rate, not N reads at once.
-	for i, n := range counts {
-		g.Expect(n).To(BeNumerically("~", apps/buckets, apps/buckets/10), "bucket %d", i)
-	}
-
-	// The next check is the first point at the phase after now, so a
-	// restart at any time schedules it within one interval.
-	uid := types.UID("0b7c3b9e-8a5f-4c43-9f64-3d7f6a1a2b3c")
-	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
-	next := nextDriftCheck(uid, interval, now)
-	g.Expect(next.After(now)).To(BeTrue())
-	g.Expect(next.Sub(now)).To(BeNumerically("<=", interval))
-	g.Expect((time.Duration(next.UnixNano()) % interval)).To(Equal(driftPhase(uid, interval)))
-	g.Expect(nextDriftCheck(uid, interval, next)).To(Equal(next.Add(interval)), "from a check, the next is one interval on")
 }

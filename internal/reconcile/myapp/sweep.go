@@ -70,7 +70,9 @@ func init() {
 //
 // The sweep lists only this installation's records, those under
 // "myapp-operator/<OwnerID>/": clusters sharing one DNS service, each with
-// its own owner ID, never judge each other's records. Records written
+// its own owner ID, never judge each other's records. Two clusters that
+// share an owner ID by mistake would; the sweep runs only while the
+// installation's claim of its ID (Claim) shows no other installation. Records written
 // before owner IDs existed are not listed either: the sweep cannot tell
 // which cluster wrote them, so it leaves them to their MyApp, which takes
 // them over on its next pass.
@@ -95,6 +97,17 @@ type OrphanSweeper struct {
 	// records whose MyApp lives in one of these namespaces are judged. The
 	// others belong to another install's namespaces, never this one's.
 	WatchNamespaces []string
+	// Claim, when set, is asked before every sweep whether this
+	// installation alone uses its owner ID (OwnerIDClaim): a sweep run by
+	// two installations with one ID would delete each other's records.
+	Claim SweepGuard
+}
+
+// SweepGuard says whether the orphan sweep may run now. OwnerIDClaim is
+// one.
+type SweepGuard interface {
+	// SweepAllowed reports whether a sweep may run now, and why not.
+	SweepAllowed(ctx context.Context) (allowed bool, why string)
 }
 
 // watches reports whether the sweep judges records of MyApps in namespace.
@@ -178,6 +191,12 @@ func (s *OrphanSweeper) pace() time.Duration {
 func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
 	if err := ValidateOwnerID(s.OwnerID); err != nil {
 		return 0, fmt.Errorf("sweeping without this installation's owner ID: %w", err)
+	}
+	if s.Claim != nil {
+		if allowed, why := s.Claim.SweepAllowed(ctx); !allowed {
+			s.Log.Info("Not sweeping orphaned DNS records", "reason", why, "ownerID", s.OwnerID)
+			return 0, nil
+		}
 	}
 	records, err := s.DNS.ListByOwnerPrefix(ctx, installationPrefix(s.OwnerID))
 	if err != nil {

@@ -32,6 +32,7 @@ rules:
   resources:
   - myapps
   verbs:
+  - create
   - get
   - list
   - patch
@@ -67,8 +68,17 @@ rules:
   - backup.myapp.dev
   resources:
   - backupconfigs/status
+  - restores/status
   verbs:
   - patch
+- apiGroups:
+  - backup.myapp.dev
+  resources:
+  - restores
+  verbs:
+  - get
+  - list
+  - watch
 - apiGroups:
   - events.k8s.io
   resources:

@@ -62,12 +62,12 @@ limitations under the License.
 // Get, Upsert, Delete and Transfer query the name and its owner record;
 // they never transfer the zone, so their cost does not grow with it. List
 // and ListByOwnerPrefix read the zone with a TSIG-signed AXFR, so the
-// server must allow transfers for the key. The transfer is streamed: every
-// record that is neither an A, a CNAME nor an owner TXT is dropped as its
-// envelope arrives, and Timeout bounds each envelope's wait rather than the
-// whole transfer, so a large zone that keeps coming is read to its end, a
-// server that stalls fails within Timeout, and the caller's context ends it
-// at any time.
+// server must allow transfers for the key. The transfer is streamed: only
+// the names whose owner TXT the list asks for are kept, each decided as the
+// transfer moves past it (ownedNames), and Timeout bounds each envelope's
+// wait rather than the whole transfer, so a large zone that keeps coming is
+// read to its end, a server that stalls fails within Timeout, and the
+// caller's context ends it at any time.
 //
 // A record is StateActive once every configured nameserver answers its
 // value, StatePending until then. The zone's serial is not compared: an
@@ -94,6 +94,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/internal/httpapi"
 )
 
 // OwnerLabel is the first label of the name an owner TXT record lives at.
@@ -262,9 +263,10 @@ func rrValue(rr dns.RR) (typ, value string) {
 
 // Get returns the record called name with its owner and whether every
 // nameserver serves it yet.
-func (c *Client) Get(ctx context.Context, name string) (extdns.Record, error) {
+func (c *Client) Get(ctx context.Context, name string) (_ extdns.Record, err error) {
 	const op = "get"
-	name, err := c.checkName(op, name)
+	defer c.observe(op, time.Now(), &err)
+	name, err = c.checkName(op, name)
 	if err != nil {
 		return extdns.Record{}, err
 	}
@@ -282,8 +284,9 @@ func (c *Client) Get(ctx context.Context, name string) (extdns.Record, error) {
 
 // Upsert creates the record or changes it in one UPDATE whose prerequisites
 // make it atomic; see the package documentation.
-func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (extdns.Record, error) {
+func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (_ extdns.Record, err error) {
 	const op = "upsert"
+	defer c.observe(op, time.Now(), &err)
 	name, err := c.checkName(op, rec.Name)
 	if err != nil {
 		return extdns.Record{}, err
@@ -345,9 +348,10 @@ func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (extdns.Record, 
 
 // Delete removes the record and its owner TXT in one UPDATE that requires
 // the owner TXT to be owner's.
-func (c *Client) Delete(ctx context.Context, name, owner string) error {
+func (c *Client) Delete(ctx context.Context, name, owner string) (err error) {
 	const op = "delete"
-	name, err := c.checkName(op, name)
+	defer c.observe(op, time.Now(), &err)
+	name, err = c.checkName(op, name)
 	if err != nil {
 		return err
 	}
@@ -387,9 +391,10 @@ func (c *Client) Delete(ctx context.Context, name, owner string) error {
 // Transfer hands the record from one owner to another in one UPDATE that
 // requires the owner TXT to be from's. A record already held by to is
 // returned as it is.
-func (c *Client) Transfer(ctx context.Context, name, from, to string) (extdns.Record, error) {
+func (c *Client) Transfer(ctx context.Context, name, from, to string) (_ extdns.Record, err error) {
 	const op = "transfer"
-	name, err := c.checkName(op, name)
+	defer c.observe(op, time.Now(), &err)
+	name, err = c.checkName(op, name)
 	if err != nil {
 		return extdns.Record{}, err
 	}
@@ -435,14 +440,16 @@ func (c *Client) Transfer(ctx context.Context, name, from, to string) (extdns.Re
 // List returns the records owner holds, or every record that has an owner
 // TXT when owner is empty, sorted by name. Records without an owner TXT are
 // not this client's to list.
-func (c *Client) List(ctx context.Context, owner string) ([]extdns.Record, error) {
+func (c *Client) List(ctx context.Context, owner string) (_ []extdns.Record, err error) {
+	defer c.observe("list", time.Now(), &err)
 	return c.list(ctx, "list", func(o string) bool { return owner == "" || o == owner })
 }
 
 // ListByOwnerPrefix returns the records whose owner starts with prefix,
 // sorted by name. An empty prefix is refused, as by the HTTP client, so a
 // caller cannot mistake every owner's records for its own.
-func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]extdns.Record, error) {
+func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) (_ []extdns.Record, err error) {
+	defer c.observe("list", time.Now(), &err)
 	if prefix == "" {
 		return nil, c.fail("list", external.KindInvalid, "owner prefix is required", nil)
 	}
@@ -450,36 +457,26 @@ func (c *Client) ListByOwnerPrefix(ctx context.Context, prefix string) ([]extdns
 }
 
 func (c *Client) list(ctx context.Context, op string, keep func(owner string) bool) ([]extdns.Record, error) {
-	states := map[string]*state{}
-	get := func(name string) *state {
-		if states[name] == nil {
-			states[name] = &state{name: name}
-		}
-		return states[name]
-	}
-	// Only A and CNAME records and owner TXTs are kept as they arrive;
-	// every other record of the zone is dropped at once. All owner TXTs
-	// are kept, not only keep's, so that a name with two of them is seen
-	// as read sees it: held by no one.
-	serial, err := c.axfr(ctx, op, func(rr dns.RR) {
-		name := strings.TrimSuffix(strings.ToLower(rr.Header().Name), ".")
-		switch v := rr.(type) {
-		case *dns.A, *dns.CNAME:
-			st := get(name)
-			st.rrs = append(st.rrs, rr)
-		case *dns.TXT:
-			if rest, ok := strings.CutPrefix(name, OwnerLabel+"."); ok {
-				st := get(rest)
-				st.owners = append(st.owners, strings.Join(v.Txt, ""))
-			}
-		}
-	})
+	// Only the names whose owner TXT keep accepts are held (ownedNames);
+	// every owner TXT at such a name is, so that a name with two of them
+	// is seen as read sees it: held by no one.
+	names := newOwnedNames(keep, false)
+	serial, err := c.axfr(ctx, op, names.add)
 	if err != nil {
 		return nil, err
 	}
+	owned, restart := names.finish()
+	if restart {
+		c.log.V(1).Info("Zone transfer arrived out of canonical order; reading it again, keeping every name", "zone", c.zone)
+		names = newOwnedNames(keep, true)
+		if serial, err = c.axfr(ctx, op, names.add); err != nil {
+			return nil, err
+		}
+		owned, _ = names.finish()
+	}
 	var out []extdns.Record
-	for _, st := range states {
-		if len(st.owners) != 1 || !st.exists() || !keep(st.owners[0]) {
+	for _, st := range owned {
+		if len(st.owners) != 1 || !st.exists() {
 			continue
 		}
 		out = append(out, st.record())
@@ -492,7 +489,8 @@ func (c *Client) list(ctx context.Context, op string, keep func(owner string) bo
 	return out, nil
 }
 
-// read asks the primary for the A or CNAME at name and for its owner TXT.
+// read asks the primary for the A or CNAME at name and for its owner TXT,
+// as the zone holds them at that exact name (confirmExact).
 func (c *Client) read(ctx context.Context, op, name string) (state, error) {
 	st := state{name: name}
 	fqdn := dns.Fqdn(name)
@@ -519,7 +517,64 @@ func (c *Client) read(ctx context.Context, op, name string) (state, error) {
 		}
 	}
 	slices.Sort(st.owners)
-	return st, nil
+	return st, c.confirmExact(ctx, op, &st)
+}
+
+// confirmExact drops from st what the zone does not hold at st.name itself.
+// A zone with a wildcard ("*.example.com CNAME lb.example.net", an SPF
+// "*.example.com TXT") answers a query for any name that has no records of
+// its own with records made up from the wildcard (RFC 4592), and nothing in
+// an unsigned answer tells them apart: taken for real, they would make every
+// name the operator has not written yet look held by someone. So unless st
+// is exactly what this client writes (one A or CNAME and one owner TXT
+// holding an owner identity, which no wildcard makes up, since a name with
+// an owner record below it is never answered from a wildcard), each RRset
+// it shows is confirmed on the zone's own data: an absent name, the common
+// case, costs nothing more, and a record written by hand one update.
+func (c *Client) confirmExact(ctx context.Context, op string, st *state) error {
+	if len(st.rrs) == 1 && len(st.owners) == 1 && contract.ValidateOwner(st.owners[0]) == nil {
+		return nil
+	}
+	if len(st.rrs) > 0 {
+		held, err := c.rrsetExists(ctx, op, st.name, st.rrs[0].Header().Rrtype)
+		if err != nil {
+			return err
+		}
+		if !held {
+			c.log.V(1).Info("DNS answer made up from a wildcard; the name holds no record", "name", st.name)
+			st.rrs = nil
+		}
+	}
+	if len(st.owners) > 0 {
+		held, err := c.rrsetExists(ctx, op, ownerName(st.name), dns.TypeTXT)
+		if err != nil {
+			return err
+		}
+		if !held {
+			c.log.V(1).Info("DNS owner answer made up from a wildcard; the name has no owner record", "name", st.name)
+			st.owners = nil
+		}
+	}
+	return nil
+}
+
+// rrsetExists asks the primary whether name holds records of type typ of
+// its own, with an UPDATE that carries only the prerequisite "RRset exists
+// (value independent)" (RFC 2136 section 2.4.1) and changes nothing. A
+// server checks prerequisites against the zone's data, where a wildcard
+// makes nothing up; an update that changes nothing leaves the serial alone.
+func (c *Client) rrsetExists(ctx context.Context, op, name string, typ uint16) (bool, error) {
+	m := c.newUpdate()
+	m.RRsetUsed([]dns.RR{typedRR(name, typ)})
+	err := c.update(ctx, op, m)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, errPrerequisite):
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
 // propagation says whether every nameserver serves rec yet: answers its
@@ -701,4 +756,13 @@ func newRR(rec extdns.Record) (dns.RR, error) {
 // String names the server and zone, for logs.
 func (c *Client) String() string {
 	return "rfc2136 " + c.server + " zone " + strings.TrimSuffix(c.zone, ".") + " (" + strconv.Itoa(len(c.nameservers)) + " nameservers)"
+}
+
+// observe counts one logical call, started at start and ended with *err, in
+// the request metrics the HTTP clients export (httpapi.Observe), so the
+// alerts on a failing or throttling DNS service cover this backend too. The
+// queries and updates a call makes are its attempts, as an HTTP client's
+// retries are.
+func (c *Client) observe(op string, start time.Time, err *error) {
+	httpapi.Observe(extdns.ServiceName, op, time.Since(start), *err)
 }

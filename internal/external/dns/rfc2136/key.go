@@ -57,9 +57,13 @@ func (k Key) String() string { return fmt.Sprintf("TSIG key %q (%s)", k.Name, k.
 
 // ParseKey reads a key in nsupdate's -y form, "[algorithm:]name:secret",
 // such as "hmac-sha256:myapp-operator:c2VjcmV0...". The algorithm defaults
-// to DefaultAlgorithm. Errors never contain the secret: a key whose name and
-// secret are swapped puts the secret where the name goes, so an error names
-// a field by its position and quotes only the algorithm.
+// to DefaultAlgorithm. Errors never contain the secret, whatever order the
+// fields were written in: a key written in the wrong order puts the secret
+// where the algorithm or the name goes, so an error names a field by its
+// position and quotes none. A name that could be the secret (it holds the
+// characters of base64 that no key name has, or decodes as base64 to a
+// secret's length) is refused too, since the key's String, and every error
+// about the key a server returns, name it.
 func ParseKey(s string) (Key, error) {
 	parts := strings.Split(strings.TrimSpace(s), ":")
 	var k Key
@@ -77,18 +81,48 @@ func ParseKey(s string) (Key, error) {
 		return Key{}, errors.New(`want "[algorithm:]name:secret"`)
 	}
 	if _, ok := algorithms[k.Algorithm]; !ok {
-		return Key{}, fmt.Errorf("unknown TSIG algorithm %q: use hmac-sha256, hmac-sha512, hmac-sha384, hmac-sha224 or hmac-sha1", k.Algorithm)
+		// The field is not quoted: in a key written secret first
+		// ("secret:name:algorithm") it is the secret.
+		return Key{}, errors.New(`the first field of "algorithm:name:secret", the algorithm, is not one of hmac-sha256, ` +
+			`hmac-sha512, hmac-sha384, hmac-sha224 or hmac-sha1 (are the fields in another order?)`)
 	}
 	k.Name = strings.ToLower(strings.TrimSuffix(k.Name, "."))
 	if _, ok := dns.IsDomainName(k.Name); !ok || k.Name == "" {
 		return Key{}, fmt.Errorf(`the %s field of "[algorithm:]name:secret", the key name, is not a domain name `+
 			`(are name and secret swapped?)`, nameField)
 	}
+	if mayBeSecret(parts[len(parts)-2]) {
+		return Key{}, fmt.Errorf(`the %s field of "[algorithm:]name:secret", the key name, looks like a base64 secret `+
+			`(are name and secret swapped?); a key name is a domain name such as myapp-operator`, nameField)
+	}
 	if _, err := base64.StdEncoding.DecodeString(k.Secret); err != nil || k.Secret == "" {
 		return Key{}, fmt.Errorf(`the %s field of "[algorithm:]name:secret", the secret, is not base64 `+
 			`(are name and secret swapped?)`, secretField)
 	}
 	return k, nil
+}
+
+// minSecretBytes is the shortest secret mayBeSecret takes a name for.
+// tsig-keygen and ddns-confgen write a secret as long as the algorithm's
+// digest, 20 bytes at least (HMAC-SHA1); 16 leaves room below that and
+// still lets any name of up to 21 letters and digits through.
+const minSecretBytes = 16
+
+// mayBeSecret reports whether a key name field, as written, could be a
+// base64 secret: it holds '+', '/' or '=', which a secret almost always
+// has and a key name never does, or it decodes as base64 to a secret's
+// length. A real key name is a domain name such as "myapp-operator" or
+// "ddns.example.com": hyphens and dots are not base64.
+func mayBeSecret(field string) bool {
+	if strings.ContainsAny(field, "+/=") {
+		return true
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+		if b, err := enc.DecodeString(field); err == nil && len(b) >= minSecretBytes {
+			return true
+		}
+	}
+	return false
 }
 
 // KeySource supplies the TSIG key for a call. It is asked once per call, so

@@ -229,6 +229,9 @@ type zoneServer struct {
 	perEnvelope int
 	delay       time.Duration
 	stall       chan struct{}
+	// ownerLate sends the owner TXT of the owned record www after a name
+	// that canonical order puts after both, out of the order BIND keeps.
+	ownerLate bool
 }
 
 const loopOwner = "myapp-operator/shop/web/uid-1"
@@ -255,17 +258,24 @@ func (z zoneServer) handle(t *testing.T) func(l *loopback, w dns.ResponseWriter,
 				}
 				var rrs []dns.RR
 				if i == 0 {
-					rrs = append(rrs, soa, www, owner)
+					rrs = append(rrs, soa)
+					if z.ownerLate {
+						rrs = append(rrs, www, mustRR(t, "zz."+loopZone+" 300 IN A 198.51.100.2"), owner)
+					}
 				}
 				for j := range z.perEnvelope {
 					// Junk of every kind the filter drops, and A records
-					// without owners.
-					n := fmt.Sprintf("h%d-%d.%s", i, j, loopZone)
+					// without owners, named so that the zone comes in
+					// canonical order, as BIND sends it.
+					n := fmt.Sprintf("h%03d-%03d.%s", i, j, loopZone)
 					rrs = append(rrs, mustRR(t, n+" 300 IN A 198.51.100.1"), mustRR(t, n+" 300 IN MX 10 mail.example.net."),
 						mustRR(t, n+" 300 IN TXT \"v=spf1 -all\""))
 				}
-				if i == z.envelopes-1 {
+				switch {
+				case i == z.envelopes-1 && z.ownerLate:
 					rrs = append(rrs, soa)
+				case i == z.envelopes-1:
+					rrs = append(rrs, www, owner, soa)
 				}
 				r := answer(q, dns.RcodeSuccess, rrs...)
 				l.reply(w, q, r)
@@ -367,5 +377,22 @@ func TestGetAndDeleteNeverTransferTheZone(t *testing.T) {
 	}
 	if n := l.axfrs.Load(); n != 1 {
 		t.Fatalf("List made %d zone transfers; want 1 (the counter counts)", n)
+	}
+}
+
+// TestAZoneOutOfCanonicalOrderIsListedWhole: a server that sends a zone out
+// of DNSSEC canonical order (an owned name, then a name canonical order
+// puts after it, which lets the owned one go, then its owner TXT) is read a
+// second time, keeping every name, and the owned record is listed all the
+// same.
+func TestAZoneOutOfCanonicalOrderIsListedWhole(t *testing.T) {
+	z := zoneServer{envelopes: 3, perEnvelope: 10, ownerLate: true}
+	l := startLoopback(t, signedRight, z.handle(t))
+	list, err := loopClient(t, l.addr, time.Second).List(t.Context(), loopOwner)
+	if err != nil || len(list) != 1 || list[0].Name != "www.loop.test" || list[0].Value != "192.0.2.1" {
+		t.Fatalf("List = %+v, %v; want www", list, err)
+	}
+	if n := l.axfrs.Load(); n != 2 {
+		t.Fatalf("List made %d zone transfers of a zone out of order; want 2, the second keeping every name", n)
 	}
 }

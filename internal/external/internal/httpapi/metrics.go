@@ -67,6 +67,17 @@ func registerMetrics() {
 	})
 }
 
+// Observe records one logical call of a DNS or backup client that does not
+// speak this HTTP API (the RFC 2136 client) under the same metrics, names
+// and labels as the HTTP clients, so the alerts and dashboards written for
+// them cover it: service is the service's name ("dns"), operation the
+// logical call ("get", "upsert", ...), d how long it took with its retries,
+// and err its error, whose external.Kind is the outcome.
+func Observe(service, operation string, d time.Duration, err error) {
+	registerMetrics()
+	observe(service, operation, d, err)
+}
+
 // observe records one logical call. A zero duration marks a call refused
 // before anything was sent, which is counted but not timed.
 func observe(service, operation string, d time.Duration, err error) {

@@ -14,12 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package dnsplan decides what a MyApp's DNS phase and deletion do with the
-// DNS service, as data: Plan turns one Observation (what the pass read)
-// into the ordered service calls and the outcome. It reads nothing, calls
-// nothing and has no clock (the observation carries the time), so every
-// decision can be checked over every observation (plan_test.go); the
-// myapp package observes, and applies the plan.
+// Package dnsplan decides everything a MyApp's DNS phase and deletion do
+// with the DNS service, as data. Make turns one Observation into a Plan:
+// either what must be read first (a Need), or the ordered service calls
+// and the outcome; Settle and Fail turn a pass's end into what it shows
+// (DNSReady, the warning, the next read, the retry). It reads nothing,
+// calls nothing and has no clock (the observation carries the time), so
+// every rule can be checked over every observation of a bounded space
+// (plan_test.go); the myapp package observes, answers the needs, makes the
+// calls and writes what the outcome says.
 //
 // The rules it keeps:
 //   - a record another owner holds is never written, transferred or
@@ -34,8 +37,17 @@ limitations under the License.
 //     is then first unrouted, and released (deleted, or handed to the MyApp
 //     that wants it) only once the Ingress no longer routes it;
 //   - a host another live MyApp wants is handed over with one owner-checked
-//     Transfer, never deleted for it to take, so swaps and rotations of any
-//     length converge and no third MyApp can take the host between;
+//     Transfer, never deleted for it to take. In a conflict, a MyApp hands
+//     its host over first only when spec.host's holder starts a closed
+//     chain of live, unsuspended MyApps, each holding the host the one
+//     before wants, whose last member wants that host; only the member with
+//     the smallest key gives first, and only to that last member. So swaps
+//     and rotations of any length converge, a MyApp waiting outside the
+//     cycle takes neither host, and a MyApp whose new host is held for good
+//     never gives its old one;
+//   - a MyApp handed a host for a host it holds passes that host on to the
+//     giver, even if it no longer wants the host it was given, as long as
+//     it keeps another;
 //   - under deletionPolicy Orphan records are written already marked
 //     orphaned, so a deletion during an outage leaves nothing the orphan
 //     sweep may delete.
@@ -45,109 +57,6 @@ import (
 	"slices"
 	"time"
 )
-
-// Record is a record as the DNS service answered a read of its name; the
-// zero Record means the name holds none.
-type Record struct {
-	Name, Type, Value string
-	TTL               int32
-	Owner             string
-	Active            bool
-}
-
-// Target is what spec.host's record must point at; zero when there is
-// nothing to point at yet.
-type Target struct{ Type, Value string }
-
-// Self is this MyApp's owner identities in this installation: the one its
-// records carry while it lives, the one marking them orphaned on purpose,
-// and those its records carried before owner IDs existed.
-type Self struct {
-	Owner, Orphaned string
-	// Legacy are this MyApp's identities written before owner IDs (the same
-	// namespace, name and UID, no installation part): its own records, to
-	// take over once (WhyMigrate).
-	Legacy []string
-}
-
-// Owns reports whether owner is one of this MyApp's identities. It is the
-// one place that tells this MyApp's records from another owner's: the
-// identities carry this installation's owner ID, so a record of another
-// installation, even of a MyApp of the same namespace, name and UID, is
-// never this MyApp's.
-func (s Self) Owns(owner string) bool {
-	return owner != "" && (owner == s.Owner || owner == s.Orphaned || s.IsLegacy(owner))
-}
-
-// IsLegacy reports whether owner is one of this MyApp's identities written
-// before owner IDs existed.
-func (s Self) IsLegacy(owner string) bool {
-	return owner != "" && slices.Contains(s.Legacy, owner)
-}
-
-// Peer is another MyApp, live in the API server and not being deleted,
-// whose spec.host is a host this MyApp holds: the receiver of a hand-over.
-type Peer struct {
-	// Key is "<namespace>/<name>", for messages.
-	Key   string
-	Owner string
-}
-
-// Former describes the holder of spec.host when it is an earlier MyApp of
-// this namespace and name (another UID).
-type Former struct {
-	// Orphaned is whether it was deleted with deletionPolicy Orphan.
-	Orphaned bool
-}
-
-// Observation is everything a plan depends on.
-type Observation struct {
-	Now  time.Time
-	Self Self
-	// Host is spec.host.
-	Host string
-	// Orphan is whether deletionPolicy is Orphan.
-	Orphan bool
-	// Deleting is whether the MyApp is being deleted, since DeletingSince.
-	Deleting      bool
-	DeletingSince time.Time
-	Target        Target
-	TTL           int32
-	// Due is whether the record must be read in this pass (a live MyApp);
-	// a plan of a pass that is not due changes nothing.
-	Due bool
-	// Held are the hosts the status shows this MyApp holding.
-	Held []string
-	// Routed are the hosts the Ingress routes now.
-	Routed []string
-	// Records are the records read, by name: spec.host and every held host
-	// when Due or Deleting. A name that is missing was not read.
-	Records map[string]Record
-	// Receivers are, for a held host other than spec.host, the live MyApp
-	// that wants it.
-	Receivers map[string]Peer
-	// Former is set when spec.host's holder is an earlier MyApp of this
-	// name; SelfLive when the API server shows this MyApp as the live one.
-	Former       *Former
-	SelfLive     bool
-	Adopt        bool
-	ReplaceLeaks bool
-	// GiveFirst is set when spec.host's holder starts a chain of live
-	// MyApps, each holding the host the one before wants, that closes on
-	// a host this MyApp holds (a swap or a rotation), and this MyApp's key
-	// is the smallest in it: in a conflict, only it hands a host over
-	// first, so a cycle moves on with one MyApp briefly without a host,
-	// and a MyApp whose new host is held for good never gives its old one.
-	GiveFirst bool
-	// Waited is the spec.host of this MyApp's last read, when not spec.host
-	// any more: a hand-over may have given it that record after it last
-	// read it, and only this read can find it.
-	Waited string
-	// Marked is set when the status shows spec.host held under the
-	// orphaned identity and no other host: under Orphan, a deletion then
-	// has nothing to mark.
-	Marked bool
-}
 
 // Op is a kind of service call.
 type Op string
@@ -186,18 +95,35 @@ type Call struct {
 	// From and To are a transfer's owners; Owner is a delete's.
 	From, To, Owner string
 	Why             Why
-	// To is handed to Peer, for a hand-over.
-	Peer Peer
+	// Peer is the MyApp a hand-over gives the host to. For is the host
+	// this MyApp gives it for when it gives first in a cycle ("" when it
+	// holds spec.host), and Debtor the MyApp that holds that host (the
+	// first of the cycle after this MyApp): it owes it to this MyApp.
+	Peer   *App
+	For    string
+	Debtor *App
+	// Return is set on a hand-over that gives a host back to the MyApp
+	// that gave it: that MyApp owes it nothing any more.
+	Return bool
+	// SkipOnRace is set on a deletion's calls: a record that became
+	// another owner's, or went, is no longer this MyApp's to delete or
+	// mark, and the deletion goes on. A live pass observes again instead.
+	SkipOnRace bool
+	// Quiet is set on a call that says the same as the call before it on
+	// the same name (the second of the two deletes of a name read as
+	// absent): its event goes out only when that call's did not.
+	Quiet bool
 }
 
-// Kind is what the pass comes to.
+// Kind is what a pass comes to.
 type Kind string
 
 // What a pass comes to.
 const (
 	// KindWaitingForAddress: there is no target; nothing is read or written.
 	KindWaitingForAddress Kind = "WaitingForAddress"
-	// KindStands: no read is due; the status stands as the last read left it.
+	// KindStands: no read is due; the status stands as the last read left
+	// it, and the Ingress routes what that read found held.
 	KindStands Kind = "Stands"
 	// KindHeld: spec.host is held once the calls succeeded.
 	KindHeld Kind = "Held"
@@ -209,7 +135,7 @@ const (
 	KindDeletionWaits Kind = "DeletionWaits"
 )
 
-// Outcome is what the pass shows once the calls succeeded.
+// Outcome is what the pass comes to once the calls succeeded.
 type Outcome struct {
 	Kind Kind
 	// Holds is the host status.dns names afterwards ("" for none), and
@@ -218,21 +144,31 @@ type Outcome struct {
 	Previous []string
 	// Routes are the hosts the Ingress may route; nil leaves it as it is.
 	Routes []string
-	// Holder is the owner of spec.host's record in a conflict.
-	Holder string
-	// Moving is set while hosts other than spec.host are held or being
-	// handed over: the pass comes back soon, not at the drift check.
+	// Holder is spec.host's holder in a conflict.
+	Holder Holder
+	// Moving is set while hosts other than spec.host are held and wanted
+	// or being handed over, or another step of a move is under way: the
+	// pass comes back soon, not at the drift check.
 	Moving bool
-	// Read is the spec.host this pass read, for the next observation's
-	// Waited.
+	// Read is the spec.host this pass read, for the memory.
 	Read string
+	// Trust is set for a status a restarted manager trusts instead of
+	// reading: the pass remembers it as if read.
+	Trust bool
 	// Unmarked is set when a deletion under Orphan lets records go that
 	// could not be read, so not marked (the bounded wait is over).
 	Unmarked bool
+	// LostOwed is set when the list of this MyApp's records it needed
+	// failed: the next pass that reads lists again.
+	LostOwed bool
+	// Gifts are the hand-overs to this MyApp still unsettled afterwards.
+	Gifts []Gift
 }
 
-// Plan is the calls to make, in order, and the outcome.
+// Plan is one step of a pass: what must be read first, or the calls to make
+// in order and the outcome.
 type Plan struct {
+	Need    Need
 	Calls   []Call
 	Outcome Outcome
 }
@@ -244,32 +180,34 @@ type Plan struct {
 // a policy set shortly before the deletion can meet this bound.
 const OrphanMarkWait = 10 * time.Minute
 
-// Want is the record spec.host must hold.
-func (o Observation) Want() Record {
-	owner := o.Self.Owner
-	if o.Orphan {
-		owner = o.Self.Orphaned
-	}
-	return Record{Name: o.Host, Type: o.Target.Type, Value: o.Target.Value, TTL: o.TTL, Owner: owner}
-}
+// GiveUpAt is when a deletion under Orphan stops waiting to mark its records.
+func (o Observation) GiveUpAt() time.Time { return o.DeletingSince.Add(OrphanMarkWait) }
 
-// Make plans the pass.
+// Make plans the next step of the pass, in this order: a deletion; no
+// target; whether a read is due; what must be read; the calls.
 func Make(o Observation) Plan {
+	o.memo = &memo{}
 	if o.Deleting {
 		return planDelete(o)
 	}
-	if o.Target == (Target{}) {
+	target := o.Target()
+	if target == (Target{}) {
 		return Plan{Outcome: Outcome{Kind: KindWaitingForAddress}}
 	}
-	if _, read := o.Records[o.Host]; !o.Due || !read {
-		// Nothing read, nothing decided: the status and the routes stand.
-		return Plan{Outcome: Outcome{Kind: KindStands}}
+	if o.Answered == 0 {
+		if due, trust := o.due(); !due {
+			return Plan{Outcome: Outcome{Kind: KindStands, Trust: trust, Routes: o.routesAtLastRead()}}
+		}
 	}
-	calls, holder := planSpecHost(o)
-	holds := holder == ""
+	if need := o.needLive(); need != NeedNothing {
+		return Plan{Need: need}
+	}
+	calls, holder := planSpecHost(o, target)
+	holds := holder.Kind == HolderNone
 	moves := planOthers(o, holds)
 
-	out := Outcome{Routes: moves.routes, Previous: moves.kept, Moving: moves.busy, Read: o.Host}
+	out := Outcome{Routes: moves.routes, Previous: moves.kept, Moving: moves.busy, Read: o.Host,
+		LostOwed: o.LostFailed, Gifts: o.unsettledGifts(moves)}
 	if holds {
 		out.Kind, out.Holds = KindHeld, o.Host
 	} else {
@@ -285,15 +223,53 @@ func Make(o Observation) Plan {
 	return Plan{Calls: append(calls, moves.calls...), Outcome: out}
 }
 
-// planSpecHost is what makes spec.host this MyApp's: the calls, or the
-// owner holding it when it cannot be had ("" when it is held after them).
-func planSpecHost(o Observation) (calls []Call, holder string) {
-	want := o.Want()
+// needLive is what a live MyApp's plan must read before it decides, one
+// step at a time, each only where the decision depends on it.
+func (o Observation) needLive() Need {
+	if o.lostMayExist() {
+		return NeedLost
+	}
+	if o.Answered&NeedRecords == 0 {
+		return NeedRecords
+	}
 	rec := o.Records[o.Host]
+	holder := o.Self.Classify(rec.Owner, nil)
+	if holder.Kind == HolderFormer && o.Answered&NeedLiveSelf == 0 &&
+		(o.Adopt || o.ReplaceLeaks && !holder.Ref.Orphaned) {
+		return NeedLiveSelf
+	}
+	if o.Answered&NeedWanters == 0 && len(o.GivableHosts()) > 0 {
+		return NeedWanters
+	}
+	if holder.Kind == HolderNone || holder.Kind == HolderSelf || o.takesOver(holder) {
+		return NeedNothing
+	}
+	// In a conflict the holder is looked up (the cache names the MyApp),
+	// and the chain is followed on only while a host this MyApp holds is
+	// wanted: only then can a cycle close.
+	if len(o.Chain) == 0 || o.chainOpen() && o.othersWanted() {
+		return NeedChain
+	}
+	return NeedNothing
+}
+
+// takesOver reports whether spec.host's record, held by an earlier MyApp of
+// this name, is adopted or replaced as a leak.
+func (o Observation) takesOver(h Holder) bool {
+	return h.Kind == HolderFormer && o.SelfLive && (o.Adopt || o.ReplaceLeaks && !h.Ref.Orphaned)
+}
+
+// planSpecHost is what makes spec.host this MyApp's: the calls, or the
+// holder of spec.host when it cannot be had (HolderNone when it is held
+// after them).
+func planSpecHost(o Observation, target Target) (calls []Call, holder Holder) {
+	want := o.want(target)
+	rec := o.Records[o.Host]
+	h := o.Self.Classify(rec.Owner, o.chainApp(0))
 	switch {
-	case rec.Name == "":
-		return []Call{{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate}}, ""
-	case o.Self.Owns(rec.Owner):
+	case h.Kind == HolderNone:
+		return []Call{{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate}}, Holder{Kind: HolderNone}
+	case h.Kind == HolderSelf:
 		if rec.Owner != want.Owner {
 			why := WhyMark
 			switch {
@@ -304,20 +280,237 @@ func planSpecHost(o Observation) (calls []Call, holder string) {
 			}
 			calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: why})
 		}
-	case o.Former != nil && o.SelfLive && o.Adopt:
+	case o.takesOver(h) && o.Adopt:
 		calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: WhyAdopt})
-	case o.Former != nil && o.SelfLive && o.ReplaceLeaks && !o.Former.Orphaned:
+	case o.takesOver(h):
 		return []Call{
 			{Op: OpDelete, Name: o.Host, Owner: rec.Owner, Why: WhyReplaceLeak},
 			{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate},
-		}, ""
+		}, Holder{Kind: HolderNone}
 	default:
-		return nil, rec.Owner
+		return nil, h
 	}
 	if !sameValue(rec, want) {
 		calls = append(calls, Call{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyUpdate})
 	}
-	return calls, ""
+	return calls, Holder{Kind: HolderNone}
+}
+
+// chainApp is the MyApp of the i-th link of the chain, or nil.
+func (o Observation) chainApp(i int) *App {
+	if i < len(o.Chain) {
+		return o.Chain[i].App
+	}
+	return nil
+}
+
+// ownOthers are the hosts besides spec.host read as this MyApp's, sorted.
+func (o Observation) ownOthers() []string {
+	return o.remember(memoOwnOthers, func(m *memo) *[]string { return &m.ownOthers }, o.computeOwnOthers)
+}
+
+func (o Observation) computeOwnOthers() []string {
+	var out []string
+	for _, h := range o.others() {
+		if r, ok := o.Records[h]; ok && r.Name != "" && o.Self.Owns(r.Owner) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// GivableHosts are the hosts besides spec.host this MyApp may hand over:
+// those read as its own, and those it knows it holds that read as absent
+// (the read may be stale). NeedWanters asks who wants each.
+func (o Observation) GivableHosts() []string {
+	out := slices.Clone(o.ownOthers())
+	known := o.known()
+	for _, h := range o.others() {
+		if r, read := o.Records[h]; read && r.Name == "" && slices.Contains(known, h) && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// eligibleWanters are the MyApps that may receive h: live, not deleting,
+// not suspended, wanting h, not this MyApp.
+func (o Observation) eligibleWanters(h string) []*App {
+	var out []*App
+	for i := range o.Wanters[h] {
+		a := &o.Wanters[h][i]
+		if a.eligible() && a.Host == h && a.UID != o.Self.UID {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// othersWanted reports whether a host this MyApp holds besides spec.host is
+// wanted by a MyApp that may receive it.
+func (o Observation) othersWanted() bool {
+	for _, h := range o.ownOthers() {
+		if len(o.eligibleWanters(h)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// chainOpen reports whether the chain read so far may go on: its last
+// link's MyApp is eligible, is not this MyApp, and wants a host that is not
+// one this MyApp holds (which would close it), within MaxChain links.
+func (o Observation) chainOpen() bool {
+	if len(o.Chain) == 0 {
+		return true
+	}
+	if len(o.Chain) >= MaxChain {
+		return false
+	}
+	last := o.Chain[len(o.Chain)-1]
+	app := o.member(last)
+	if app == nil || slices.Contains(o.ownOthers(), app.Host) || app.Host == o.Host {
+		return false
+	}
+	for _, l := range o.Chain[:len(o.Chain)-1] {
+		if l.Host == app.Host {
+			return false // a loop that does not pass through this MyApp
+		}
+	}
+	return true
+}
+
+// member is the MyApp a link names when it may take part in a cycle: the
+// live, eligible MyApp of this installation that owns the link's record.
+func (o Observation) member(l Link) *App {
+	h := o.Self.Classify(l.Owner, l.App)
+	if h.Kind != HolderMyApp || !h.App.eligible() || h.App.UID == o.Self.UID {
+		return nil
+	}
+	return h.App
+}
+
+// cycle is the closed chain spec.host's holder starts, if any: the member
+// that closes it (the last, which wants the host this MyApp holds, here
+// and eligible to receive it as the API server shows it) and whether this
+// MyApp gives first (its key is the smallest of the cycle).
+func (o Observation) cycle() (closer *App, host string, givesFirst bool) {
+	givesFirst = true
+	own, key := o.ownOthers(), o.Self.Key()
+	for _, l := range o.Chain {
+		app := o.member(l)
+		if app == nil {
+			return nil, "", false
+		}
+		if app.Key < key {
+			givesFirst = false
+		}
+		if !slices.Contains(own, app.Host) {
+			continue
+		}
+		for _, w := range o.eligibleWanters(app.Host) {
+			if w.UID == app.UID && w.Key == app.Key {
+				return w, app.Host, givesFirst
+			}
+		}
+		return nil, "", false
+	}
+	return nil, "", false
+}
+
+// receiver is who a host h this MyApp holds is handed to, if anyone: the
+// MyApp that gave this one a host for it, while it wants it; otherwise a
+// MyApp that wants it and holds no host, then any that wants it, the
+// smallest key first. holding is set when this MyApp holds spec.host (a
+// MyApp in a conflict passes on only what it owes, or, when it remembers
+// no debt, what a MyApp holding nothing wants). wait is set when h is owed
+// to a giver that wants it but cannot receive it now (it is suspended):
+// nobody else gets it meanwhile.
+func (o Observation) receiver(h string, holding bool) (peer *App, wait bool) {
+	wanters := o.eligibleWanters(h)
+	slices.SortFunc(wanters, func(a, b *App) int { return compare(a.Key, b.Key) })
+	for _, g := range o.Gifts {
+		if g.For != h {
+			continue
+		}
+		for _, w := range wanters {
+			if g.Giver == w.Key {
+				return w, false
+			}
+		}
+		for _, w := range o.Wanters[h] {
+			if g.Giver == w.Key && w.Host == h && !w.Deleting {
+				return nil, true
+			}
+		}
+	}
+	if !holding && o.owes() {
+		return nil, false
+	}
+	for _, w := range wanters {
+		if len(w.Holds) == 0 {
+			return w, false
+		}
+	}
+	if holding && len(wanters) > 0 {
+		return wanters[0], false
+	}
+	return nil, false
+}
+
+// returnTo is the MyApp h goes back to, if any: one that handed h to this
+// MyApp, wants the host this MyApp holds as spec.host, may receive a host
+// and holds none. A swap whose partner took its own host back ends so with
+// each MyApp on its own host.
+func (o Observation) returnTo(h string) *App {
+	for _, g := range o.Gifts {
+		giver, ok := o.Givers[g.Giver]
+		if g.Host == h && ok && giver.eligible() && giver.Host == o.Host && len(giver.Holds) == 0 && giver.UID != o.Self.UID {
+			return &giver
+		}
+	}
+	return nil
+}
+
+// owes reports whether this MyApp remembers owing a host to a giver.
+func (o Observation) owes() bool {
+	for _, g := range o.Gifts {
+		if g.For != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// unsettledGifts are the notes still open once the plan's calls succeeded:
+// a host handed over not read yet, and a debt whose host this MyApp still
+// holds.
+func (o Observation) unsettledGifts(m moves) []Gift {
+	var out []Gift
+	for _, g := range o.Gifts {
+		if slices.ContainsFunc(m.calls, func(c Call) bool { return c.Return && c.Peer.Key == g.Giver }) {
+			continue // its own host went back to the giver
+		}
+		if _, read := o.Records[g.Host]; g.Host != "" && !read {
+			out = append(out, g)
+			continue
+		}
+		if g.For != "" && (slices.Contains(m.kept, g.For) || g.For == o.Host) {
+			out = append(out, Gift{Giver: g.Giver, For: g.For})
+		}
+	}
+	return out
 }
 
 // moves is what becomes of the hosts held other than spec.host.
@@ -328,20 +521,50 @@ type moves struct {
 	busy bool
 }
 
-// heldReadAbsent decides a host the status holds that read as absent: the
+func (m *moves) keep(h string, route bool) {
+	m.kept = append(m.kept, h)
+	if route {
+		m.routes = append(m.routes, h)
+	}
+}
+
+// handOver gives h to peer: first unrouted, then, once the Ingress no
+// longer routes it, transferred with one owner-checked call. debtor, when
+// this MyApp gives first in a cycle, owes it the host it gives h for.
+func (m *moves) handOver(o Observation, h string, r Record, peer *App, routed bool, debtor *App) {
+	m.busy = true
+	if routed {
+		m.keep(h, false)
+		return
+	}
+	c := Call{Op: OpTransfer, Name: h, From: r.Owner, To: peer.owner(o.Self.Installation), Why: WhyHandOver, Peer: peer}
+	if debtor != nil {
+		c.For, c.Debtor = o.Host, debtor
+	}
+	m.calls = append(m.calls, c)
+}
+
+// heldReadAbsent decides a host this MyApp holds that read as absent: the
 // read may be stale (a record created moments ago answers 404 for a
 // while), so the host is not forgotten on this answer. It is not routed
-// (it may be gone, and another MyApp may take it), and it leaves the
-// status only through an owner-checked Delete: a Delete of what is gone
-// succeeds, and one of a record another owner holds is a conflict,
-// observed again.
+// (it may be gone, and another MyApp may take it). A host another MyApp
+// wants (or is owed) stays held until a read shows the record, to be
+// handed over then; if it is truly gone, the MyApp that wants it takes it
+// as a free host. One nobody wants leaves the status only through an
+// owner-checked Delete: a Delete of what is gone succeeds, and one of a
+// record another owner holds is a conflict, observed again.
 func (m *moves) heldReadAbsent(o Observation, h string, routed, holds, specRouted bool) {
 	if routed || !holds || !specRouted {
 		m.kept = append(m.kept, h)
 		m.busy = m.busy || holds
 		return
 	}
-	m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: o.Want().Owner, Why: WhyRelease})
+	if peer, wait := o.receiver(h, true); peer != nil || wait {
+		m.kept = append(m.kept, h)
+		m.busy = true
+		return
+	}
+	m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: o.Self.Want(o.Orphan), Why: WhyRelease})
 }
 
 // planOthers decides each host held other than spec.host, given whether
@@ -353,134 +576,121 @@ func planOthers(o Observation, holds bool) moves {
 	if holds {
 		m.routes = append(m.routes, o.Host)
 	}
-	keep := func(h string, route bool) {
-		m.kept = append(m.kept, h)
-		if route {
-			m.routes = append(m.routes, h)
-		}
-	}
+	known := o.known()
 	for _, h := range o.others() {
 		r, read := o.Records[h]
-		if read && r.Name == "" && slices.Contains(o.Held, h) {
-			m.heldReadAbsent(o, h, routed[h], holds, specRouted)
-			continue
-		}
-		if !read || !o.Self.Owns(r.Owner) {
-			// Not ours any more: nothing to keep, route or release. A held
-			// host not read is kept as it is.
-			if !read && slices.Contains(o.Held, h) {
-				keep(h, routed[h])
-			}
-			continue
-		}
-		peer, wanted := o.Receivers[h]
 		switch {
-		case holds && !specRouted:
-			// The old host stays held and routed until spec.host is routed.
-			keep(h, true)
-			m.busy = true
-		case !holds && (!wanted || !o.GiveFirst):
-			// In conflict: the old name is kept, unless this MyApp is the
-			// one of a closed cycle of moves that gives first. While
-			// another MyApp wants it, this one may be in a cycle whose
-			// last edit only woke another member: it comes back soon to
-			// follow the chain again, rather than at its drift check.
-			keep(h, true)
-			m.busy = m.busy || wanted
-		case routed[h]:
-			// Unrouted now; released once the Ingress no longer routes it.
-			keep(h, false)
-			m.busy = true
-		case wanted:
-			m.calls = append(m.calls, Call{Op: OpTransfer, Name: h, From: r.Owner, To: peer.Owner, Why: WhyHandOver, Peer: peer})
-			m.busy = true
-		default:
-			m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: r.Owner, Why: WhyRelease})
+		case read && r.Name == "" && slices.Contains(known, h):
+			m.heldReadAbsent(o, h, routed[h], holds, specRouted)
+		case !read && slices.Contains(known, h):
+			m.keep(h, routed[h]) // not read: kept as it is
+		case !read || r.Name == "" || !o.Self.Owns(r.Owner):
+			// Not ours: nothing to keep, route or release.
+		case holds:
+			m.release(o, h, r, routed[h], specRouted)
 		}
+	}
+	if !holds {
+		m.conflicted(o, routed)
 	}
 	return m
 }
 
-// planDelete deals with the records of a MyApp being deleted: under Orphan
-// it marks every record of its own not marked yet, otherwise it deletes
-// them. Only names it knows are read (spec.host and the held hosts); none
-// is listed.
-func planDelete(o Observation) Plan {
-	if o.Orphan && o.Marked {
-		// Every record the status knows was written marked: nothing to
-		// read, so an outage cannot hold the deletion or unmark anything.
-		return Plan{Outcome: Outcome{Kind: KindReleased}}
-	}
-	var calls []Call
-	unread := false
-	for _, name := range o.names() {
-		r, read := o.Records[name]
-		if !read {
-			unread = true
-			continue
+// release decides a host held besides spec.host while spec.host is held:
+// it stays held and routed until spec.host is routed, then is unrouted,
+// then handed to the MyApp that wants it, or deleted.
+func (m *moves) release(o Observation, h string, r Record, routed, specRouted bool) {
+	peer, wait := o.receiver(h, true)
+	giver := o.returnTo(h)
+	switch {
+	case !specRouted:
+		m.keep(h, true)
+		m.busy = true
+	case giver != nil:
+		// This MyApp keeps the host the giver gave h for (its spec.host
+		// changed back to it), and the giver holds nothing: it gets its
+		// own host back.
+		m.handOver(o, h, r, giver, routed, nil)
+		if n := len(m.calls); n > 0 && m.calls[n-1].Name == h {
+			m.calls[n-1].Return = true
 		}
-		if r.Name == "" {
-			// Read as absent: the read may be stale (a record created
-			// moments ago answers 404 for a while). Under Delete, it is
-			// deleted all the same (a Delete of what is gone succeeds),
-			// under both identities this MyApp writes: a record written
-			// marked moments before deletionPolicy became Delete reads
-			// absent too, and a Delete under the unmarked owner alone is
-			// refused as another owner's and leaves it. Under Orphan, a
-			// host the status holds cannot be proved marked, so it
-			// counts as not read.
-			switch {
-			case !o.Orphan:
-				calls = append(calls, Call{Op: OpDelete, Name: name, Owner: o.Self.Owner, Why: WhyDelete},
-					Call{Op: OpDelete, Name: name, Owner: o.Self.Orphaned, Why: WhyDelete})
-			case slices.Contains(o.Held, name):
-				unread = true
+	case wait:
+		// Owed to a suspended giver: kept, unrouted, until it resumes.
+		m.keep(h, false)
+	case peer != nil:
+		m.handOver(o, h, r, peer, routed, nil)
+	case routed:
+		m.keep(h, false)
+		m.busy = true
+	default:
+		m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: r.Owner, Why: WhyRelease})
+	}
+}
+
+// conflicted decides the hosts held besides spec.host while another owner
+// holds it. They are kept and routed, so the MyApp keeps a working name,
+// except: the host a closed cycle's last member wants, which this MyApp
+// hands over when it gives first; a host it owes a giver; and (when it
+// remembers no debt) one a MyApp holding nothing wants, handed over as
+// long as it keeps another host.
+func (m *moves) conflicted(o Observation, routed map[string]bool) {
+	own := o.ownOthers()
+	closer, cycleHost, givesFirst := o.cycle()
+	var passOn, keep []string
+	for _, h := range own {
+		switch {
+		case givesFirst && h == cycleHost:
+		case o.passesOn(h):
+			passOn = append(passOn, h)
+		default:
+			keep = append(keep, h)
+		}
+	}
+	if i := slices.IndexFunc(passOn, func(h string) bool { return !o.isOwed(h) }); len(keep) == 0 && i >= 0 {
+		// One name is kept, one no giver is owed. A debt is paid even
+		// when it leaves this MyApp without a name: the giver gave its own
+		// host for it, first in a cycle this MyApp was part of, before
+		// this MyApp's spec.host changed to a host it cannot have.
+		passOn = slices.Delete(passOn, i, i+1)
+	}
+	for _, h := range own {
+		r := o.Records[h]
+		switch {
+		case givesFirst && closer != nil && h == cycleHost:
+			m.handOver(o, h, r, closer, routed[h], o.member(o.Chain[0]))
+		case slices.Contains(passOn, h):
+			peer, _ := o.receiver(h, false)
+			m.handOver(o, h, r, peer, routed[h], nil)
+		default:
+			m.keep(h, true)
+			// While another MyApp wants it, this one may be in a cycle
+			// whose last edit only woke another member: it comes back to
+			// follow the chain again, rather than at its drift check.
+			m.busy = m.busy || len(o.eligibleWanters(h)) > 0
+		}
+	}
+	slices.Sort(m.kept)
+}
+
+// passesOn reports whether a MyApp in a conflict hands h over.
+func (o Observation) passesOn(h string) bool {
+	peer, _ := o.receiver(h, false)
+	return peer != nil
+}
+
+// isOwed reports whether this MyApp owes h to a giver that still wants it.
+func (o Observation) isOwed(h string) bool {
+	for _, g := range o.Gifts {
+		if g.For == h {
+			for _, w := range o.eligibleWanters(h) {
+				if w.Key == g.Giver {
+					return true
+				}
 			}
-			continue
-		}
-		if !o.Self.Owns(r.Owner) {
-			continue
-		}
-		if o.Orphan {
-			if r.Owner != o.Self.Orphaned {
-				calls = append(calls, Call{Op: OpTransfer, Name: name, From: r.Owner, To: o.Self.Orphaned, Why: WhyMark})
-			}
-			continue
-		}
-		calls = append(calls, Call{Op: OpDelete, Name: name, Owner: r.Owner, Why: WhyDelete})
-	}
-	if unread {
-		if o.Orphan && !o.Now.Before(o.DeletingSince.Add(OrphanMarkWait)) {
-			return Plan{Calls: calls, Outcome: Outcome{Kind: KindReleased, Unmarked: true}}
-		}
-		return Plan{Calls: calls, Outcome: Outcome{Kind: KindDeletionWaits}}
-	}
-	return Plan{Calls: calls, Outcome: Outcome{Kind: KindReleased}}
-}
-
-// others are the held hosts other than spec.host, and the host waited for,
-// sorted.
-func (o Observation) others() []string {
-	var out []string
-	for _, h := range append(slices.Clone(o.Held), o.Waited) {
-		if h == "" {
-			continue
-		}
-		if h != o.Host && !slices.Contains(out, h) {
-			out = append(out, h)
 		}
 	}
-	slices.Sort(out)
-	return out
+	return false
 }
-
-// names are spec.host and the held hosts, the names a pass reads.
-func (o Observation) names() []string {
-	return append([]string{o.Host}, o.others()...)
-}
-
-// Names are the names a pass must read: spec.host and the held hosts.
-func (o Observation) Names() []string { return o.names() }
 
 func sameValue(a, b Record) bool {
 	return a.Type == b.Type && a.Value == b.Value && a.TTL == b.TTL
@@ -500,7 +710,17 @@ func setOf(hosts []string) map[string]bool {
 // released. spec.host comes first when held. A failed pass records its
 // progress, so no record it wrote is forgotten.
 func (p Plan) HeldAfter(o Observation, done int) (holds string, previous []string) {
-	held := slices.Clone(o.Held)
+	var held []string
+	for _, h := range o.known() {
+		if r, read := o.Records[h]; !read || r.Name == "" || o.Self.Owns(r.Owner) {
+			held = append(held, h)
+		}
+	}
+	for _, h := range o.ownOthers() {
+		if !slices.Contains(held, h) {
+			held = append(held, h)
+		}
+	}
 	for _, c := range p.Calls[:done] {
 		switch {
 		case c.Op == OpUpsert && o.Self.Owns(c.Record.Owner), c.Op == OpTransfer && o.Self.Owns(c.To):

@@ -31,235 +31,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
-	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-// The phase tests' own intervals differ from the suite's, so a requeue that
-// used the wrong one shows.
-const (
-	phasePendingPoll = 5 * time.Second
-	phaseDriftCheck  = 10 * time.Minute
-)
-
-// What a phase's error asks of the pass (pass.Run, pass.Conclude).
-const (
-	outcomeNone     = "no error"
-	outcomeWaiting  = "pass.Waiting"
-	outcomeTerminal = "terminal error"
-	outcomeBackoff  = "error for the backoff"
-)
-
-// phaseOutcome classifies a phase's error the way pass.Conclude does, and
-// names an error that is both waiting and terminal, which nothing may return.
-func phaseOutcome(err error) (string, time.Duration) {
-	var w *pass.Waiting
-	waiting := errors.As(err, &w)
-	terminal := errors.Is(err, reconcile.TerminalError(nil))
-	switch {
-	case err == nil:
-		return outcomeNone, 0
-	case waiting && terminal:
-		return outcomeWaiting + " and " + outcomeTerminal, w.After
-	case waiting:
-		return outcomeWaiting, w.After
-	case terminal:
-		return outcomeTerminal, 0
-	}
-	return outcomeBackoff, 0
-}
-
-// phaseDNS is the DNS service a case runs against.
-type phaseDNS struct {
-	sim    *simulator.Server
-	client dns.Client
-	// shared is set for the suite's simulator, whose records outlive the
-	// case and must be removed.
-	shared bool
-}
-
-// sharedDNS is the suite's simulator and client, for cases without faults.
-func sharedDNS() phaseDNS {
-	return phaseDNS{sim: sim, client: dnsClient, shared: true}
-}
-
-// ownDNS starts a simulator for one case, with a client built as the
-// suite's is. A fault on the suite's simulator would also reach the
-// manager's passes over other tests' MyApps, and a Retry-After would close
-// the gate of the client they share for its whole length.
-func ownDNS(t *testing.T) phaseDNS {
-	t.Helper()
-	s, url := simtest.Start(t, simulator.Options{Token: simToken})
-	c, err := dns.New(external.Config{
-		BaseURL:      url,
-		Token:        external.StaticTokenSource(simToken),
-		MaxRetries:   1,
-		MaxRetryWait: 100 * time.Millisecond,
-	})
-	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	return phaseDNS{sim: s, client: c}
-}
-
-// records returns the simulator's records called name.
-func (d phaseDNS) records(name string) []simulator.Record {
-	var out []simulator.Record
-	for _, r := range d.sim.Records() {
-		if r.Name == name {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// removeAtEnd deletes the records called name from the suite's simulator
-// once the test is over, whoever owns them: a record of a MyApp that never
-// existed is a leak the sweep tests would otherwise count.
-func (d phaseDNS) removeAtEnd(t *testing.T, name string) {
-	if !d.shared {
-		return
-	}
-	t.Cleanup(func() {
-		// t.Context() is already cancelled when cleanups run.
-		ctx := context.WithoutCancel(t.Context())
-		for _, r := range d.records(name) {
-			if err := d.client.Delete(ctx, name, r.Owner); err != nil {
-				t.Errorf("removing record %s of %s: %v", name, r.Owner, err)
-			}
-		}
-	})
-}
-
-// seed writes a record straight through the client, as another writer
-// would, and returns what the service stored.
-func (d phaseDNS) seed(t *testing.T, g *WithT, name, value, owner string) dns.Record {
-	t.Helper()
-	stored, err := d.client.Upsert(t.Context(), dns.Record{Name: name, Type: TargetType(value), Value: value,
-		TTL: DefaultRecordTTL, Owner: owner})
-	g.Expect(err).NotTo(HaveOccurred())
-	return stored
-}
-
-// seedActive is seed, once the service reports the record ACTIVE.
-func (d phaseDNS) seedActive(t *testing.T, g *WithT, name, value, owner string) dns.Record {
-	t.Helper()
-	d.seed(t, g, name, value, owner)
-	var rec dns.Record
-	g.Eventually(func() dns.RecordState {
-		rec, _ = d.client.Get(t.Context(), name)
-		return rec.State
-	}, timeout, interval).Should(Equal(dns.StateActive))
-	return rec
-}
-
-// newPhaseReconciler builds a Reconciler for calling phases directly. Its
-// DNS schedule is its own and empty, so a case's first call always reads.
-func newPhaseReconciler(c client.Client, d dns.Client, target string) (*Reconciler, *events.FakeRecorder) {
-	rec := events.NewFakeRecorder(100)
-	r := &Reconciler{
-		OwnerID:             testOwnerID,
-		Client:              c,
-		APIReader:           c,
-		DNS:                 d,
-		Recorder:            rec,
-		DefaultTarget:       target,
-		PendingPollInterval: phasePendingPoll,
-		DriftCheckInterval:  phaseDriftCheck,
-		Clock:               suiteClock,
-	}
-	r.setDefaults()
-	return r, rec
-}
-
-// phaseApp is a new MyApp in a namespace of its own, as a pass reads it.
-// It is never created in the API server, so no manager reconciles it and
-// races the phase for its host.
-func phaseApp(t *testing.T, name string, opts ...fixtures.MyAppOption) *appsv1alpha1.MyApp {
-	t.Helper()
-	app := newMyApp(newNamespace(t), name, opts...)
-	app.UID = uuid.NewUUID()
-	app.Generation = 1
-	app.ResourceVersion = "1"
-	return app
-}
-
-// recordedEvents drains what the fake recorder holds.
-func recordedEvents(rec *events.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-// withDNSReady gives app a DNSReady condition as an earlier pass left it.
-func withDNSReady(app *appsv1alpha1.MyApp, ready bool, reason string) {
-	setDNSCondition(app, ready, reason, "set by an earlier pass")
-}
-
-// expectDNSReady checks the DNSReady condition setConditions derived.
-func expectDNSReady(g *WithT, app *appsv1alpha1.MyApp, status metav1.ConditionStatus, reason, message string) {
-	cond := conditionOf(app, appsv1alpha1.DNSReadyCondition)
-	g.Expect(cond).NotTo(BeNil(), "DNSReady is set")
-	g.Expect(cond.Status).To(Equal(status), "DNSReady: %s", cond.Message)
-	g.Expect(cond.Reason).To(Equal(reason), "DNSReady: %s", cond.Message)
-	g.Expect(cond.Message).To(ContainSubstring(message))
-	g.Expect(cond.ObservedGeneration).To(Equal(app.Generation))
-}
-
-// expectWait checks the wait an error asks for: a Retry-After's, never
-// sooner than the service asked and at most retryAfterJitter later, so the
-// MyApps it held do not all call at the instant the gate opens.
-func expectWait(g *WithT, after, want time.Duration) {
-	g.Expect(after).To(And(BeNumerically(">=", want),
-		BeNumerically("<=", time.Duration(float64(want)*(1+retryAfterJitter)))), "the wait the error asks for")
-}
-
-// pendingPollRange is where a PENDING record's requeue falls: the poll
-// interval jittered upwards (pass.JitterFactor), less the instant the phase
-// took.
-func pendingPollRange(g *WithT, result ctrl.Result) {
-	g.Expect(result.RequeueAfter).To(And(
-		BeNumerically(">", phasePendingPoll-500*time.Millisecond),
-		BeNumerically("<=", time.Duration(float64(phasePendingPoll)*(1+pass.JitterFactor)))),
-		"the pending poll interval, within its jitter")
-}
-
-// driftCheckRange is where a settled record's requeue falls: its point of
-// the drift interval, never later than one interval away.
-func driftCheckRange(g *WithT, result ctrl.Result) {
-	g.Expect(result.RequeueAfter).To(And(BeNumerically(">", 0), BeNumerically("<=", phaseDriftCheck)),
-		"the next drift check")
-}
-
-// phaseRun is what one call of a phase came to, for a case's checks.
-type phaseRun struct {
-	app     *appsv1alpha1.MyApp
-	host    string
-	s       *scope
-	result  ctrl.Result
-	err     error
-	dns     phaseDNS
-	counted *countingDNS
-	events  []string
-	seeded  dns.Record
-}
-
-func TestReconcileDNSRecordPhase(t *testing.T) {
+// TestDNSPhaseShowsWhatTheServiceSaid runs the DNS phase alone, over a
+// hand-built scope, against the simulator as it answers and fails: what
+// only the apply side can show, the requests it makes, the retry each
+// failure asks of the pass, the routes it leaves and the events it sends.
+// What the phase decides is dnsplan's, checked over every observation
+// there.
+func TestDNSPhaseShowsWhatTheServiceSaid(t *testing.T) {
 	const foreignOwner = "external-dns/team-billing"
 
 	type phaseCase struct {
@@ -490,7 +279,12 @@ func TestReconcileDNSRecordPhase(t *testing.T) {
 	}
 }
 
-func TestHostConflictPhase(t *testing.T) {
+// TestAConflictSaysWhoHoldsTheHostAndWhatIsHandedOver runs the DNS phase
+// of a MyApp whose spec.host another owner holds: the words of its
+// message and its events, the warning sent once, and a hand-over made
+// only to a MyApp the API server shows wanting the host, whatever the
+// cache says.
+func TestAConflictSaysWhoHoldsTheHostAndWhatIsHandedOver(t *testing.T) {
 	const foreignOwner = "external-dns/team-billing"
 
 	type conflictCase struct {
@@ -562,38 +356,6 @@ func TestHostConflictPhase(t *testing.T) {
 		wantRoutes:  noRoutes,
 		wantEvents:  nil,
 	}, {
-		name: "a MyApp moving to a held host keeps its previous host",
-		prepare: func(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) (string, *appsv1alpha1.MyApp) {
-			holdPrevious(t, g, app)
-			// The holder's MyApp is gone from the cluster: no swap to make.
-			return "myapp-operator/" + testOwnerID + "/" + app.Namespace + "/other/0b7a4f60-0000-4000-8000-0000000000cc", nil
-		},
-		wantMessage: []string{
-			"by MyApp %NS%/other (uid 0b7a4f60-0000-4000-8000-0000000000cc)",
-			"%PREVIOUS% stays registered and routed meanwhile",
-		},
-		wantRoutes: previousRouted,
-		wantEvents: []string{"Warning HostConflict Host "},
-		check: func(t *testing.T, g *WithT, c phaseRun) {
-			g.Expect(c.app.Status.DNS).To(HaveValue(HaveField("Name", previousHost(c.app))), "the status still shows it held")
-			g.Expect(recordsNamed(previousHost(c.app))).To(ConsistOf(HaveField("Owner", recordOwner(c.app))),
-				"the previous record stays")
-		},
-	}, {
-		name: "a live MyApp holding the host and not moving keeps the previous host too",
-		prepare: func(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) (string, *appsv1alpha1.MyApp) {
-			holdPrevious(t, g, app)
-			holder := liveHolder(app, app.Spec.Host)
-			return recordOwner(holder), holder
-		},
-		wantMessage: []string{"by MyApp %NS%/xholder (uid ", "%PREVIOUS% stays registered and routed meanwhile"},
-		wantRoutes:  previousRouted,
-		wantEvents:  []string{"Warning HostConflict Host "},
-		check: func(t *testing.T, g *WithT, c phaseRun) {
-			g.Expect(recordsNamed(previousHost(c.app))).To(ConsistOf(HaveField("Owner", recordOwner(c.app))))
-			g.Expect(c.counted.deletesBy(recordOwner(c.app))).To(BeZero())
-		},
-	}, {
 		name: "a live MyApp moving to the previous host gets it handed over",
 		prepare: func(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) (string, *appsv1alpha1.MyApp) {
 			holdPrevious(t, g, app)
@@ -631,20 +393,6 @@ func TestHostConflictPhase(t *testing.T) {
 		check: func(t *testing.T, g *WithT, c phaseRun) {
 			g.Expect(recordsNamed(previousHost(c.app))).To(ConsistOf(HaveField("Owner", recordOwner(c.app))),
 				"the previous record stays this MyApp's")
-		},
-	}, {
-		name: "a status claiming spec.host the service gives to another owner",
-		prepare: func(t *testing.T, g *WithT, app *appsv1alpha1.MyApp) (string, *appsv1alpha1.MyApp) {
-			app.Status.DNS = &appsv1alpha1.DNSRecordStatus{Name: app.Spec.Host, Owner: recordOwner(app),
-				State: appsv1alpha1.DNSRecordActive}
-			withDNSReady(app, true, appsv1alpha1.RecordActiveReason)
-			return foreignOwner, nil
-		},
-		wantMessage: []string{fmt.Sprintf("by owner %q", foreignOwner)},
-		wantRoutes:  noRoutes,
-		wantEvents:  []string{"Warning HostConflict Host "},
-		check: func(t *testing.T, g *WithT, c phaseRun) {
-			g.Expect(c.app.Status.DNS).To(BeNil(), "the record was taken outside the operator")
 		},
 	}}
 
@@ -704,7 +452,11 @@ func TestHostConflictPhase(t *testing.T) {
 	}
 }
 
-func TestHandleDNSError(t *testing.T) {
+// TestDNSFailuresAreShownAndRetried shows a run the DNS service's error
+// ended, for every kind of error the clients return: DNSReady's reason and
+// advice, status.dns's state, a warning once, the error kept for the log,
+// and the retry dnsplan chose for it.
+func TestDNSFailuresAreShownAndRetried(t *testing.T) {
 	// dnsErr is an error as the DNS client builds it from an answer.
 	dnsErr := func(kind external.Kind, status int, message string) *external.Error {
 		return &external.Error{Kind: kind, Service: dns.ServiceName, Operation: "get", StatusCode: status,
@@ -837,11 +589,11 @@ func TestHandleDNSError(t *testing.T) {
 						Value: defaultTarget, Owner: recordOwner(app),
 						State: appsv1alpha1.DNSRecordActive, LastObservedState: appsv1alpha1.DNSRecordActive}
 				}
-				// No client and no DNS service: handleDNSError calls neither.
+				// No client and no DNS service: showing a failure calls neither.
 				r, rec := newPhaseReconciler(nil, nil, defaultTarget)
 				s := &scope{app: app}
 
-				result, err := r.handleDNSError(t.Context(), s, "read", tc.err)
+				result, err := r.showDNSFailure(t.Context(), s, dnsRun{o: r.observeDNS(t.Context(), s), err: tc.err})
 				setConditions(s)
 
 				g.Expect(result).To(BeZero(), "an error carries the requeue, not the result")
@@ -850,13 +602,12 @@ func TestHandleDNSError(t *testing.T) {
 				expectWait(g, after, tc.wantAfter)
 				g.Expect(err).To(MatchError(tc.err), "the service's error stays reachable, for the log")
 
-				reason, advice := dnsErrorReason(tc.err)
-				g.Expect(reason).To(Equal(tc.wantReason))
-				if !tc.deleting {
-					g.Expect(advice).To(ContainSubstring(tc.wantAdvice))
+				action := "read"
+				if tc.deleting {
+					action = "delete"
 				}
 				expectDNSReady(g, app, metav1.ConditionFalse, tc.wantReason,
-					"Could not read the DNS record for "+app.Spec.Host+": ")
+					"Could not "+action+" the DNS record for "+app.Spec.Host+": ")
 				g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition).Message).To(ContainSubstring(tc.wantAdvice))
 				if tc.deleting && tc.wantReason == appsv1alpha1.DNSRequestRejectedReason {
 					g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition).Message).To(HaveSuffix(deleteRejectedAdvice))

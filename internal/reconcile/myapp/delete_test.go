@@ -25,10 +25,41 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 )
 
-// A MyApp whose passes failed many times in a row (the DNS service down
+// TestTheOrphanWayOutSaysWhenItLetsGo: a MyApp stuck in its deletion on a
+// DNS outage is switched to deletionPolicy Orphan, the documented way out.
+// It still tries to mark its record for up to dnsplan.OrphanMarkWait, and
+// its condition says so: that it is letting go under Orphan, and at what
+// time it gives up the marking, so nobody removes the finalizer by hand.
+func TestTheOrphanWayOutSaysWhenItLetsGo(t *testing.T) {
+	g := NewWithT(t)
+	app := worldApp("wayout", "web", "web.wayout.example.com")
+	w := newFakeWorld(t, app)
+	w.settle(3, app)
+
+	w.dns.sim.SetOutage(simulator.ServiceDNS, true)
+	g.Expect(w.c.Delete(t.Context(), w.get(app))).To(Succeed())
+	_ = w.pass(app)
+	got := w.get(app)
+	g.Expect(got).NotTo(BeNil(), "the outage holds the deletion")
+	got.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyOrphan
+	got.Generation++
+	g.Expect(w.c.Update(t.Context(), got)).To(Succeed())
+	_ = w.pass(app)
+
+	got = w.get(app)
+	g.Expect(got).NotTo(BeNil(), "the record cannot be marked yet")
+	cond := conditionOf(got, appsv1alpha1.DNSReadyCondition)
+	g.Expect(cond).NotTo(BeNil())
+	giveUp := got.DeletionTimestamp.Add(dnsplan.OrphanMarkWait).UTC().Format(time.RFC3339)
+	g.Expect(cond.Message).To(ContainSubstring("deletionPolicy is Orphan"), "%s", cond.Message)
+	g.Expect(cond.Message).To(ContainSubstring(giveUp), "the message says when the marking is given up: %s", cond.Message)
+}
+
+// TestDeletionResumesSoonAfterManyFailedPasses: a MyApp whose passes failed many times in a row (the DNS service down
 // while events kept coming, as when a namespace is deleted and every child
 // the MyApp recreates is refused) is retried within DefaultMaxRetryDelay of
 // the service's return, not after the workqueue's default cap of 1000

@@ -1,0 +1,192 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package dnsplan
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+)
+
+// The reasons DNSReady can have before a pass.
+var reasons = []string{"", appsv1alpha1.RecordActiveReason, appsv1alpha1.RecordPendingReason,
+	appsv1alpha1.HostConflictReason, appsv1alpha1.WaitingForAddressReason, appsv1alpha1.DNSServiceUnavailableReason,
+	appsv1alpha1.DNSRequestRejectedReason, appsv1alpha1.DNSThrottledReason, appsv1alpha1.DNSUnauthorizedReason}
+
+// TestOutcomesKeepTheirPromises checks what a pass shows, over every kind
+// of end a pass can come to, the DNSReady reason it started with, the
+// memory, what woke it and whether the drift pass lists its record:
+//   - a warning goes out only when the reason changes;
+//   - a conflict that may end by itself (a host it holds is wanted, or a
+//     hand-over is under way) is not stalled and comes back by a backoff
+//     that grows only while nothing changed; one that cannot is stalled
+//     and waits for its drift check;
+//   - an ACTIVE record is read at its drift check, or not at all where the
+//     drift pass lists it, and a PENDING one soon;
+//   - only a pass that read the record says so (a reconcile request is
+//     taken only then).
+func TestOutcomesKeepTheirPromises(t *testing.T) {
+	n, failures := 0, 0
+	for _, kind := range []Kind{KindWaitingForAddress, KindStands, KindHeld, KindConflict, KindReleased} {
+		for _, prev := range reasons {
+			for _, moving := range []bool{false, true} {
+				for _, active := range []bool{false, true} {
+					for _, lists := range []bool{false, true} {
+						for mem := range 4 {
+							for _, asked := range []Ask{0, AskWoken, AskRequested} {
+								for _, calls := range []int{0, 1} {
+									for _, trust := range []bool{false, true} {
+										o := Observation{Self: self, Host: "a", Status: Seen{Reason: prev}, ListsDrift: lists, Asked: asked}
+										switch mem {
+										case 1:
+											o.Memory = &Memory{Host: "a", Seen: Seen{Reason: appsv1alpha1.HostConflictReason}, Polls: 3}
+										case 2:
+											o.Memory = &Memory{Host: "z", Seen: Seen{Reason: appsv1alpha1.HostConflictReason}, Polls: 3}
+										case 3:
+											o.Memory = &Memory{Host: "a", Seen: Seen{Reason: appsv1alpha1.RecordActiveReason}, Polls: 3}
+										}
+										p := Plan{Outcome: Outcome{Kind: kind, Moving: moving, Trust: trust}}
+										if calls > 0 {
+											p.Calls = []Call{{Op: OpUpsert, Name: "b"}}
+										}
+										s := Settle(o, p, active)
+										n++
+										if err := checkSettle(o, p, active, s); err != nil && failures < 10 {
+											failures++
+											t.Errorf("%v\nkind %s prev %q moving %t active %t lists %t memory %+v asked %d calls %d trust %t: %+v",
+												err, kind, prev, moving, active, lists, o.Memory, asked, calls, trust, s)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("checked %d settled passes", n)
+}
+
+func checkSettle(o Observation, p Plan, active bool, s Show) error {
+	out := p.Outcome
+	switch {
+	case s.Warn != (s.Reason != "" && s.Reason != o.Status.Reason && out.Kind == KindConflict):
+		return fmt.Errorf("warns %t", s.Warn)
+	case s.Read != (out.Kind == KindHeld || out.Kind == KindConflict || out.Kind == KindReleased):
+		return fmt.Errorf("says it read the record: %t", s.Read)
+	case s.Retry != "":
+		return fmt.Errorf("a pass whose calls succeeded is retried")
+	}
+	switch out.Kind {
+	case KindConflict:
+		return checkConflictShown(o, p, s)
+	case KindHeld:
+		return checkHeldShown(o, out, active, s)
+	case KindStands:
+		if s.Reason != "" || (s.Next == NextKeep) == out.Trust {
+			return fmt.Errorf("a status that stands shows %q, next %s", s.Reason, s.Next)
+		}
+	case KindWaitingForAddress:
+		if s.Reason != appsv1alpha1.WaitingForAddressReason || s.Next != NextNone {
+			return fmt.Errorf("waiting for an address shows %q, next %s", s.Reason, s.Next)
+		}
+	}
+	return nil
+}
+
+// checkConflictShown: a conflict that may end by itself is not stalled and
+// backs off, more each time nothing changed; one that cannot is stalled and
+// waits for its drift check.
+func checkConflictShown(o Observation, p Plan, s Show) error {
+	moving := p.Outcome.Moving
+	if s.Stalled == moving {
+		return fmt.Errorf("a conflict, moving %t, is stalled %t", moving, s.Stalled)
+	}
+	if moving != (s.Next == NextBackoff) || !moving && s.Next != NextDrift {
+		return fmt.Errorf("a conflict, moving %t, is read next %s", moving, s.Next)
+	}
+	same := o.Memory != nil && o.Memory.Host == o.Host && o.Memory.Seen.Reason == appsv1alpha1.HostConflictReason
+	if moving && (s.Polls > 0) != (same && len(p.Calls) == 0 && o.Asked&AskWoken == 0) {
+		return fmt.Errorf("backs off %d times", s.Polls)
+	}
+	if s.Polls > 0 && s.Polls != o.Memory.Polls+1 {
+		return fmt.Errorf("backs off %d times after %d", s.Polls, o.Memory.Polls)
+	}
+	return nil
+}
+
+// checkHeldShown: an ACTIVE record is ready and read at its drift check (or
+// never by itself where the drift pass lists it), a PENDING one or a move
+// soon.
+func checkHeldShown(o Observation, out Outcome, active bool, s Show) error {
+	if s.Ready != active || s.Stalled {
+		return fmt.Errorf("an %s record is ready %t, stalled %t", map[bool]string{true: "ACTIVE", false: "PENDING"}[active],
+			s.Ready, s.Stalled)
+	}
+	switch {
+	case !active || out.Moving:
+		if s.Next != NextPoll {
+			return fmt.Errorf("a PENDING record or a move is read next %s", s.Next)
+		}
+	case o.ListsDrift && s.Next != NextNone, !o.ListsDrift && s.Next != NextDrift:
+		return fmt.Errorf("an ACTIVE record is read next %s (drift by list %t)", s.Next, o.ListsDrift)
+	}
+	return nil
+}
+
+// TestFailuresKeepTheirPromises checks what a failed pass shows: a warning
+// only when the reason changes; never sooner than a Retry-After; no retry
+// only for a request the service rejects as invalid outside a deletion,
+// which is then stalled; the backoff for everything else.
+func TestFailuresKeepTheirPromises(t *testing.T) {
+	n := 0
+	failed := []string{appsv1alpha1.DNSServiceUnavailableReason, appsv1alpha1.DNSRequestRejectedReason,
+		appsv1alpha1.DNSThrottledReason, appsv1alpha1.DNSUnauthorizedReason}
+	for _, prev := range reasons {
+		for _, reason := range failed {
+			for _, after := range []time.Duration{0, 3 * time.Second} {
+				for _, deleting := range []bool{false, true} {
+					o := Observation{Self: self, Host: "a", Status: Seen{Reason: prev}, Deleting: deleting}
+					s := Fail(o, Failure{Reason: reason, RetryAfter: after})
+					n++
+					var err error
+					switch {
+					case s.Reason != reason:
+						err = fmt.Errorf("shows %q", s.Reason)
+					case s.Warn != (prev != reason):
+						err = fmt.Errorf("warns %t", s.Warn)
+					case (s.Retry == RetryWait) != (after > 0):
+						err = fmt.Errorf("retries %s", s.Retry)
+					case (s.Retry == RetryNever) != (after == 0 && reason == appsv1alpha1.DNSRequestRejectedReason && !deleting):
+						err = fmt.Errorf("retries %s", s.Retry)
+					case s.Stalled != (s.Retry == RetryNever):
+						err = fmt.Errorf("stalled %t, retry %s", s.Stalled, s.Retry)
+					case s.Read:
+						err = fmt.Errorf("a failed pass says it read the record")
+					}
+					if err != nil {
+						t.Errorf("%v: prev %q reason %q retry-after %s deleting %t", err, prev, reason, after, deleting)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("checked %d failed passes", n)
+}

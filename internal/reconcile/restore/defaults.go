@@ -1,0 +1,41 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restore
+
+import (
+	"k8s.io/utils/clock"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
+)
+
+// setDefaults gives every tunable left at zero (or set below zero) its
+// default, as the other controllers do: SetupWithManager calls it, so the
+// code reads the fields and each default is stated once.
+func (r *Reconciler) setDefaults() {
+	if r.APIReader == nil {
+		r.APIReader = r.Client
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	pass.SetDefault(&r.BackupPollInterval, DefaultBackupPollInterval)
+	pass.SetDefault(&r.AppPollInterval, DefaultAppPollInterval)
+	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
+	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
+	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
+	r.writes.MaxLag = maxCacheLag
+}

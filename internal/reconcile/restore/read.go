@@ -1,0 +1,355 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// The labels the BackupConfig controller stores with every backup
+// (internal/reconcile/backupconfig, backupLabels), besides
+// backup.LabelNamespace. The storage source narrows the service's listing
+// by them before it reads any content, and a backup chosen before its
+// content is read (one still running) is described from them.
+// TestTheSourcesReadWhatBackupConfigsWrite checks them, and the owner
+// below, against that controller.
+const (
+	labelBackupConfig = "backup.myapp.dev/backupconfig"
+	labelMyApp        = "backup.myapp.dev/myapp"
+	labelMyAppUID     = "backup.myapp.dev/myapp-uid"
+	labelTrigger      = "backup.myapp.dev/trigger"
+)
+
+// backupConfigOwner is the owner the BackupConfig controller starts a
+// BackupConfig's backups as: the UID keeps a BackupConfig re-created under
+// the same name apart from the one before it.
+func backupConfigOwner(uid types.UID) string {
+	return "backupconfig/" + string(uid)
+}
+
+// read makes the read a plan asked for and records what it found in the
+// scope. An error is a failure to read (of the backup service or the API
+// server), never an answer: a missing backup or MyApp is an answer.
+func (r *Reconciler) read(ctx context.Context, s *scope, kind readKind) error {
+	switch kind {
+	case readSource:
+		return r.readSource(ctx, s)
+	case readBackup:
+		return r.readBackup(ctx, s)
+	case readContent:
+		return r.readContent(ctx, s, s.backupID())
+	case readApp:
+		return r.readApp(ctx, s)
+	}
+	return fmt.Errorf("the plan asked for an unknown read %d", kind)
+}
+
+// readSource resolves spec.source to one backup, or to the reason there is
+// none to restore.
+func (r *Reconciler) readSource(ctx context.Context, s *scope) error {
+	src := s.restore.Spec.Source
+	switch {
+	case src.BackupConfigRef != nil:
+		return r.resolveBackupConfig(ctx, s, src.BackupConfigRef.Name)
+	case src.BackupID != "":
+		return r.resolveBackupID(ctx, s, src.BackupID)
+	case src.Storage != nil:
+		return r.resolveStorage(ctx, s, cmp.Or(src.Storage.Namespace, s.restore.Namespace), src.Storage.AppName)
+	}
+	// The API server refuses a source without exactly one of them; an
+	// object from before that rule, or written around it, is refused here.
+	s.obs.source = &sourceRead{refusal: backupv1alpha1.BackupNotFoundReason}
+	s.sourceDetail = "spec.source names no backup: set exactly one of backupConfigRef, backupID and storage"
+	return nil
+}
+
+// resolveBackupConfig finds the newest succeeded backup of the BackupConfig
+// name, read from the API server: the choice is made once, and a cache that
+// does not show the BackupConfig yet (or still shows a deleted one) would
+// make it wrongly.
+func (r *Reconciler) resolveBackupConfig(ctx context.Context, s *scope, name string) error {
+	bc := &backupv1alpha1.BackupConfig{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.restore.Namespace, Name: name}, bc)
+	if apierrors.IsNotFound(err) {
+		s.obs.source = &sourceRead{refusal: backupv1alpha1.BackupConfigNotFoundReason}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading BackupConfig %s: %w", name, err)
+	}
+	backups, err := r.Backups.List(ctx, backupConfigOwner(bc.UID), backup.InNamespace(bc.Namespace))
+	if err != nil {
+		return fmt.Errorf("listing the backups of BackupConfig %s: %w", name, err)
+	}
+	b, ok := newestSucceeded(backups)
+	if !ok {
+		s.obs.source = &sourceRead{refusal: backupv1alpha1.NoSucceededBackupReason}
+		s.sourceDetail = fmt.Sprintf("the backup service lists %d of its backups", len(backups))
+		return nil
+	}
+	s.chosen = &b
+	s.obs.source = &sourceRead{found: true, phase: b.Phase}
+	return nil
+}
+
+// resolveBackupID finds the backup of that ID.
+func (r *Reconciler) resolveBackupID(ctx context.Context, s *scope, id string) error {
+	b, err := r.Backups.Get(ctx, id)
+	if errors.Is(err, external.ErrNotFound) {
+		s.obs.source = &sourceRead{refusal: backupv1alpha1.BackupNotFoundReason}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading backup %s: %w", id, err)
+	}
+	s.chosen = &b
+	s.obs.source = &sourceRead{found: true, phase: b.Phase}
+	return nil
+}
+
+// resolveStorage finds the newest succeeded backup this installation took
+// of the MyApp name in namespace. Only the content says which installation
+// took a backup (the backup service files backups by owner, which is a
+// BackupConfig's UID, not an installation), so the candidates the labels
+// leave are read newest first: one of another installation is skipped, and
+// the first of this one is chosen. A candidate whose content cannot be read
+// is chosen too, so its Restore fails naming it, rather than silently
+// restoring an older one; spec.source.backupID then picks that one.
+func (r *Reconciler) resolveStorage(ctx context.Context, s *scope, namespace, name string) error {
+	all, err := r.Backups.List(ctx, "", backup.InNamespace(namespace))
+	if err != nil {
+		return fmt.Errorf("listing the backups in namespace %s: %w", namespace, err)
+	}
+	candidates := storageCandidates(all, namespace, name)
+	for i := range candidates {
+		b := candidates[i]
+		payload, problem, detail, err := r.fetchContent(ctx, b.ID)
+		if err != nil {
+			return err
+		}
+		if problem == "" && (payload.MyApp.Namespace != namespace || payload.MyApp.Name != name) {
+			// Labels that said nothing, or that lied: the content decides.
+			continue
+		}
+		if problem == "" && payload.Metadata.OwnerID != s.obs.ownerID {
+			s.skippedForeign++
+			continue
+		}
+		s.chosen = &b
+		s.obs.source = &sourceRead{found: true, phase: b.Phase}
+		s.setContent(payload, problem, detail)
+		return nil
+	}
+	s.obs.source = &sourceRead{refusal: backupv1alpha1.NoBackupFoundReason}
+	return nil
+}
+
+// newestSucceeded is the succeeded backup that started last, the later ID
+// breaking a tie so the choice does not depend on the listing's order.
+func newestSucceeded(backups []backup.Backup) (backup.Backup, bool) {
+	var newest backup.Backup
+	found := false
+	for _, b := range backups {
+		if b.Phase != backup.PhaseSucceeded {
+			continue
+		}
+		if !found || newer(b, newest) {
+			newest, found = b, true
+		}
+	}
+	return newest, found
+}
+
+// newer orders backups by start time, then ID.
+func newer(a, b backup.Backup) bool {
+	if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+		return c > 0
+	}
+	return a.ID > b.ID
+}
+
+// storageCandidates are the succeeded backups that may be of the MyApp
+// name in namespace, newest first: those whose labels name it, and those
+// whose labels do not say (the content will). A backup whose labels name
+// another MyApp or namespace is not one.
+func storageCandidates(backups []backup.Backup, namespace, name string) []backup.Backup {
+	var out []backup.Backup
+	for _, b := range backups {
+		if b.Phase != backup.PhaseSucceeded {
+			continue
+		}
+		if ns, ok := b.Labels[backup.LabelNamespace]; ok && ns != namespace {
+			continue
+		}
+		if app, ok := b.Labels[labelMyApp]; ok && app != name {
+			continue
+		}
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b backup.Backup) int {
+		switch {
+		case newer(a, b):
+			return -1
+		case newer(b, a):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// readBackup reads the chosen backup again: it may have been deleted, or
+// have finished, since it was chosen.
+func (r *Reconciler) readBackup(ctx context.Context, s *scope) error {
+	b, err := r.Backups.Get(ctx, s.obs.pinned)
+	if errors.Is(err, external.ErrNotFound) {
+		s.obs.backup = &backupRead{}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading backup %s: %w", s.obs.pinned, err)
+	}
+	s.chosen = &b
+	s.obs.backup = &backupRead{found: true, phase: b.Phase}
+	return nil
+}
+
+// readContent reads and decodes the content of backup id.
+func (r *Reconciler) readContent(ctx context.Context, s *scope, id string) error {
+	payload, problem, detail, err := r.fetchContent(ctx, id)
+	if err != nil {
+		return err
+	}
+	s.setContent(payload, problem, detail)
+	return nil
+}
+
+// fetchContent reads the content of backup id and says whether it can be
+// restored: problem is the Failed reason of content that cannot (and
+// detail why), "" for a payload of a MyApp this operator restores.
+func (r *Reconciler) fetchContent(ctx context.Context, id string) (*backup.Payload, string, string, error) {
+	data, err := r.Backups.Content(ctx, id)
+	if errors.Is(err, external.ErrNotFound) {
+		// The backup was chosen as succeeded, so what is missing is its
+		// content: the service's message says which (started without
+		// content, or deleted meanwhile).
+		return nil, backupv1alpha1.BackupHasNoContentReason, serviceMessage(err), nil
+	}
+	if err != nil {
+		return nil, "", "", fmt.Errorf("reading the content of backup %s: %w", id, err)
+	}
+	payload, problem, detail := decodeContent(data)
+	return payload, problem, detail, nil
+}
+
+// decodeContent reads content as a payload of a MyApp this operator can
+// restore, or says why it cannot.
+func decodeContent(data []byte) (*backup.Payload, string, string) {
+	payload, err := backup.DecodePayload(data)
+	var formatErr *backup.FormatError
+	switch {
+	case errors.As(err, &formatErr):
+		return nil, backupv1alpha1.UnsupportedBackupFormatReason, formatErr.Error()
+	case err != nil:
+		return nil, backupv1alpha1.InvalidBackupContentReason, err.Error()
+	case payload.MyApp.APIVersion != appsv1alpha1.GroupVersion.String() || payload.MyApp.Kind != "MyApp":
+		return nil, backupv1alpha1.InvalidBackupContentReason, fmt.Sprintf(
+			"it holds a %s of %s, and this operator restores MyApps of %s",
+			payload.MyApp.Kind, payload.MyApp.APIVersion, appsv1alpha1.GroupVersion)
+	}
+	return payload, "", ""
+}
+
+// setContent records what reading the content found.
+func (s *scope) setContent(payload *backup.Payload, problem, detail string) {
+	s.payload, s.contentDetail = payload, detail
+	s.obs.content = &contentRead{problem: problem}
+	if payload != nil {
+		s.obs.content.ownerID = payload.Metadata.OwnerID
+	}
+}
+
+// readApp reads the target MyApp from the API server, not the cache: a
+// cache that does not show a MyApp yet would have it created twice (the
+// second refused as existing, or worse, taken for absent after the
+// Restore's own create); one that still shows an old generation Ready
+// would let the Restore succeed before the MyApp ran the restored spec.
+func (r *Reconciler) readApp(ctx context.Context, s *scope) error {
+	name := s.targetName()
+	if name == "" {
+		return errors.New("the plan asked for the target MyApp before its name was known")
+	}
+	app := &appsv1alpha1.MyApp{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.restore.Namespace, Name: name}, app)
+	if apierrors.IsNotFound(err) {
+		s.obs.app = &appRead{}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading MyApp %s: %w", name, err)
+	}
+	s.app = app
+	s.obs.app = observeApp(app)
+	return nil
+}
+
+// observeApp is what a plan needs of a MyApp.
+func observeApp(app *appsv1alpha1.MyApp) *appRead {
+	a := &appRead{
+		exists:             true,
+		uid:                app.UID,
+		markedBy:           types.UID(app.Annotations[backupv1alpha1.RestoreUIDAnnotation]),
+		deleting:           !app.DeletionTimestamp.IsZero(),
+		generation:         app.Generation,
+		observedGeneration: app.Status.ObservedGeneration,
+		host:               app.Spec.Host,
+	}
+	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition); c != nil {
+		a.ready, a.readyGeneration = c.Status == metav1.ConditionTrue, c.ObservedGeneration
+	}
+	if dns := app.Status.DNS; dns != nil {
+		a.dnsState, a.dnsName = dns.State, dns.Name
+	}
+	return a
+}
+
+// serviceMessage is the backup service's own explanation of a failure,
+// without the attempt counts and waits the error's text adds, so a
+// condition that quotes it does not change from one retry to the next.
+func serviceMessage(err error) string {
+	var xerr *external.Error
+	if errors.As(err, &xerr) && xerr.Message != "" {
+		return strings.TrimRight(xerr.Message, ".")
+	}
+	return err.Error()
+}

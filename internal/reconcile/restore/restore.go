@@ -1,0 +1,70 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
+)
+
+// reconcileRestore is the pass's one phase: it plans, makes the read the
+// plan asks for, and plans again, until the plan names what to do, which it
+// then does. The loop holds no choice of its own: every branch is the
+// plan's (plan.go).
+func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (ctrl.Result, error) {
+	for range maxReadsPerPass {
+		st := plan(s.obs)
+		s.outcome = st
+		if st.read == readNothing {
+			return r.apply(ctx, s, st)
+		}
+		if err := r.read(ctx, s, st.read); err != nil {
+			return r.readFailed(ctx, s, err)
+		}
+	}
+	return ctrl.Result{}, fmt.Errorf("the plan asked for more than %d reads in one pass", maxReadsPerPass)
+}
+
+// readFailed ends a pass whose read failed. A failure of the backup
+// service is recorded for the condition, and one event goes out when the
+// trouble starts; when the service said how long to wait (a 429, or a 503
+// with Retry-After), the Restore comes back after exactly that wait, and
+// otherwise after the controller's backoff, as for the other kinds. A
+// failure of the API server is returned for the backoff as it is.
+func (r *Reconciler) readFailed(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
+	var xerr *external.Error
+	if !errors.As(err, &xerr) {
+		return ctrl.Result{}, err
+	}
+	s.serviceErr = err
+	if pass.TroubleStarts(s.base.Status.Conditions, readyCondition, backupReasons.For(err)) {
+		r.event(s, corev1.EventTypeWarning, eventBackupServiceFailed, actionReadBackup, "%v", err)
+	}
+	if delay, ok := external.RetryAfter(err); ok {
+		ctrl.LoggerFrom(ctx).Info("Backup service asked to wait", "retryAfter", delay)
+		// Not jittered: the service named the time.
+		return ctrl.Result{}, pass.Wait(delay, err)
+	}
+	return ctrl.Result{}, err
+}

@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restore
+
+import (
+	"cmp"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// scope is what one reconcile pass knows about a Restore. The reads fill
+// it in, the plan decides from its observation, and the deferred status
+// write turns it into status.
+type scope struct {
+	restore *backupv1alpha1.Restore
+	// base is the Restore as fetched, the base of the status patch.
+	base *backupv1alpha1.Restore
+	now  time.Time
+	// obs is what the plan decides from.
+	obs observation
+	// outcome is the step the pass ended with: the plan's, or what apply
+	// made of it when a write failed. setStatus derives the status from it.
+	outcome step
+
+	// chosen is the backup the source resolved to (before a backup is
+	// chosen), or the chosen backup as the backup service reports it now.
+	chosen *backup.Backup
+	// payload is the chosen backup's content, once read and decoded.
+	payload *backup.Payload
+	// sourceDetail says, for a refused source, what resolving it found;
+	// contentDetail, for content that cannot be restored, why.
+	sourceDetail, contentDetail string
+	// skippedForeign counts, for the storage source, the backups of the
+	// MyApp that were skipped as another installation's.
+	skippedForeign int
+	// app is the target MyApp as the API server had it, nil when there is
+	// none or it was not read.
+	app *appsv1alpha1.MyApp
+	// restoredUID is the UID of the MyApp this pass created, replaced the
+	// spec of, or took for its own.
+	restoredUID types.UID
+	// serviceErr is the backup service's failure that ended the pass;
+	// appWriteErr a failed write of the MyApp.
+	serviceErr, appWriteErr error
+}
+
+// newScope starts a pass over restore, by the installation ownerID, at now.
+func newScope(restore *backupv1alpha1.Restore, ownerID string, now time.Time) *scope {
+	st := restore.Status
+	obs := observation{
+		restoreUID:  restore.UID,
+		ownerID:     ownerID,
+		policy:      cmp.Or(restore.Spec.Target.ExistingApp, backupv1alpha1.ExistingAppFail),
+		phase:       st.Phase,
+		restoredUID: st.RestoredAppUID,
+	}
+	if st.Backup != nil {
+		obs.pinned = st.Backup.ID
+	}
+	return &scope{restore: restore, base: restore.DeepCopy(), now: now, obs: obs}
+}
+
+// backupID is the ID of the backup the pass works with: the chosen one, or
+// the one the source resolved to.
+func (s *scope) backupID() string {
+	if s.obs.pinned != "" {
+		return s.obs.pinned
+	}
+	if s.chosen != nil {
+		return s.chosen.ID
+	}
+	return ""
+}
+
+// targetName is the name of the MyApp the Restore writes, "" while it is
+// not known: spec.target.name, else the name status already records, else
+// the backed-up MyApp's name as its content, or failing that the backup's
+// labels or status, say.
+func (s *scope) targetName() string {
+	name := cmp.Or(s.restore.Spec.Target.Name, s.restore.Status.TargetName)
+	if name != "" {
+		return name
+	}
+	if s.payload != nil {
+		return s.payload.MyApp.Name
+	}
+	if b := s.restore.Status.Backup; b != nil && b.MyApp != nil {
+		return b.MyApp.Name
+	}
+	if s.chosen != nil {
+		return s.chosen.Labels[labelMyApp]
+	}
+	return ""
+}

@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restore
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/test/fixtures"
+)
+
+// TestRestoreIntoASecondClusterSharingTheServices is the disaster-recovery
+// story on two control planes of the cluster tier sharing the DNS service
+// and the backup storage, on both providers. Cluster A runs a MyApp, whose
+// backup its BackupConfig takes; then A is lost (the MyApp goes, and with
+// deletionPolicy Delete its record too). Cluster B, installed from nothing
+// with A's owner ID, restores every MyApp of the namespace from storage,
+// with no BackupConfig there: the MyApp comes back Ready with its name
+// resolving, marked with the UID it had in A. An installation with another
+// owner ID on the same services finds no backup of it.
+//
+// The namespace is not multicluster's test file's (test/multicluster, which
+// another change edits now): the two clusters are this package's suite's
+// and one the test starts.
+func TestRestoreIntoASecondClusterSharingTheServices(t *testing.T) {
+	g := NewWithT(t)
+	clusterB, err := controlplane.Start(t.Context(), controlplane.Options{Tier: controlplane.TierCluster, StateRoot: t.TempDir()})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if err := clusterB.Stop(); err != nil {
+			t.Errorf("stopping cluster B: %v", err)
+		}
+	})
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			g := NewWithT(t)
+			a := newTestEnv(t, p)
+			a.startMyApps()
+			live := fixtures.NewMyApp(a.ns, "web", fixtures.WithReplicas(1), fixtures.WithAppDeletionPolicy(appsv1alpha1.DeletionPolicyDelete))
+			a.create(live)
+			fixtures.EventuallyReady(t.Context(), g, a.c, eventually, live)
+			taken := a.seed(seedOptions{app: live, bcName: "web-nightly"})
+
+			// Cluster A is lost; its MyApp went first, its record with it.
+			g.Expect(a.c.Delete(t.Context(), live)).To(Succeed())
+			g.Eventually(func() *appsv1alpha1.MyApp { return a.getApp("web") }, eventually, tick).Should(BeNil())
+			g.Expect(a.record(live.Spec.Host)).To(BeNil())
+
+			// Cluster B: the same namespace, the same owner ID, no
+			// BackupConfig.
+			b := newTestEnvIn(t, clusterB, p, a, a.ns)
+			b.startMyApps()
+			b.startRestores()
+			r := b.newRestore("web-restore", backupv1alpha1.RestoreSource{
+				Storage: &backupv1alpha1.StorageSource{AppName: "web"}})
+			b.create(r)
+			restored := expectRestored(b, r, taken, live, "web")
+			g.Expect(restored.Namespace).To(Equal(a.ns))
+
+			// Another installation on the same services: none of its
+			// backups.
+			other := newTestEnvIn(t, clusterB, p, a, "")
+			other.ownerID = "cluster-b"
+			other.startRestoresWith(clusterB.Config, a.newBackupClient("cluster-b", nil))
+			foreign := other.newRestore("web-restore", backupv1alpha1.RestoreSource{
+				Storage: &backupv1alpha1.StorageSource{Namespace: a.ns, AppName: "web"}})
+			other.create(foreign)
+			got := other.waitForPhase(foreign, backupv1alpha1.RestoreFailed)
+			g.Expect(fixtures.Condition(got.Status.Conditions, readyCondition).Reason).To(Equal(backupv1alpha1.NoBackupFoundReason))
+			var apps appsv1alpha1.MyAppList
+			g.Expect(other.c.List(t.Context(), &apps, client.InNamespace(other.ns))).To(Succeed())
+			g.Expect(apps.Items).To(BeEmpty())
+		})
+	}
+}
+
+// createNamedNamespace creates the namespace name in c's cluster.
+func createNamedNamespace(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}

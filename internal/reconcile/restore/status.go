@@ -1,0 +1,340 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restore
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
+)
+
+// The conditions are of the types every kind of the project carries.
+const (
+	readyCondition       = backupv1alpha1.ReadyCondition
+	reconcilingCondition = backupv1alpha1.ReconcilingCondition
+	stalledCondition     = backupv1alpha1.StalledCondition
+)
+
+// eventReason is the reason of an event, as in every controller of the
+// project (pass.EventReason). A Restore's failure goes out as a Warning
+// whose reason is the Ready condition's.
+type eventReason = pass.EventReason
+
+// Event reasons of the steps of a restore.
+const (
+	eventBackupChosen        eventReason = "BackupChosen"
+	eventMyAppCreated        eventReason = "MyAppCreated"
+	eventMyAppFound          eventReason = "MyAppFound"
+	eventMyAppSpecReplaced   eventReason = "MyAppSpecReplaced"
+	eventRestoreSucceeded    eventReason = "RestoreSucceeded"
+	eventBackupServiceFailed eventReason = "BackupServiceFailed"
+	eventAppWriteFailed      eventReason = eventReason(backupv1alpha1.AppWriteFailedReason)
+)
+
+// Actions of the events, in the events.k8s.io API's sense: what the
+// controller did, or tried to.
+const (
+	actionChoose     = "ChooseBackup"
+	actionReadBackup = "ReadBackup"
+	actionCreate     = "CreateMyApp"
+	actionReplace    = "ReplaceSpec"
+	actionFollow     = "FollowMyApp"
+	actionRefuse     = "Refuse"
+)
+
+// event records an event about the Restore, related to the MyApp it writes
+// when the pass read it.
+func (r *Reconciler) event(s *scope, eventType string, reason eventReason, action, note string, args ...any) {
+	pass.Eventf(r.Recorder, s.restore, s.app, eventType, reason, action, note, args...)
+}
+
+// backupReasons are the Ready reasons for the backup service's failures,
+// the BackupConfig's own.
+var backupReasons = external.Reasons{
+	Unauthorized: backupv1alpha1.BackupServiceUnauthorizedReason,
+	Throttled:    backupv1alpha1.BackupServiceUnavailableReason,
+	Unavailable:  backupv1alpha1.BackupServiceUnavailableReason,
+	Rejected:     backupv1alpha1.BackupServiceErrorReason,
+	Other:        backupv1alpha1.BackupServiceErrorReason,
+}
+
+// setStatus writes what the pass came to into the Restore's status: the
+// backup chosen (only ever the first time), what its content says of it,
+// the target, the MyApp written, the phase and the conditions.
+func setStatus(s *scope) {
+	st := &s.restore.Status
+	phase, reason := s.outcome.phase, s.outcome.reason
+	if s.serviceErr != nil {
+		phase, reason = st.Phase, backupReasons.For(s.serviceErr)
+	}
+	phase = cmp.Or(phase, st.Phase, backupv1alpha1.RestorePending)
+	reason = cmp.Or(reason, backupv1alpha1.RestorePendingReason)
+
+	if s.outcome.pin && st.Backup == nil && s.chosen != nil {
+		st.Backup = chosenBackup(*s.chosen)
+		st.StartTime = statusTime(s.now)
+	}
+	if st.Backup != nil {
+		describeFromContent(st.Backup, s.payload)
+		if st.TargetName == "" {
+			st.TargetName = s.targetName()
+		}
+	}
+	if s.restoredUID != "" {
+		st.RestoredAppUID = s.restoredUID
+	}
+	if phase.Finished() && st.CompletionTime == nil {
+		st.CompletionTime = statusTime(s.now)
+	}
+	st.Phase = phase
+	setConditions(s.restore, reason, readyMessage(s, reason), s.now)
+}
+
+// setConditions sets Ready, and the kstatus conditions that follow it:
+// Reconciling (True, with Ready's reason) while the Restore is in progress,
+// Stalled (True, with Ready's reason) once it failed, each absent otherwise.
+func setConditions(restore *backupv1alpha1.Restore, reason, message string, now time.Time) {
+	switch restore.Status.Phase {
+	case backupv1alpha1.RestoreSucceeded:
+		setCondition(restore, readyCondition, metav1.ConditionTrue, reason, message, now)
+		meta.RemoveStatusCondition(&restore.Status.Conditions, reconcilingCondition)
+		meta.RemoveStatusCondition(&restore.Status.Conditions, stalledCondition)
+	case backupv1alpha1.RestoreFailed:
+		setCondition(restore, readyCondition, metav1.ConditionFalse, reason, message, now)
+		meta.RemoveStatusCondition(&restore.Status.Conditions, reconcilingCondition)
+		setCondition(restore, stalledCondition, metav1.ConditionTrue, reason, message, now)
+	default:
+		setCondition(restore, readyCondition, metav1.ConditionFalse, reason, message, now)
+		setCondition(restore, reconcilingCondition, metav1.ConditionTrue, reason, message, now)
+		meta.RemoveStatusCondition(&restore.Status.Conditions, stalledCondition)
+	}
+}
+
+// setCondition sets a condition, keeping its transition time while its
+// status stays the same.
+func setCondition(restore *backupv1alpha1.Restore, conditionType string, status metav1.ConditionStatus,
+	reason, message string, now time.Time) {
+	meta.SetStatusCondition(&restore.Status.Conditions, metav1.Condition{
+		Type:               conditionType,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: restore.Generation,
+		LastTransitionTime: metav1.NewTime(now),
+	})
+}
+
+// chosenBackup is status.backup for a backup as the service lists it. Its
+// labels describe it until its content is read (describeFromContent).
+func chosenBackup(b backup.Backup) *backupv1alpha1.RestoreBackupStatus {
+	st := &backupv1alpha1.RestoreBackupStatus{ID: b.ID, Trigger: b.Labels[labelTrigger]}
+	if !b.StartedAt.IsZero() {
+		st.StartTime = statusTime(b.StartedAt)
+	}
+	if b.CompletedAt != nil {
+		st.CompletionTime = statusTime(*b.CompletedAt)
+	}
+	if ns, name := b.Labels[backup.LabelNamespace], b.Labels[labelMyApp]; ns != "" && name != "" {
+		st.MyApp = &backupv1alpha1.RestoredObject{Namespace: ns, Name: name, UID: types.UID(b.Labels[labelMyAppUID])}
+		if bc := b.Labels[labelBackupConfig]; bc != "" {
+			st.BackupConfig = &backupv1alpha1.RestoredObject{Namespace: ns, Name: bc,
+				UID: types.UID(strings.TrimPrefix(b.Owner, backupConfigOwner("")))}
+		}
+	}
+	return st
+}
+
+// describeFromContent fills in what the content says of a backup: it is
+// what the Restore creates the MyApp from, so it has the last word over
+// the labels.
+func describeFromContent(st *backupv1alpha1.RestoreBackupStatus, p *backup.Payload) {
+	if p == nil {
+		return
+	}
+	m := p.Metadata
+	st.TakenAt = statusTime(m.TakenAt)
+	st.Trigger = m.Trigger
+	st.MyApp = &backupv1alpha1.RestoredObject{Namespace: p.MyApp.Namespace, Name: p.MyApp.Name, UID: types.UID(m.MyAppUID)}
+	st.BackupConfig = &backupv1alpha1.RestoredObject{Namespace: m.BackupConfig.Namespace, Name: m.BackupConfig.Name,
+		UID: types.UID(m.BackupConfig.UID)}
+}
+
+// statusTime is t as status stores it: whole seconds, so a time read back
+// equals the one written and an unchanged status is not written again.
+func statusTime(t time.Time) *metav1.Time {
+	return &metav1.Time{Time: t.UTC().Truncate(time.Second)}
+}
+
+// readyMessage is the Ready condition's message for reason: what the
+// Restore is doing or why it stopped, and what a person can do about it.
+// It names objects and IDs, never a raw error with its attempt counts, so
+// it does not change from one retry to the next.
+func readyMessage(s *scope, reason string) string {
+	id, target := s.backupID(), s.targetName()
+	switch reason {
+	case backupv1alpha1.RestorePendingReason:
+		if id == "" {
+			return "The Restore is choosing its backup."
+		}
+		return fmt.Sprintf("The Restore chose backup %s; it checks the backup and the target MyApp next.", id)
+	case backupv1alpha1.BackupRunningReason:
+		return fmt.Sprintf("Backup %s is still running; the Restore goes on once it has succeeded.", id)
+	case backupv1alpha1.TargetBeingDeletedReason:
+		return fmt.Sprintf("MyApp %s is being deleted; the Restore creates it from backup %s once it is gone.", target, id)
+	case backupv1alpha1.AppWriteFailedReason:
+		return fmt.Sprintf("Writing MyApp %s failed; the Restore retries with backoff, and its events have the error.", target)
+	case backupv1alpha1.WaitingForAppReason:
+		return waitingMessage(s)
+	case backupv1alpha1.RestoreSucceededReason:
+		return fmt.Sprintf("MyApp %s was restored from backup %s and is Ready, its DNS record for %s active.",
+			target, id, s.app.Spec.Host)
+	case backupv1alpha1.BackupServiceUnavailableReason:
+		return "The backup service is unavailable or throttling requests; the Restore retries, after the wait the " +
+			"service asks for when it names one."
+	case backupv1alpha1.BackupServiceUnauthorizedReason:
+		return "The backup service rejected the operator's credentials; check the token or keys the manager is " +
+			"given. The Restore retries with backoff."
+	case backupv1alpha1.BackupServiceErrorReason:
+		return fmt.Sprintf("The backup service refused a request: %s. The Restore retries with backoff.",
+			serviceMessage(s.serviceErr))
+	}
+	return refusalMessage(s, reason)
+}
+
+// refusalMessage is the Ready message of a Restore that failed.
+func refusalMessage(s *scope, reason string) string {
+	id, target, ns := s.backupID(), s.targetName(), s.restore.Namespace
+	const again = " A Restore is not retried: create another one."
+	switch reason {
+	case backupv1alpha1.BackupConfigNotFoundReason:
+		return fmt.Sprintf("BackupConfig %s does not exist in namespace %s. Name an existing one, or restore from "+
+			"spec.source.backupID or spec.source.storage.", s.restore.Spec.Source.BackupConfigRef.Name, ns) + again
+	case backupv1alpha1.NoSucceededBackupReason:
+		return fmt.Sprintf("BackupConfig %s has no succeeded backup (%s).", s.restore.Spec.Source.BackupConfigRef.Name,
+			s.sourceDetail) + again
+	case backupv1alpha1.NoBackupFoundReason:
+		storage := s.restore.Spec.Source.Storage
+		msg := fmt.Sprintf("The backup storage holds no succeeded backup of MyApp %s/%s taken by this installation "+
+			"(owner ID %s)", cmp.Or(storage.Namespace, ns), storage.AppName, s.obs.ownerID)
+		if s.skippedForeign > 0 {
+			msg += fmt.Sprintf("; %d of it were taken by other installations", s.skippedForeign)
+		}
+		return msg + ". Check the namespace and the name, and that the manager runs with the --owner-id the " +
+			"backups were taken under." + again
+	case backupv1alpha1.BackupNotFoundReason:
+		if s.sourceDetail != "" {
+			return capitalize(s.sourceDetail) + "." + again
+		}
+		if s.obs.pinned != "" {
+			return fmt.Sprintf("Backup %s, which this Restore chose, no longer exists in the backup service.", id) + again
+		}
+		return fmt.Sprintf("The backup service has no backup %s.", s.restore.Spec.Source.BackupID) + again
+	case backupv1alpha1.BackupNotSucceededReason:
+		why := "no reason given"
+		if s.chosen != nil && s.chosen.Reason != "" {
+			why = strings.TrimRight(s.chosen.Reason, ".")
+		}
+		return fmt.Sprintf("Backup %s failed (%s), so it holds nothing to restore. Restore another backup.", id, why) + again
+	case backupv1alpha1.BackupHasNoContentReason:
+		return fmt.Sprintf("Backup %s holds no content to restore from (%s): it was taken by an operator version "+
+			"that stored none. Restore a later backup.", id, s.contentDetail) + again
+	case backupv1alpha1.UnsupportedBackupFormatReason, backupv1alpha1.InvalidBackupContentReason:
+		return fmt.Sprintf("The content of backup %s cannot be restored: %s.", id, strings.TrimRight(s.contentDetail, ".")) + again
+	case backupv1alpha1.ForeignBackupReason:
+		return fmt.Sprintf("Backup %s was taken by the installation with owner ID %s, not by this one (owner ID %s): "+
+			"its DNS records and backups are that installation's. Restore it there, or run this installation with "+
+			"--owner-id %s if it replaces that one.", id, s.obs.content.ownerID, s.obs.ownerID, s.obs.content.ownerID) + again
+	case backupv1alpha1.TargetExistsReason:
+		return fmt.Sprintf("MyApp %s already exists in namespace %s (UID %s) and spec.target.existingApp is Fail. "+
+			"Delete it, restore under another spec.target.name, or set existingApp: Replace to replace its spec.",
+			target, ns, s.obs.app.uid) + again
+	case backupv1alpha1.InvalidAppSpecReason:
+		return fmt.Sprintf("The API server refused MyApp %s as backup %s holds it: %s.", target, id,
+			apiMessage(s.appWriteErr)) + again
+	case backupv1alpha1.RestoredAppDeletedReason:
+		return fmt.Sprintf("MyApp %s, which this Restore wrote (UID %s), was deleted before it was Ready.", target,
+			s.restore.Status.RestoredAppUID) + again
+	}
+	return fmt.Sprintf("The Restore stopped: %s.", reason)
+}
+
+// waitingMessage says what a restored MyApp still lacks.
+func waitingMessage(s *scope) string {
+	msg := fmt.Sprintf("MyApp %s was written from backup %s; the Restore waits for it to be Ready with its DNS "+
+		"record active.", s.targetName(), s.backupID())
+	if s.app == nil {
+		return msg
+	}
+	if c := meta.FindStatusCondition(s.app.Status.Conditions, appsv1alpha1.ReadyCondition); c != nil &&
+		c.Status != metav1.ConditionTrue {
+		msg += fmt.Sprintf(" Its Ready condition says %s: %s", c.Reason, c.Message)
+		if !strings.HasSuffix(msg, ".") {
+			msg += "."
+		}
+	}
+	return msg
+}
+
+// chosenMessage is the note of the event of a backup being chosen.
+func chosenMessage(s *scope) string {
+	b := chosenBackup(*s.chosen)
+	describeFromContent(b, s.payload)
+	msg := fmt.Sprintf("Chose backup %s", b.ID)
+	if b.MyApp != nil {
+		msg += fmt.Sprintf(" of MyApp %s/%s", b.MyApp.Namespace, b.MyApp.Name)
+		if b.MyApp.UID != "" {
+			msg += fmt.Sprintf(" (UID %s)", b.MyApp.UID)
+		}
+	}
+	if b.TakenAt != nil {
+		msg += ", taken at " + b.TakenAt.UTC().Format(time.RFC3339)
+	}
+	if name := s.targetName(); name != "" {
+		msg += ", to restore as MyApp " + name
+	}
+	if s.skippedForeign > 0 {
+		msg += fmt.Sprintf("; %d newer backups of it were other installations'", s.skippedForeign)
+	}
+	return msg
+}
+
+// apiMessage is the API server's explanation of a refused write.
+func apiMessage(err error) string {
+	if err == nil {
+		return "no reason given"
+	}
+	return strings.TrimRight(err.Error(), ".")
+}
+
+// capitalize makes a clause the start of a sentence.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
