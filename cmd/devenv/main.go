@@ -35,7 +35,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -173,7 +172,7 @@ func run(opts options) error {
 		return err
 	}
 
-	printBanner(os.Stdout, kubectlCommand(), kubeconfig, simURL, opts.token, bind, filepath.Join(opts.stateDir, "tsig.key"), s3srv)
+	printBanner(kubectlCommand(), kubeconfig, simURL, opts.token, bind, filepath.Join(opts.stateDir, "tsig.key"), s3srv)
 
 	if bind == nil {
 		dnsArgs = []string{"--dns-url=" + dnsURL, "--dns-token-file=" + tokenFile}
@@ -455,9 +454,9 @@ func kubectlCommand() string {
 	return "kubectl"
 }
 
-func printBanner(w io.Writer, kubectl, kubeconfig, simURL, token string, bind *controlplane.BIND, keyFile string,
+func printBanner(kubectl, kubeconfig, simURL, token string, bind *controlplane.BIND, keyFile string,
 	s3srv *controlplane.S3Server) {
-	fmt.Fprintf(w, `
+	fmt.Printf(`
 ==> The operator is starting. In another terminal, in this directory:
 
     export KUBECONFIG=%[2]s
@@ -466,13 +465,13 @@ func printBanner(w io.Writer, kubectl, kubeconfig, simURL, token string, bind *c
 `, kubectl, kubeconfig)
 	switch {
 	case simURL != "" && s3srv != nil:
-		fmt.Fprintf(w, `
+		fmt.Printf(`
   The DNS simulator is at %[1]s (token %[2]s):
 
     curl -s -H 'Authorization: Bearer %[2]s' %[1]s/dns/v1/records
 `, simURL, token)
 	case simURL != "":
-		fmt.Fprintf(w, `
+		fmt.Printf(`
   The DNS and backup simulator is at %[1]s (token %[2]s):
 
     curl -s -H 'Authorization: Bearer %[2]s' %[1]s/dns/v1/records
@@ -482,7 +481,7 @@ func printBanner(w io.Writer, kubectl, kubeconfig, simURL, token string, bind *c
 	}
 	if bind != nil {
 		host, port, _ := net.SplitHostPort(bind.Addr)
-		fmt.Fprintf(w, `
+		fmt.Printf(`
   DNS records are in a local named serving %[1]s (TSIG key in %[4]s):
 
     dig @%[2]s -p %[3]s +short web.%[1]s                       # the sample MyApp's record
@@ -491,9 +490,9 @@ func printBanner(w io.Writer, kubectl, kubeconfig, simURL, token string, bind *c
 `, bind.Zone, host, port, keyFile)
 	}
 	if s3srv != nil {
-		fmt.Fprint(w, s3Banner(s3srv))
+		fmt.Print(s3Banner(s3srv))
 	}
-	fmt.Fprint(w, "\n  Ctrl-C stops the operator, the simulator and the local cluster.\n\n")
+	fmt.Print("\n  Ctrl-C stops the operator, the simulator and the local cluster.\n\n")
 }
 
 // s3Banner says where the backups are and how to look at them: the posix

@@ -425,11 +425,20 @@ func (o *options) validateBackups() error {
 	return errors.Join(errs...)
 }
 
+// httpURL parses raw as an http or https URL with a host, the only kind
+// of URL a flag naming a server takes.
+func httpURL(raw string) (*url.URL, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, false
+	}
+	return u, true
+}
+
 func (s *serviceOptions) validate(prefix string) error {
 	var errs []error
 	if s.url != "" {
-		u, err := url.Parse(s.url)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, ok := httpURL(s.url); !ok {
 			errs = append(errs, fmt.Errorf("--%s-url must be an http or https URL, got %q", prefix, s.url))
 		}
 		if s.tokenFile == "" && s.tokenSecret == "" {

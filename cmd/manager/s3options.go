@@ -20,7 +20,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"path/filepath"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -86,8 +85,7 @@ func (s *s3Options) validate() error {
 		errs = append(errs, errors.New("--s3-region must not be empty"))
 	}
 	if s.endpoint != "" {
-		u, err := url.Parse(s.endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		if u, ok := httpURL(s.endpoint); !ok || u.User != nil {
 			errs = append(errs, fmt.Errorf("--s3-endpoint must be an http or https URL without user information, got %q", s.endpoint))
 		}
 	}

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -71,8 +70,7 @@ func (w *webhookOptions) bind(fs *flag.FlagSet) {
 
 func (w *webhookOptions) validate() error {
 	var errs []error
-	u, err := url.Parse(w.url)
-	if w.url == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, ok := httpURL(w.url); !ok {
 		errs = append(errs, fmt.Errorf("--dns-webhook-url must be an http or https URL, got %q", w.url))
 	}
 	if w.zone == "" {

@@ -129,31 +129,8 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupAbandonedReason
 		message = fmt.Sprintf("This BackupConfig gave the final backup of MyApp %q up: %s. "+
 			"The MyApp is released without one.", r.appName, r.finalBackupAbandoned)
-	case r.deleting && r.finalBackupPending:
-		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
-		message = fmt.Sprintf("This BackupConfig is being deleted with MyApp %q; it takes the MyApp's final backup "+
-			"before it lets go, or gives it up with a Warning once its attempts or its time limit ran out.",
-			r.appName)
-		switch {
-		case r.contentTooLarge != nil:
-			message += " " + contentTooLargeMessage(r.contentTooLarge) + " To let the MyApp go without a final " +
-				"backup, set spec.backupBeforeAppDeletion to false or delete this BackupConfig."
-		case r.serviceErr != nil:
-			message += " " + capitalize(serviceProblem(r.serviceErr, r.serviceCause))
-		}
-	case r.deleting && !r.awaitingAppDeletion.IsZero():
-		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
-		message = fmt.Sprintf("This BackupConfig is being deleted while MyApp %q is not: it keeps the MyApp held until "+
-			"%s, and takes its final backup first if the MyApp's deletion begins by then (as with kubectl delete -f "+
-			"or a GitOps prune); then it releases the MyApp without one.", r.appName,
-			r.awaitingAppDeletion.UTC().Format(time.RFC3339))
-	case r.deleting && r.serviceErr != nil:
-		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupBlockedReason
-		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr, r.serviceCause) +
-			" The BackupConfig stays until its backups are gone; set spec.deletionPolicy to Retain to keep them and let it go now."
 	case r.deleting:
-		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
-		message = "This BackupConfig is being deleted; its backups are removed first when spec.deletionPolicy is Delete."
+		status, reason, message = deletingReady(r)
 	// A suspended BackupConfig says so before anything else, since it
 	// tries nothing: what it would otherwise report waits for the resume.
 	case r.suspended && r.finalBackupPending:
@@ -192,6 +169,39 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 		status, reason, message = metav1.ConditionFalse, backupv1alpha1.ScheduledBackupRefusedReason, r.refusedSlot
 	}
 	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, acted, now)
+}
+
+// deletingReady is Ready while the BackupConfig is being deleted, unless it
+// gave a final backup up, which setReadyCondition shows first.
+func deletingReady(r readiness) (status metav1.ConditionStatus, reason, message string) {
+	switch {
+	case r.finalBackupPending:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
+		message = fmt.Sprintf("This BackupConfig is being deleted with MyApp %q; it takes the MyApp's final backup "+
+			"before it lets go, or gives it up with a Warning once its attempts or its time limit ran out.",
+			r.appName)
+		switch {
+		case r.contentTooLarge != nil:
+			message += " " + contentTooLargeMessage(r.contentTooLarge) + " To let the MyApp go without a final " +
+				"backup, set spec.backupBeforeAppDeletion to false or delete this BackupConfig."
+		case r.serviceErr != nil:
+			message += " " + capitalize(serviceProblem(r.serviceErr, r.serviceCause))
+		}
+	case !r.awaitingAppDeletion.IsZero():
+		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
+		message = fmt.Sprintf("This BackupConfig is being deleted while MyApp %q is not: it keeps the MyApp held until "+
+			"%s, and takes its final backup first if the MyApp's deletion begins by then (as with kubectl delete -f "+
+			"or a GitOps prune); then it releases the MyApp without one.", r.appName,
+			r.awaitingAppDeletion.UTC().Format(time.RFC3339))
+	case r.serviceErr != nil:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupBlockedReason
+		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr, r.serviceCause) +
+			" The BackupConfig stays until its backups are gone; set spec.deletionPolicy to Retain to keep them and let it go now."
+	default:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
+		message = "This BackupConfig is being deleted; its backups are removed first when spec.deletionPolicy is Delete."
+	}
+	return status, reason, message
 }
 
 // setProgressConditions derives the kstatus conditions, Reconciling and

@@ -54,6 +54,9 @@ const (
 	// portName names the container port; the Service targets it by name so a
 	// containerPort change needs no Service update.
 	portName = "http"
+	// kindIngress is the Ingress's kind, as conditions, events and the
+	// rendered object name it.
+	kindIngress = "Ingress"
 )
 
 // childConflictError names an object with a child's name that the MyApp
@@ -203,9 +206,9 @@ func (r *Reconciler) reconcileIngressRoutes(ctx context.Context, s *scope) (ctrl
 		}
 	} else if err := r.syncIngressRoutes(ctx, s); err != nil {
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return r.handleChildError(ctx, s, &staleChildError{kind: "Ingress", name: s.ingress.Name, err: err})
+			return r.handleChildError(ctx, s, &staleChildError{kind: kindIngress, name: s.ingress.Name, err: err})
 		}
-		return r.handleChildError(ctx, s, &childWriteError{kind: "Ingress", name: s.ingress.Name, verb: "route the held hosts in", err: err})
+		return r.handleChildError(ctx, s, &childWriteError{kind: kindIngress, name: s.ingress.Name, verb: "route the held hosts in", err: err})
 	}
 	r.childTroubles.forget(client.ObjectKeyFromObject(s.app))
 	s.readiness.childrenWritten = true
@@ -215,7 +218,7 @@ func (r *Reconciler) reconcileIngressRoutes(ctx context.Context, s *scope) (ctrl
 // reconcileIngress creates or updates the Ingress. Once the DNS phase has
 // run (s.routes set), the rules route what it found held.
 func (r *Reconciler) reconcileIngress(ctx context.Context, s *scope) error {
-	return r.reconcileChild(ctx, s, s.ingress, "Ingress", func() {
+	return r.reconcileChild(ctx, s, s.ingress, kindIngress, func() {
 		mutateIngress(s.app, s.ingress, r.IngressClassName)
 		if s.routes != nil {
 			s.ingress.Spec.Rules = ingressRules(s.app, s.routes)

@@ -52,7 +52,7 @@ func RenderChildren(app *appsv1alpha1.MyApp, ingressClassName string) []client.O
 	svc := &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: meta()}
 	mutateService(app, svc)
 
-	ing := &networkingv1.Ingress{TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+	ing := &networkingv1.Ingress{TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: kindIngress},
 		ObjectMeta: meta()}
 	mutateIngress(app, ing, ingressClassName)
 	// What the DNS phase routes once it has run (reconcileIngressRoutes):

@@ -115,7 +115,7 @@ func ownerOf(app *appsv1alpha1.MyApp) string {
 }
 
 func hostsOf(ing *networkingv1.Ingress) []string {
-	var hosts []string
+	hosts := make([]string, 0, len(ing.Spec.Rules))
 	for _, r := range ing.Spec.Rules {
 		hosts = append(hosts, r.Host)
 	}
