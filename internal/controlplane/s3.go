@@ -90,15 +90,22 @@ type S3Server struct {
 // VersityGWPath finds the versitygw binary: $VERSITYGW, else bin/versitygw
 // in this repository. The error is ErrNoVersityGW.
 func VersityGWPath() (string, error) {
-	if p := os.Getenv("VERSITYGW"); p != "" {
+	return builtBinary("VERSITYGW", "versitygw", ErrNoVersityGW)
+}
+
+// builtBinary finds a binary `make` builds into bin/: the path in the
+// environment variable env when it is set (an error if nothing is there),
+// else bin/name in this repository, else missing.
+func builtBinary(env, name string, missing error) (string, error) {
+	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("VERSITYGW=%s: %w", p, err)
+			return "", fmt.Errorf("$%s: %w", env, err)
 		}
 		return p, nil
 	}
-	p := filepath.Join(RepoRoot(), "bin", "versitygw")
+	p := filepath.Join(RepoRoot(), "bin", name)
 	if _, err := os.Stat(p); err != nil {
-		return "", ErrNoVersityGW
+		return "", missing
 	}
 	return p, nil
 }

@@ -100,17 +100,7 @@ type WebhookServer struct {
 // or bin/external-dns-webhook in this repository. The error is
 // ErrNoWebhookServer.
 func WebhookServerPath() (string, error) {
-	if p := os.Getenv(WebhookServerEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("$%s: %w", WebhookServerEnv, err)
-		}
-		return p, nil
-	}
-	p := filepath.Join(RepoRoot(), "bin", "external-dns-webhook")
-	if _, err := os.Stat(p); err != nil {
-		return "", ErrNoWebhookServer
-	}
-	return p, nil
+	return builtBinary(WebhookServerEnv, "external-dns-webhook", ErrNoWebhookServer)
 }
 
 // RequireWebhookServer ends a test that needs a webhook server when err,
