@@ -44,8 +44,9 @@ import (
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-// The MyApp lifecycle runs against both DNS backends from one table, so they
-// stay equal. Each backend has its own manager; a label on the MyApp says
+// The MyApp lifecycle runs against every DNS backend (the HTTP service's
+// simulator, RFC 2136 on BIND, external-dns's webhook server with its
+// inmemory provider) from one table, so they stay equal. Each backend has its own manager; a label on the MyApp says
 // which one reconciles it, and each manager's cache sees only its own.
 const (
 	dnsBackendLabel = "test.myapp.dev/dns-backend"
@@ -63,10 +64,10 @@ var (
 )
 
 // httpBackendCache keeps the suite's manager, the HTTP backend's, away from
-// the MyApps of the RFC 2136 backend and of the drift-by-list manager
-// (drift_list_test.go).
+// the MyApps of the RFC 2136 and webhook backends and of the drift-by-list
+// manager (drift_list_test.go).
 func httpBackendCache() cache.Options {
-	notRFC2136, err := labels.Parse(dnsBackendLabel + " notin (" + rfc2136Backend + "," + listDriftBackend + ")")
+	notRFC2136, err := labels.Parse(dnsBackendLabel + " notin (" + rfc2136Backend + "," + webhookBackend + "," + listDriftBackend + ")")
 	if err != nil {
 		panic(err)
 	}
@@ -130,6 +131,17 @@ type dnsBackend struct {
 	unavailable func() error
 }
 
+// require ends the test, a skip or a failure as the backend's Require
+// function decides, when the backend is unavailable.
+func (b dnsBackend) require(t *testing.T) {
+	t.Helper()
+	if b.name == webhookBackend {
+		controlplane.RequireWebhookServer(t, b.unavailable())
+		return
+	}
+	controlplane.RequireBIND(t, b.unavailable())
+}
+
 func dnsBackends() []dnsBackend {
 	return []dnsBackend{
 		{
@@ -172,6 +184,17 @@ func dnsBackends() []dnsBackend {
 			},
 			unavailable: func() error { return rfc2136Err },
 		},
+		{
+			name: webhookBackend,
+			route: func(a *appsv1alpha1.MyApp) {
+				a.Labels = map[string]string{dnsBackendLabel: webhookBackend}
+			},
+			client:      func() extdns.Client { return webhookClient },
+			reconciler:  func() *Reconciler { return webhookReconciler },
+			served:      webhookServed,
+			setOutage:   func(_ *testing.T, down bool) { webhookProxyDown.Store(down) },
+			unavailable: func() error { return webhookErr },
+		},
 	}
 }
 
@@ -208,7 +231,7 @@ func (b dnsBackend) recordOf(t *testing.T, host string) extdns.Record {
 func TestMyAppLifecycleOnEveryDNSBackend(t *testing.T) {
 	for _, b := range dnsBackends() {
 		t.Run(b.name, func(t *testing.T) {
-			controlplane.RequireBIND(t, b.unavailable())
+			b.require(t)
 			t.Run("CreateToReadyWithAnActiveRecord", func(t *testing.T) { lifecycleCreate(t, b) })
 			t.Run("HostMove", func(t *testing.T) { lifecycleHostMove(t, b) })
 			t.Run("DeleteCleansUp", func(t *testing.T) { lifecycleDelete(t, b) })
