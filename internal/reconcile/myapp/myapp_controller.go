@@ -39,6 +39,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -81,6 +82,11 @@ type Reconciler struct {
 	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
+	// DNSClass is the DNS provider's class as measured at start: the zero
+	// value (atomic) for the HTTP service and RFC 2136, last-writer-wins
+	// for a webhook provider that applies every batch unconditionally. A
+	// conflict's DNSReady message says so there (dnsplan.Outcome.Class).
+	DNSClass dnsplan.Class
 	// OwnerID is this installation's owner ID (ValidateOwnerID), part of
 	// the owner of every record it writes: clusters sharing one DNS service
 	// each need their own, so none sweeps, replaces or adopts another's
