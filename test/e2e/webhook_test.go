@@ -110,21 +110,6 @@ func TestManagerWithTheWebhookProvider(t *testing.T) {
 		time.Since(start).Round(time.Millisecond), len(zone))
 }
 
-// managerArgsWithoutDNS are the manager's arguments for a process outside
-// the cluster with the simulator as its backup service and no DNS provider
-// chosen, plus args.
-func managerArgsWithoutDNS(kubeconfig string, args ...string) []string {
-	return append([]string{
-		"--kubeconfig=" + kubeconfig,
-		"--backup-url=" + simURL, "--backup-token-file=" + tokenFile,
-		"--dns-default-target=192.0.2.10",
-		"--dns-pending-poll-interval=200ms",
-		"--backup-poll-interval=200ms",
-		"--health-probe-bind-address=0",
-		"--metrics-bind-address=0",
-	}, args...)
-}
-
 // webhookEndpoints is a zone as GET /records returns it.
 type webhookEndpoints []struct {
 	DNSName    string   `json:"dnsName"`
