@@ -245,12 +245,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if s.gone {
 			return
 		}
-		setConditions(s)
+		now := r.Clock.Now()
+		setConditions(s, now)
 		acknowledgeReconcileRequest(app, s.readiness)
-		setDNSFailures(app, s.readiness, r.Clock.Now())
-		// A suspended pass acts on no generation (docs/status.md).
-		if !s.readiness.suspended && (retErr == nil && out.Complete || stalledAtGeneration(app)) {
-			app.Status.ObservedGeneration = app.Generation
+		setDNSFailures(app, s.readiness, now)
+		// A suspended pass acts on no generation (docs/status.md): the
+		// generation acted on stays the observed one.
+		if retErr == nil && out.Complete || stalledAtGeneration(app) {
+			app.Status.ObservedGeneration = pass.ActedGeneration(app.Generation, app.Status.ObservedGeneration, s.readiness.suspended)
 		}
 		// The status is written with the caller's context: it records what
 		// happened even when the phases ran out of time.
