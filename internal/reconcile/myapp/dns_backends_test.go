@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,6 +239,7 @@ func TestMyAppLifecycleOnEveryDNSBackend(t *testing.T) {
 			t.Run("OutageDuringDelete", func(t *testing.T) { lifecycleOutageDuringDelete(t, b) })
 			t.Run("HostConflictAcrossNamespaces", func(t *testing.T) { lifecycleHostConflict(t, b) })
 			t.Run("SameNameRecreate", func(t *testing.T) { lifecycleRecreate(t, b) })
+			t.Run("ConcurrentCreators", func(t *testing.T) { lifecycleConcurrentCreators(t, b) })
 		})
 	}
 }
@@ -363,4 +365,50 @@ func lifecycleRecreate(t *testing.T, b dnsBackend) {
 	g.Expect(b.recordOf(t, recreated.Spec.Host)).To(And(
 		HaveField("Owner", recordOwner(recreated)), HaveField("State", extdns.StateActive)))
 	g.Expect(b.served(t, recreated.Spec.Host)).To(Equal([]string{defaultTarget}))
+}
+
+// lifecycleConcurrentCreators creates several MyApps wanting one host, in
+// namespaces of their own, at once: exactly one ends RecordActive holding
+// the record, every other one in HostConflict naming it, and the record
+// stays the winner's.
+func lifecycleConcurrentCreators(t *testing.T, b dnsBackend) {
+	g := NewWithT(t)
+	const creators = 6
+	host := "race." + newNamespace(t) + ".example.com"
+	apps := make([]*appsv1alpha1.MyApp, creators)
+	for i := range apps {
+		apps[i] = newMyApp(newNamespace(t), "web", fixtures.WithHost(host), b.route)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, creators)
+	for i, app := range apps {
+		wg.Go(func() { errs[i] = k8sClient.Create(t.Context(), app) })
+	}
+	wg.Wait()
+	g.Expect(errors.Join(errs...)).NotTo(HaveOccurred())
+
+	var winner *appsv1alpha1.MyApp
+	g.Eventually(func(g Gomega) {
+		winner = nil
+		for _, app := range apps {
+			g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+			cond := conditionOf(app, appsv1alpha1.DNSReadyCondition)
+			g.Expect(cond).NotTo(BeNil(), "MyApp %s/%s has DNSReady", app.Namespace, app.Name)
+			g.Expect(cond.Reason).To(BeElementOf(appsv1alpha1.RecordActiveReason, appsv1alpha1.HostConflictReason))
+			if cond.Reason == appsv1alpha1.RecordActiveReason {
+				g.Expect(winner).To(BeNil(), "a second MyApp holds %s", host)
+				winner = app
+			}
+		}
+		g.Expect(winner).NotTo(BeNil(), "one MyApp holds %s", host)
+		for _, app := range apps {
+			if app != winner {
+				g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition).Message).To(
+					ContainSubstring("MyApp "+winner.Namespace+"/"+winner.Name), "the loser names the winner")
+			}
+		}
+	}, timeout, interval).Should(Succeed())
+	g.Consistently(func() extdns.Record { return b.recordOf(t, host) }, 2*time.Second, interval).Should(And(
+		HaveField("Owner", recordOwner(winner)), HaveField("Value", defaultTarget)), "the record stays the winner's")
+	g.Expect(b.served(t, host)).To(Equal([]string{defaultTarget}))
 }
