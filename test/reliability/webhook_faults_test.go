@@ -139,7 +139,7 @@ func TestWebhookFaultMatrix(t *testing.T) {
 		class faultClass
 		phase string
 	}
-	var points []point
+	points := make([]point, 0, 3*len(webhookFaults))
 	for _, f := range webhookFaults {
 		for _, phase := range []string{"create", "update", "delete"} {
 			points = append(points, point{f.fault, f.class, phase})
@@ -263,10 +263,10 @@ func runWebhookFaultPoint(t *testing.T, fault webhookFault, class faultClass, ph
 	}
 }
 
-// zoneOf is what the webhook server at url holds under suffix, by type and
+// zoneOf is what the webhook server at serverURL holds under suffix, by type and
 // name, each with its values sorted, TXT values without their quotes.
-func zoneOf(ctx context.Context, url, suffix string) (map[string][]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/records", nil)
+func zoneOf(ctx context.Context, serverURL, suffix string) (map[string][]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, serverURL+"/records", nil)
 	if err != nil {
 		return nil, err
 	}

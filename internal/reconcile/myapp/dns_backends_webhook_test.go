@@ -80,9 +80,9 @@ func setupWebhookBackend(cp *controlplane.ControlPlane) (func(), error) {
 		}
 		forward.ServeHTTP(w, r)
 	}))
-	newClient := func(url string, readInterval time.Duration) (*webhook.Client, error) {
+	newClient := func(serverURL string, readInterval time.Duration) (*webhook.Client, error) {
 		c, err := webhook.New(webhook.Config{
-			URL: url, Zone: webhookServer.Zone, Timeout: 5 * time.Second, ReadInterval: readInterval,
+			URL: serverURL, Zone: webhookServer.Zone, Timeout: 5 * time.Second, ReadInterval: readInterval,
 			RetryWait: 10 * time.Millisecond,
 		})
 		if err != nil {
