@@ -27,8 +27,10 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore"
 )
 
@@ -51,6 +53,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	}
 	if err := (&myapp.Reconciler{
 		DNS:                     dnsClient,
+		DNSClass:                dnsClassOf(dnsClient),
 		OwnerID:                 opts.myApp.ownerID,
 		ReplaceLeakedRecords:    opts.myApp.orphanSweepInterval > 0,
 		DefaultTarget:           opts.myApp.defaultTarget,
@@ -111,6 +114,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("setting up the Restore controller: %w", err)
 	}
 	return nil
+}
+
+// dnsClassOf is the class the DNS client's provider was measured to have:
+// only a webhook provider can be last-writer-wins.
+func dnsClassOf(c dns.Client) dnsplan.Class {
+	if w, ok := c.(*webhook.Client); ok && w.ProviderClass().Class == webhook.ClassLastWriterWins {
+		return dnsplan.ClassLastWriterWins
+	}
+	return dnsplan.ClassAtomic
 }
 
 // newDNSClient builds the client of the DNS backend --dns-provider picks.

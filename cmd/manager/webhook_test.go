@@ -29,6 +29,7 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
 // lastWriterWinsServer is a webhook server whose provider applies every
@@ -77,7 +78,8 @@ func lastWriterWinsServer(t *testing.T) string {
 // TestWebhookProviderClassGatesTheStart: on a last-writer-wins provider the
 // manager does not start unless --dns-webhook-single-writer says this
 // installation writes its names alone; an atomic provider (external-dns's
-// inmemory, behind its own webhook server) starts without it.
+// inmemory, behind its own webhook server) starts without it. The MyApp
+// controller is given the measured class.
 func TestWebhookProviderClassGatesTheStart(t *testing.T) {
 	g := NewWithT(t)
 	opts := webhookOptions{url: lastWriterWinsServer(t), zone: "example.com", timeout: webhook.DefaultTimeout,
@@ -89,6 +91,7 @@ func TestWebhookProviderClassGatesTheStart(t *testing.T) {
 	c, err := newWebhookDNSClient(t.Context(), logr.Discard(), opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(c.ProviderClass().Class).To(Equal(webhook.ClassLastWriterWins))
+	g.Expect(dnsClassOf(c)).To(Equal(dnsplan.ClassLastWriterWins), "the MyApp controller is told the class")
 
 	t.Run("atomic", func(t *testing.T) {
 		g := NewWithT(t)
@@ -99,6 +102,7 @@ func TestWebhookProviderClassGatesTheStart(t *testing.T) {
 		c, err := newWebhookDNSClient(t.Context(), logr.Discard(), opts)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(c.ProviderClass().Class).To(Equal(webhook.ClassAtomic))
+		g.Expect(dnsClassOf(c)).To(Equal(dnsplan.ClassAtomic))
 	})
 }
 

@@ -98,9 +98,16 @@ func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) 
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	all := append([]string{
-		"--kubeconfig=" + path,
-		"--dns-url=" + simURL, "--dns-token-file=" + tokenFile,
+	all := managerArgsWithoutDNS(path, append([]string{"--dns-url=" + simURL, "--dns-token-file=" + tokenFile}, args...)...)
+	return fixtures.StartManagerProcess(t, name, managerBin, all...)
+}
+
+// managerArgsWithoutDNS are the manager's arguments for a process outside
+// the cluster with the simulator as its backup service and no DNS provider
+// chosen, plus args.
+func managerArgsWithoutDNS(kubeconfig string, args ...string) []string {
+	return append([]string{
+		"--kubeconfig=" + kubeconfig,
 		"--backup-url=" + simURL, "--backup-token-file=" + tokenFile,
 		"--dns-default-target=192.0.2.10",
 		"--dns-pending-poll-interval=200ms",
@@ -108,7 +115,6 @@ func startManager(t *testing.T, name string, kubeconfig []byte, args ...string) 
 		"--health-probe-bind-address=0",
 		"--metrics-bind-address=0",
 	}, args...)
-	return fixtures.StartManagerProcess(t, name, managerBin, all...)
 }
 
 func newNamespace(t *testing.T) string {

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package multicluster tests two installations of the operator, each with
 // its own control plane, manager and owner ID, sharing one DNS service: the
-// simulator, and again one BIND server over RFC 2136 (issue 22 item 2).
+// simulator, one BIND server over RFC 2136 (issue 22 item 2), and
+// external-dns's webhook server with its inmemory provider (issue 35).
 package multicluster
 
 import (
@@ -47,6 +48,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
@@ -175,13 +177,18 @@ func startInstallationAs(t *testing.T, cl *cluster, d dns.Client, ownerID string
 
 // backend is one shared DNS service.
 type backend struct {
-	name  string
+	name string
+	// start starts the service and returns its client, which both
+	// installations and the test's reads share.
 	start func(t *testing.T) dns.Client
+	// keepsClaims says whether the service keeps installation claims of
+	// owner IDs (dns.InstallationClaims).
+	keepsClaims bool
 }
 
 func backends() []backend {
 	return []backend{
-		{"simulator", func(t *testing.T) dns.Client {
+		{name: "simulator", keepsClaims: true, start: func(t *testing.T) dns.Client {
 			_, url := simtest.Start(t, simulator.Options{Token: simToken, PropagationDelay: 100 * time.Millisecond})
 			d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
 				MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
@@ -190,7 +197,7 @@ func backends() []backend {
 			}
 			return d
 		}},
-		{"bind", func(t *testing.T) dns.Client {
+		{name: "bind", keepsClaims: true, start: func(t *testing.T) dns.Client {
 			bind, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Zone: zone})
 			controlplane.RequireBIND(t, err)
 			t.Cleanup(func() {
@@ -204,6 +211,28 @@ func backends() []backend {
 			}
 			d, err := rfc2136.New(rfc2136.Config{Server: bind.Addr, Zone: bind.Zone, Key: rfc2136.StaticKey(key), Timeout: time.Second})
 			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}},
+		{name: "webhook", start: func(t *testing.T) dns.Client {
+			srv, err := controlplane.StartWebhookServer(t.Context(), controlplane.WebhookOptions{
+				Provider: controlplane.WebhookInMemory, Zone: zone})
+			controlplane.RequireWebhookServer(t, err)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the webhook server's log:\n%s", srv.Log())
+				}
+				_ = srv.Close()
+			})
+			// Reads come from the zone as read at most this long ago, as
+			// --dns-webhook-read-interval sets it.
+			d, err := webhook.New(webhook.Config{URL: srv.URL, Zone: zone, Timeout: 5 * time.Second,
+				ReadInterval: 100 * time.Millisecond, RetryWait: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			return d
@@ -301,6 +330,9 @@ const claimInterval = 200 * time.Millisecond
 func TestTwoClustersWithOneOwnerIDRefuseToSweep(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
+			if !b.keepsClaims {
+				t.Skipf("the %s client keeps no installation claims, so two clusters sharing an owner ID are not detected there", b.name)
+			}
 			g := NewWithT(t)
 			d := b.start(t)
 			a, bb := clusters[0], clusters[1]

@@ -81,6 +81,10 @@ type scenario struct {
 	// alsoWatch are namespaces the managers watch besides ns (family 10's
 	// MyApps waiting for a host from another namespace).
 	alsoWatch []string
+	// dnsFor, when set, gives the DNS client the managers use in place of
+	// the simulator's (the webhook fault family); its transport is ext,
+	// wrapped by the crash gate.
+	dnsFor func(ext http.RoundTripper) dns.Client
 	// cleanupGrace, when set, replaces the managers' short cleanup grace:
 	// a scenario whose backup service lists backups late needs one that
 	// covers the lag, as the BackupConfig Reconciler documents.
@@ -156,8 +160,13 @@ func (s *scenario) startManager(gate *crashGate) {
 			Transport:      gate.wrap(service, ext),
 		}
 	}
-	dnsClient, err := dns.New(extConfig("dns"))
-	g.Expect(err).NotTo(HaveOccurred())
+	var dnsClient dns.Client
+	if s.dnsFor != nil {
+		dnsClient = s.dnsFor(gate.wrap("dns", ext))
+	} else {
+		dnsClient, err = dns.New(extConfig("dns"))
+		g.Expect(err).NotTo(HaveOccurred())
+	}
 	var backupClient backup.Client
 	if s.s3 != nil {
 		backupClient, err = s.s3.newBackupClient(gate.wrap("backup", ext), s.now)

@@ -18,6 +18,7 @@ package myapp
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,7 +105,7 @@ func TestAdoptionNeverTakesALiveMyAppsRecord(t *testing.T) {
 	s := &scope{app: stale}
 	_, err := reconciler.reconcileDNSRecord(t.Context(), s)
 	g.Expect(err).NotTo(HaveOccurred())
-	setConditions(s)
+	setConditions(s, time.Now())
 	g.Expect(conditionOf(stale, appsv1alpha1.DNSReadyCondition)).To(And(
 		HaveField("Reason", appsv1alpha1.HostConflictReason), HaveField("Status", metav1.ConditionFalse)))
 	g.Expect(recordsNamed(host)).To(ConsistOf(And(

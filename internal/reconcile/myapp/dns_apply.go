@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -204,24 +203,13 @@ func (r *Reconciler) showDNSFailure(ctx context.Context, s *scope, run dnsRun) (
 		s.dnsFailed(nil)
 		return ctrl.Result{}, reconcile.TerminalError(run.err)
 	}
-	d := backoffDelay(app.Status.DNSFailures, r.MaxRetryDelay)
+	var failures int32
+	if app.Status.DNSFailures != nil {
+		failures = app.Status.DNSFailures.Count
+	}
+	d := pass.BackoffDelay(failures, r.MaxRetryDelay)
 	s.dnsFailed(&d)
 	return ctrl.Result{}, run.err
-}
-
-// backoffDelay is when the controller's backoff (pass.RateLimiter) brings
-// a MyApp back after one more failure in a row: 5ms doubled per failure,
-// at most maxDelay.
-func backoffDelay(failures *appsv1alpha1.FailureStatus, maxDelay time.Duration) time.Duration {
-	n := int32(0)
-	if failures != nil {
-		n = failures.Count
-	}
-	d := 5 * time.Millisecond
-	for i := int32(0); i < n && d < maxDelay; i++ {
-		d *= 2
-	}
-	return min(d, maxDelay)
 }
 
 // retryAfterJitter spreads the MyApps that wait out one Retry-After over a

@@ -262,7 +262,7 @@ func TestDNSPhaseShowsWhatTheServiceSaid(t *testing.T) {
 			s := &scope{app: app, ingress: tc.ingress}
 
 			result, err := r.reconcileDNSRecord(t.Context(), s)
-			setConditions(s)
+			setConditions(s, time.Now())
 
 			outcome, after := phaseOutcome(err)
 			g.Expect(outcome).To(Equal(tc.wantOutcome), "error: %v", err)
@@ -425,7 +425,7 @@ func TestAConflictSaysWhoHoldsTheHostAndWhatIsHandedOver(t *testing.T) {
 			s := &scope{app: app}
 
 			result, err := r.reconcileDNSRecord(t.Context(), s)
-			setConditions(s)
+			setConditions(s, time.Now())
 
 			g.Expect(err).NotTo(HaveOccurred())
 			requeue := tc.requeue
@@ -594,7 +594,7 @@ func TestDNSFailuresAreShownAndRetried(t *testing.T) {
 				s := &scope{app: app}
 
 				result, err := r.showDNSFailure(t.Context(), s, dnsRun{o: r.observeDNS(t.Context(), s), err: tc.err})
-				setConditions(s)
+				setConditions(s, time.Now())
 
 				g.Expect(result).To(BeZero(), "an error carries the requeue, not the result")
 				outcome, after := phaseOutcome(err)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,8 +45,9 @@ import (
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
-// The MyApp lifecycle runs against both DNS backends from one table, so they
-// stay equal. Each backend has its own manager; a label on the MyApp says
+// The MyApp lifecycle runs against every DNS backend (the HTTP service's
+// simulator, RFC 2136 on BIND, external-dns's webhook server with its
+// inmemory provider) from one table, so they stay equal. Each backend has its own manager; a label on the MyApp says
 // which one reconciles it, and each manager's cache sees only its own.
 const (
 	dnsBackendLabel = "test.myapp.dev/dns-backend"
@@ -63,10 +65,10 @@ var (
 )
 
 // httpBackendCache keeps the suite's manager, the HTTP backend's, away from
-// the MyApps of the RFC 2136 backend and of the drift-by-list manager
-// (drift_list_test.go).
+// the MyApps of the RFC 2136 and webhook backends and of the drift-by-list
+// manager (drift_list_test.go).
 func httpBackendCache() cache.Options {
-	notRFC2136, err := labels.Parse(dnsBackendLabel + " notin (" + rfc2136Backend + "," + listDriftBackend + ")")
+	notRFC2136, err := labels.Parse(dnsBackendLabel + " notin (" + rfc2136Backend + "," + webhookBackend + "," + listDriftBackend + ")")
 	if err != nil {
 		panic(err)
 	}
@@ -130,6 +132,17 @@ type dnsBackend struct {
 	unavailable func() error
 }
 
+// require ends the test, a skip or a failure as the backend's Require
+// function decides, when the backend is unavailable.
+func (b dnsBackend) require(t *testing.T) {
+	t.Helper()
+	if b.name == webhookBackend {
+		controlplane.RequireWebhookServer(t, b.unavailable())
+		return
+	}
+	controlplane.RequireBIND(t, b.unavailable())
+}
+
 func dnsBackends() []dnsBackend {
 	return []dnsBackend{
 		{
@@ -172,6 +185,17 @@ func dnsBackends() []dnsBackend {
 			},
 			unavailable: func() error { return rfc2136Err },
 		},
+		{
+			name: webhookBackend,
+			route: func(a *appsv1alpha1.MyApp) {
+				a.Labels = map[string]string{dnsBackendLabel: webhookBackend}
+			},
+			client:      func() extdns.Client { return webhookClient },
+			reconciler:  func() *Reconciler { return webhookReconciler },
+			served:      webhookServed,
+			setOutage:   func(_ *testing.T, down bool) { webhookProxyDown.Store(down) },
+			unavailable: func() error { return webhookErr },
+		},
 	}
 }
 
@@ -208,13 +232,14 @@ func (b dnsBackend) recordOf(t *testing.T, host string) extdns.Record {
 func TestMyAppLifecycleOnEveryDNSBackend(t *testing.T) {
 	for _, b := range dnsBackends() {
 		t.Run(b.name, func(t *testing.T) {
-			controlplane.RequireBIND(t, b.unavailable())
+			b.require(t)
 			t.Run("CreateToReadyWithAnActiveRecord", func(t *testing.T) { lifecycleCreate(t, b) })
 			t.Run("HostMove", func(t *testing.T) { lifecycleHostMove(t, b) })
 			t.Run("DeleteCleansUp", func(t *testing.T) { lifecycleDelete(t, b) })
 			t.Run("OutageDuringDelete", func(t *testing.T) { lifecycleOutageDuringDelete(t, b) })
 			t.Run("HostConflictAcrossNamespaces", func(t *testing.T) { lifecycleHostConflict(t, b) })
 			t.Run("SameNameRecreate", func(t *testing.T) { lifecycleRecreate(t, b) })
+			t.Run("ConcurrentCreators", func(t *testing.T) { lifecycleConcurrentCreators(t, b) })
 		})
 	}
 }
@@ -340,4 +365,50 @@ func lifecycleRecreate(t *testing.T, b dnsBackend) {
 	g.Expect(b.recordOf(t, recreated.Spec.Host)).To(And(
 		HaveField("Owner", recordOwner(recreated)), HaveField("State", extdns.StateActive)))
 	g.Expect(b.served(t, recreated.Spec.Host)).To(Equal([]string{defaultTarget}))
+}
+
+// lifecycleConcurrentCreators creates several MyApps wanting one host, in
+// namespaces of their own, at once: exactly one ends RecordActive holding
+// the record, every other one in HostConflict naming it, and the record
+// stays the winner's.
+func lifecycleConcurrentCreators(t *testing.T, b dnsBackend) {
+	g := NewWithT(t)
+	const creators = 6
+	host := "race." + newNamespace(t) + ".example.com"
+	apps := make([]*appsv1alpha1.MyApp, creators)
+	for i := range apps {
+		apps[i] = newMyApp(newNamespace(t), "web", fixtures.WithHost(host), b.route)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, creators)
+	for i, app := range apps {
+		wg.Go(func() { errs[i] = k8sClient.Create(t.Context(), app) })
+	}
+	wg.Wait()
+	g.Expect(errors.Join(errs...)).NotTo(HaveOccurred())
+
+	var winner *appsv1alpha1.MyApp
+	g.Eventually(func(g Gomega) {
+		winner = nil
+		for _, app := range apps {
+			g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
+			cond := conditionOf(app, appsv1alpha1.DNSReadyCondition)
+			g.Expect(cond).NotTo(BeNil(), "MyApp %s/%s has DNSReady", app.Namespace, app.Name)
+			g.Expect(cond.Reason).To(BeElementOf(appsv1alpha1.RecordActiveReason, appsv1alpha1.HostConflictReason))
+			if cond.Reason == appsv1alpha1.RecordActiveReason {
+				g.Expect(winner).To(BeNil(), "a second MyApp holds %s", host)
+				winner = app
+			}
+		}
+		g.Expect(winner).NotTo(BeNil(), "one MyApp holds %s", host)
+		for _, app := range apps {
+			if app != winner {
+				g.Expect(conditionOf(app, appsv1alpha1.DNSReadyCondition).Message).To(
+					ContainSubstring("MyApp "+winner.Namespace+"/"+winner.Name), "the loser names the winner")
+			}
+		}
+	}, timeout, interval).Should(Succeed())
+	g.Consistently(func() extdns.Record { return b.recordOf(t, host) }, 2*time.Second, interval).Should(And(
+		HaveField("Owner", recordOwner(winner)), HaveField("Value", defaultTarget)), "the record stays the winner's")
+	g.Expect(b.served(t, host)).To(Equal([]string{defaultTarget}))
 }

@@ -72,6 +72,7 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope) observation {
 		Deleting: !app.DeletionTimestamp.IsZero(), Address: addressOf(s.ingress), Default: targetOf(r.DefaultTarget),
 		TTL: r.RecordTTL, Status: seen, Routed: routedHosts(s.ingress), Memory: memory, Asked: ask,
 		Adopt: wantsAdoption(app), ReplaceLeaks: r.ReplaceLeakedRecords, ListsDrift: r.listsDrift(app), Gifts: gifts,
+		Class: r.DNSClass,
 	}, app: app, key: key, records: map[string]dns.Record{}}
 	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
 		o.ReasonGeneration = c.ObservedGeneration

@@ -112,7 +112,23 @@ func conflictMessage(o observation, p dnsplan.Plan) string {
 			msg += fmt.Sprintf("; %s was handed over to MyApp %s, which wants it", c.Name, c.Peer.Key)
 		}
 	}
-	return msg
+	return msg + classNote(p.Outcome)
+}
+
+// classNote is what a conflict's message says of a last-writer-wins DNS
+// provider, where the conflict was found by reading the zone rather than
+// refused by the provider: whether this MyApp's own record was overwritten,
+// and what the provider cannot promise. On an atomic provider it is empty.
+func classNote(out dnsplan.Outcome) string {
+	if out.Class != dnsplan.ClassLastWriterWins {
+		return ""
+	}
+	const lww = "the DNS provider is last-writer-wins, so a race between writers of one name is detected by a read " +
+		"after the write, not prevented (docs/webhook.md)"
+	if out.LostRace {
+		return "; this MyApp's record was overwritten by that writer: " + lww
+	}
+	return "; " + lww
 }
 
 // describeHolder names the holder of a record. A record of a MyApp with

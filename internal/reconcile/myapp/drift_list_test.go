@@ -118,7 +118,7 @@ func (d *driftRig) passFor(g Gomega, key types.NamespacedName) (appsv1alpha1.DNS
 	s := &scope{app: app}
 	result, err := d.r.reconcileDNSRecord(d.t.Context(), s)
 	g.Expect(err).NotTo(HaveOccurred())
-	setConditions(s)
+	setConditions(s, time.Now())
 	g.Expect(d.api.Status().Update(d.t.Context(), app)).To(Succeed())
 	if c := conditionOf(app, appsv1alpha1.DNSReadyCondition); c != nil && c.Reason == appsv1alpha1.RecordActiveReason && d.r.listsDrift(app) {
 		g.Expect(result.RequeueAfter).To(BeZero(), "an ACTIVE record has no timed drift check while the pass lists")

@@ -39,6 +39,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -81,6 +82,11 @@ type Reconciler struct {
 	APIReader client.Reader
 	// DNS is the external DNS service.
 	DNS dns.Client
+	// DNSClass is the DNS provider's class as measured at start: the zero
+	// value (atomic) for the HTTP service and RFC 2136, last-writer-wins
+	// for a webhook provider that applies every batch unconditionally. A
+	// conflict's DNSReady message says so there (dnsplan.Outcome.Class).
+	DNSClass dnsplan.Class
 	// OwnerID is this installation's owner ID (ValidateOwnerID), part of
 	// the owner of every record it writes: clusters sharing one DNS service
 	// each need their own, so none sweeps, replaces or adopts another's
@@ -242,12 +248,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if s.gone {
 			return
 		}
-		setConditions(s)
+		now := r.Clock.Now()
+		setConditions(s, now)
 		acknowledgeReconcileRequest(app, s.readiness)
-		setDNSFailures(app, s.readiness, r.Clock.Now())
-		// A suspended pass acts on no generation (docs/status.md).
-		if !s.readiness.suspended && (retErr == nil && out.Complete || stalledAtGeneration(app)) {
-			app.Status.ObservedGeneration = app.Generation
+		setDNSFailures(app, s.readiness, now)
+		// A suspended pass acts on no generation (docs/status.md): the
+		// generation acted on stays the observed one.
+		if retErr == nil && out.Complete || stalledAtGeneration(app) {
+			app.Status.ObservedGeneration = pass.ActedGeneration(app.Generation, app.Status.ObservedGeneration, s.readiness.suspended)
 		}
 		// The status is written with the caller's context: it records what
 		// happened even when the phases ran out of time.

@@ -107,10 +107,11 @@ type conditionState struct {
 	stalled bool
 }
 
-// setConditions derives DNSReady and Ready from what the pass learned. A
-// condition the pass learned nothing about stays as it was: a pass that met
-// a stale cache has nothing new to say.
-func setConditions(s *scope) {
+// setConditions derives DNSReady and Ready from what the pass learned, and
+// the kstatus conditions from them, at now. A condition the pass learned
+// nothing about stays as it was: a pass that met a stale cache has nothing
+// new to say.
+func setConditions(s *scope, now time.Time) {
 	app, rd := s.app, s.readiness
 	switch {
 	case rd.dns != nil:
@@ -127,8 +128,7 @@ func setConditions(s *scope) {
 	case rd.deleting:
 		setReadyConditionFalse(app, appsv1alpha1.DeletingReason, "The MyApp is being deleted")
 	case rd.suspended:
-		setSuspendedConditions(app)
-		return
+		setSuspendedReadyCondition(app)
 	case rd.child != nil:
 		setReadyConditionFalse(app, rd.child.reason, rd.child.message)
 	case rd.childrenWritten:
@@ -138,60 +138,47 @@ func setConditions(s *scope) {
 		// Stalled, which follow it.
 		return
 	}
-	setProgressConditions(app, rd)
+	setProgressConditions(app, rd, now)
 }
 
 // setProgressConditions derives the kstatus conditions, Reconciling and
-// Stalled, from Ready and DNSReady as this pass set them. Both have
-// abnormal-true polarity: each is present, True and at the current
-// generation while it applies, and absent otherwise, so a Ready MyApp
+// Stalled, from Ready and DNSReady as this pass set them, by the rules
+// every kind shares (pass.SetProgressConditions): present, True and at the
+// generation acted on while they apply, absent otherwise, so a Ready MyApp
 // carries neither. kstatus (Helm 4's --wait, Flux, Argo CD through the
 // shipped health check) reads Stalled as Failed and Reconciling as
 // InProgress; status.observedGeneration tells it whether the spec was
-// looked at at all.
-func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness) {
-	ready := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition)
-	if reason, message, ok := stallOf(app, rd); ok {
-		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
-		setCondition(app, appsv1alpha1.StalledCondition, true, reason, message)
-		return
+// looked at at all. A suspended pass acts on no generation (docs/status.md):
+// nothing is judged, and Reconciling says which changes wait.
+func setProgressConditions(app *appsv1alpha1.MyApp, rd readiness, now time.Time) {
+	p := pass.Progress{Generation: app.Generation, Suspended: rd.suspended,
+		ActedOn: pass.ActedGeneration(app.Generation, app.Status.ObservedGeneration, rd.suspended)}
+	if !rd.suspended {
+		if reason, message, ok := stallOf(app, rd); ok {
+			p.Stalled = &pass.Cause{Reason: reason, Message: message}
+		} else if ready := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition); ready != nil &&
+			ready.Status != metav1.ConditionTrue {
+			// The DNS condition's reason says more than Ready's
+			// DNSNotReady: the record is PENDING, or the service is being
+			// retried.
+			reason, message := ready.Reason, ready.Message
+			if dns := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); reason == appsv1alpha1.DNSNotReadyReason &&
+				dns != nil && dns.Status != metav1.ConditionTrue {
+				reason = dns.Reason
+			}
+			p.InProgress = &pass.Cause{Reason: reason, Message: message}
+		}
 	}
-	meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
-	if ready == nil || ready.Status == metav1.ConditionTrue {
-		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
-		return
-	}
-	// The DNS condition's reason says more than Ready's DNSNotReady: the
-	// record is PENDING, or the service is being retried.
-	reason, message := ready.Reason, ready.Message
-	if dns := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); reason == appsv1alpha1.DNSNotReadyReason &&
-		dns != nil && dns.Status != metav1.ConditionTrue {
-		reason = dns.Reason
-	}
-	setCondition(app, appsv1alpha1.ReconcilingCondition, true, reason, message)
+	pass.SetProgressConditions(&app.Status.Conditions, p, now)
 }
 
-// setSuspendedConditions are the conditions of a suspended pass, which acts
-// on no generation (docs/status.md): every condition it sets stays at the
-// last generation a pass acted on (status.observedGeneration, which it does
-// not advance either). Ready says Suspended; nothing is judged, so Stalled
-// goes; and while the spec holds changes no pass applied (the edit that set
-// spec.suspend counts), Reconciling says so with reason Suspended, so
-// kstatus, and Helm's --wait with it, reads InProgress, never Current.
-func setSuspendedConditions(app *appsv1alpha1.MyApp) {
-	acted := app.Status.ObservedGeneration
+// setSuspendedReadyCondition is Ready of a suspended pass, at the last
+// generation a pass acted on (status.observedGeneration, which a suspended
+// pass does not advance).
+func setSuspendedReadyCondition(app *appsv1alpha1.MyApp) {
 	setConditionAt(app, appsv1alpha1.ReadyCondition, false, appsv1alpha1.SuspendedReason, "The MyApp is suspended: the "+
-		"operator writes nothing to its children or the DNS service. Set spec.suspend to false to resume.", acted)
-	meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.StalledCondition)
-	if app.Generation <= acted {
-		meta.RemoveStatusCondition(&app.Status.Conditions, appsv1alpha1.ReconcilingCondition)
-		return
-	}
-	msg := "The spec is not applied until spec.suspend is false: no pass has acted on it yet"
-	if acted > 0 {
-		msg = fmt.Sprintf("The spec changes made since generation %d are not applied until spec.suspend is false", acted)
-	}
-	setConditionAt(app, appsv1alpha1.ReconcilingCondition, true, appsv1alpha1.SuspendedReason, msg, acted)
+		"operator writes nothing to its children or the DNS service. Set spec.suspend to false to resume.",
+		app.Status.ObservedGeneration)
 }
 
 // stallOf returns the reason and message of what keeps the MyApp from
@@ -245,32 +232,23 @@ func (s *scope) dnsFailed(retryIn *time.Duration) {
 // pass whose DNS phase decided without a failure. A pass that decided
 // nothing about the record leaves it as it was.
 //
-// A failure counts only when it is the planned retry: a pass before the
-// recorded next retry time (one that this very status write started, since
-// every status write is an event), or after a failure no retry was planned
-// for, leaves the status as it is. Otherwise each failed pass would write
-// the status, and each write start another pass at once, around the
-// controller's backoff.
+// A failure counts only when it is the planned retry (pass.BeforeRetry): a
+// pass before the recorded next retry time (one that this very status
+// write started, since every status write is an event), or after a failure
+// no retry was planned for, leaves the status as it is. Otherwise each
+// failed pass would write the status, and each write start another pass at
+// once, around the controller's backoff.
 func setDNSFailures(app *appsv1alpha1.MyApp, rd readiness, now time.Time) {
-	prev := app.Status.DNSFailures
+	prev := (*pass.Failures)(app.Status.DNSFailures)
 	switch {
-	case rd.dnsFailure != nil && prev != nil && (prev.NextRetryTime == nil || now.Before(prev.NextRetryTime.Time)):
+	case rd.dnsFailure != nil && prev.BeforeRetry(now):
 		// Not the planned retry: the count stands.
 	case rd.dnsFailure != nil:
-		f := &appsv1alpha1.FailureStatus{Count: 1, LastFailureTime: metav1.NewTime(now.Truncate(time.Second))}
-		if prev != nil {
-			f.Count = prev.Count + 1
-		}
+		var next time.Time
 		if rd.dnsFailure.retryIn != nil {
-			// Rounded up to the second the API keeps, so that a pass
-			// before the retry never reads as after it.
-			next := now.Add(*rd.dnsFailure.retryIn)
-			if rounded := next.Truncate(time.Second); rounded.Before(next) {
-				next = rounded.Add(time.Second)
-			}
-			f.NextRetryTime = ptr.To(metav1.NewTime(next))
+			next = now.Add(*rd.dnsFailure.retryIn)
 		}
-		app.Status.DNSFailures = f
+		app.Status.DNSFailures = (*appsv1alpha1.FailureStatus)(pass.CountFailure(prev, now, next))
 	case rd.dns != nil:
 		app.Status.DNSFailures = nil
 	}

@@ -85,7 +85,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster}, &cp, setupSuite, setupRFC2136Backend))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster}, &cp, setupSuite, setupRFC2136Backend, setupWebhookBackend))
 }
 
 // setupSuite starts the simulator and a manager running the MyApp

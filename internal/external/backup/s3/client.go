@@ -190,9 +190,6 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: %w", err)
 	}
-	if err := sharedMetrics(); err != nil {
-		return nil, fmt.Errorf("s3: metrics: %w", err)
-	}
 	cfg = withDefaults(cfg)
 	transport := cfg.Transport
 	if transport == nil {

@@ -231,6 +231,10 @@ type Observation struct {
 	ListsDrift bool
 	// Gifts are the hand-overs to this MyApp it has not settled.
 	Gifts []Gift
+	// Class is the DNS provider's class as measured when the operator
+	// started: ClassAtomic (also the zero value: the HTTP service and RFC
+	// 2136 are atomic) or ClassLastWriterWins.
+	Class Class
 
 	// Answered is the needs answered so far.
 	Answered Need

@@ -22,6 +22,38 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 )
 
+// Class is the DNS provider's class: whether it refuses a write that
+// would overwrite another writer's record.
+type Class string
+
+// The classes of DNS providers.
+const (
+	// ClassAtomic: a provider that refuses a create of a name that exists
+	// and a change or a delete of a value that is not there, so of several
+	// writers of one name exactly one wins and the others are told who
+	// holds it (the HTTP service, RFC 2136, an atomic webhook provider).
+	ClassAtomic Class = ""
+	// ClassLastWriterWins: a webhook provider that applies every batch
+	// unconditionally; the client reads just before each write, so a race
+	// is narrowed to one round trip and a lost one is detected by the read
+	// after the write, never prevented (docs/webhook.md).
+	ClassLastWriterWins Class = "LastWriterWins"
+)
+
+// conflictClass is what a conflict says of the provider's class: nothing
+// on an atomic provider, where a conflict is another writer's record the
+// provider would not let this MyApp overwrite; on a last-writer-wins one,
+// the class, and whether the race was lost: the status this pass started
+// from shows spec.host held by this MyApp, so another writer's write came
+// after (or over) this MyApp's.
+func (o Observation) conflictClass() (Class, bool) {
+	if o.Class != ClassLastWriterWins {
+		return ClassAtomic, false
+	}
+	st := o.Status.Record
+	return ClassLastWriterWins, st != nil && st.Name == o.Host && o.Self.Names(st.Owner)
+}
+
 // Next is when the record is read next, by itself.
 type Next string
 

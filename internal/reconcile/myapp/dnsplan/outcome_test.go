@@ -18,6 +18,7 @@ package dnsplan
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -189,4 +190,100 @@ func TestFailuresKeepTheirPromises(t *testing.T) {
 		}
 	}
 	t.Logf("checked %d failed passes", n)
+}
+
+// TestTheProviderClassShowsOnlyWhereItMatters checks, over the worlds of
+// the records space with the third name c empty and spec.host routed or
+// not (what c holds and the other routes decide no conflict's class; the
+// whole space takes minutes planned twice), planned once on an atomic
+// provider and once on a last-writer-wins one:
+//   - the class never changes what a pass does: the same needs, the same
+//     calls, the same outcome but for the class's own fields;
+//   - the outcome names the class only for a conflict on a last-writer-wins
+//     provider, where the conflict is a read of the zone rather than a
+//     write the provider refused;
+//   - a conflict there is a lost race exactly when the status the pass
+//     started from showed spec.host held by this MyApp: its own write was
+//     overwritten.
+func TestTheProviderClassShowsOnlyWhereItMatters(t *testing.T) {
+	failures, conflicts, lost := 0, 0, 0
+	n := classWorlds(func(w *tworld, o Observation) {
+		if failures > 10 {
+			return
+		}
+		_, atomic, errAtomic := w.plan(o)
+		o.Class = ClassLastWriterWins
+		_, lww, errLWW := w.plan(o)
+		fail := func(format string, args ...any) {
+			failures++
+			t.Errorf("status %+v service %v: "+format, append([]any{o.Status.Record, w.svc}, args...)...)
+		}
+		if (errAtomic == nil) != (errLWW == nil) {
+			fail("the plan ends with %v on an atomic provider, %v on a last-writer-wins one", errAtomic, errLWW)
+			return
+		}
+		if errLWW != nil {
+			return
+		}
+		if atomic.Outcome.Class != ClassAtomic || atomic.Outcome.LostRace {
+			fail("on an atomic provider the outcome says %q, lost race %t", atomic.Outcome.Class, atomic.Outcome.LostRace)
+		}
+		stripped := lww
+		stripped.Outcome.Class, stripped.Outcome.LostRace = ClassAtomic, false
+		if !reflect.DeepEqual(stripped, atomic) {
+			fail("the class changed the plan:\natomic %+v\nlww    %+v", atomic, lww)
+		}
+		conflict := lww.Outcome.Kind == KindConflict
+		if (lww.Outcome.Class == ClassLastWriterWins) != conflict {
+			fail("a %s outcome on a last-writer-wins provider says class %q", lww.Outcome.Kind, lww.Outcome.Class)
+		}
+		heldSpecHost := len(w.apps[0].held) > 0 && w.apps[0].held[0] == w.apps[0].host
+		if lww.Outcome.LostRace != (conflict && heldSpecHost) {
+			fail("a %s outcome, spec.host held before %t: lost race %t", lww.Outcome.Kind, heldSpecHost, lww.Outcome.LostRace)
+		}
+		if conflict {
+			conflicts++
+			if lww.Outcome.LostRace {
+				lost++
+			}
+		}
+	})
+	t.Logf("checked %d worlds on both classes: %d conflicts, %d of them lost races", n, conflicts, lost)
+	if lost == 0 || lost == conflicts {
+		t.Fatalf("the space holds %d conflicts of which %d lost races: both kinds must occur", conflicts, lost)
+	}
+}
+
+// classWorlds calls check for the worlds of the records space (see
+// everyRecordsWorld) whose third name is empty and whose Ingress routes
+// nothing or spec.host alone, and returns how many it checked.
+func classWorlds(check func(w *tworld, o Observation)) int {
+	statuses := []status{{}, {held: []string{"a"}}, {held: []string{"a"}, marked: true}, {held: []string{"b"}},
+		{held: []string{"a", "b"}}, {held: []string{"b", "c"}}, {held: []string{"a", "b"}, marked: true}}
+	type adoption struct{ live, adopt, leaks bool }
+	adoptions := []adoption{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}}
+	n := 0
+	for _, sa := range specStates {
+		for _, sb := range heldStates {
+			for _, st := range statuses {
+				for _, routed := range [][]string{nil, {"a"}} {
+					for _, orphan := range []bool{false, true} {
+						for deleting := range 3 {
+							for _, ad := range adoptions {
+								for peer := range 3 {
+									if deleting > 0 && peer > 0 {
+										continue
+									}
+									w, _, o := recordsWorld(sa, sb, recordState{}, st, routed, orphan, deleting, ad.live, ad.adopt, ad.leaks, peer)
+									check(w, o)
+									n++
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return n
 }

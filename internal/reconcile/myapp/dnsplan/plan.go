@@ -163,6 +163,13 @@ type Outcome struct {
 	LostOwed bool
 	// Gifts are the hand-overs to this MyApp still unsettled afterwards.
 	Gifts []Gift
+	// Class is the DNS provider's class where it bears on the outcome: a
+	// conflict on a last-writer-wins provider (ClassLastWriterWins), where
+	// the conflict is a read of the zone, not a write the provider
+	// refused; empty otherwise. LostRace is set there when spec.host was
+	// this MyApp's own at the read before: another writer overwrote it.
+	Class    Class
+	LostRace bool
 }
 
 // Plan is one step of a pass: what must be read first, or the calls to make
@@ -212,6 +219,7 @@ func Make(o Observation) Plan {
 		out.Kind, out.Holds = KindHeld, o.Host
 	} else {
 		out.Kind, out.Holder = KindConflict, holder
+		out.Class, out.LostRace = o.conflictClass()
 		if len(moves.kept) > 0 {
 			out.Holds, out.Previous = moves.kept[0], moves.kept[1:]
 		}

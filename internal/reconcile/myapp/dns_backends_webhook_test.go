@@ -1,0 +1,159 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package myapp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
+)
+
+// webhookBackend labels the MyApps of the webhook backend's manager.
+const webhookBackend = "webhook"
+
+// The webhook backend: external-dns's webhook server with its inmemory
+// provider (atomic), reached by the reconciler through a proxy that can
+// answer 503 for an outage (the inmemory zone lives in the server's
+// memory, so stopping the server would lose it), a client of its own for
+// the tests' reads, and the reconciler using the provider.
+var (
+	webhookServer     *controlplane.WebhookServer
+	webhookProxyDown  atomic.Bool
+	webhookClient     *webhook.Client
+	webhookReconciler *Reconciler
+	// webhookErr says why there is no webhook backend (the server is not
+	// built); its tests are skipped with it, the others run.
+	webhookErr error
+)
+
+// setupWebhookBackend starts the webhook server and a manager whose MyApp
+// controller keeps records there, through the proxy.
+func setupWebhookBackend(cp *controlplane.ControlPlane) (func(), error) {
+	var err error
+	if webhookServer, err = controlplane.StartWebhookServer(context.Background(),
+		controlplane.WebhookOptions{Provider: controlplane.WebhookInMemory, Zone: "example.com"}); err != nil {
+		webhookErr = err
+		return func() {}, nil
+	}
+	target, err := url.Parse(webhookServer.URL)
+	if err != nil {
+		return nil, err
+	}
+	forward := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if webhookProxyDown.Load() {
+			http.Error(w, "the DNS provider is down", http.StatusServiceUnavailable)
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	newClient := func(serverURL string, readInterval time.Duration) (*webhook.Client, error) {
+		c, err := webhook.New(webhook.Config{
+			URL: serverURL, Zone: webhookServer.Zone, Timeout: 5 * time.Second, ReadInterval: readInterval,
+			RetryWait: 10 * time.Millisecond,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := c.Start(context.Background()); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	// The tests read every zone change at once; the reconciler reads as
+	// the manager does with a short --dns-webhook-read-interval.
+	if webhookClient, err = newClient(webhookServer.URL, time.Nanosecond); err != nil {
+		return nil, err
+	}
+	reconcilerClient, err := newClient(proxy.URL, 200*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	_, stop, err := startManager(cp, webhookBackend, cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&appsv1alpha1.MyApp{}: {Label: labels.SelectorFromSet(labels.Set{dnsBackendLabel: webhookBackend})},
+	}}, func(ctrl.Manager) *Reconciler {
+		webhookReconciler = &Reconciler{
+			OwnerID:             testOwnerID,
+			DNS:                 reconcilerClient,
+			DefaultTarget:       defaultTarget,
+			PendingPollInterval: 200 * time.Millisecond,
+			DriftCheckInterval:  driftCheckInterval,
+		}
+		return webhookReconciler
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		stop()
+		proxy.Close()
+		if err := webhookServer.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the webhook server: %v\n", err)
+		}
+	}, nil
+}
+
+// webhookServed is what the webhook server's zone holds as host's A
+// record, read with the protocol's GET /records rather than the client
+// under test: the inmemory provider answers no DNS query.
+func webhookServed(t *testing.T, host string) []string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, webhookServer.URL+"/records", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/external.dns.webhook+json;version=1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /records: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /records: %s", resp.Status)
+	}
+	var zone []webhook.Endpoint
+	if err := json.NewDecoder(resp.Body).Decode(&zone); err != nil {
+		t.Fatalf("GET /records: %v", err)
+	}
+	var out []string
+	for _, e := range zone {
+		if e.RecordType == "A" && strings.EqualFold(strings.TrimSuffix(e.DNSName, "."), host) {
+			out = append(out, e.Targets...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
