@@ -274,7 +274,7 @@ func classWorlds(check func(w *tworld, o Observation)) int {
 									if deleting > 0 && peer > 0 {
 										continue
 									}
-									w, _, o := recordsWorld(sa, sb, recordState{}, st, routed, orphan, deleting, ad.live, ad.adopt, ad.leaks, peer)
+									w, o := recordsWorld(sa, sb, recordState{}, st, routed, orphan, deleting, ad.live, ad.adopt, ad.leaks, peer)
 									check(w, o)
 									n++
 								}

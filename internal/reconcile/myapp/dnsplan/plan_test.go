@@ -100,7 +100,7 @@ type status struct {
 
 // recordsWorld builds the world of one observation of the records space.
 func recordsWorld(sa, sb, sc recordState, st status, routed []string, orphan bool, deleting int,
-	live, adopt, leaks bool, peer int) (*tworld, *wapp, Observation) {
+	live, adopt, leaks bool, peer int) (*tworld, Observation) {
 	now := time.Unix(1_800_000_000, 0)
 	a := &wapp{key: "ns/web", uid: "uid-1", host: "a", orphan: orphan, held: st.held, routed: routed}
 	w := &tworld{id: "here", svc: service{}, faults: map[string]readFault{}, selfLive: live, now: now}
@@ -141,7 +141,7 @@ func recordsWorld(sa, sb, sc recordState, st status, routed []string, orphan boo
 	case 2:
 		o.Deleting, o.DeletingSince = true, now.Add(-OrphanMarkWait)
 	}
-	return w, a, o
+	return w, o
 }
 
 // everyRecordsWorld calls check for every world of the records space:
@@ -171,7 +171,7 @@ func everyRecordsWorld(check func(w *tworld, o Observation)) int {
 										if deleting > 0 && peer > 0 {
 											continue // a deletion asks nobody what they want
 										}
-										w, _, o := recordsWorld(sa, sb, sc, st, routed, orphan, deleting, ad.live, ad.adopt, ad.leaks, peer)
+										w, o := recordsWorld(sa, sb, sc, st, routed, orphan, deleting, ad.live, ad.adopt, ad.leaks, peer)
 										check(w, o)
 										n++
 									}
