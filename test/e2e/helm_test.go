@@ -623,41 +623,7 @@ func TestHelmChartInstallsTheRFC2136Provider(t *testing.T) {
 	g.Expect(c.Args).To(ContainElement("--dns-provider=rfc2136"))
 	g.Expect(c.Args).NotTo(ContainElement(HavePrefix("--dns-url")))
 
-	// The kubelet's part: each mounted Secret's items as files, and the
-	// environment from the ConfigMap.
-	mounts := map[string]string{}
-	for _, m := range c.VolumeMounts {
-		dir := t.TempDir()
-		mounts[m.MountPath+"/"] = dir + "/"
-		for _, v := range pod.Volumes {
-			if v.Name != m.Name || v.Secret == nil {
-				continue
-			}
-			secret := &corev1.Secret{}
-			g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: v.Secret.SecretName}, secret)).To(Succeed())
-			for _, item := range v.Secret.Items {
-				g.Expect(secret.Data).To(HaveKey(item.Key), "Secret %s", secret.Name)
-				g.Expect(os.WriteFile(filepath.Join(dir, item.Path), secret.Data[item.Key], 0o600)).To(Succeed())
-			}
-		}
-	}
-	env := map[string]string{}
-	for _, e := range c.Env {
-		ref := e.ValueFrom.ConfigMapKeyRef
-		cm := &corev1.ConfigMap{}
-		g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: ref.Name}, cm)).To(Succeed())
-		env[e.Name] = cm.Data[ref.Key]
-	}
-	args := make([]string, 0, len(c.Args)+8)
-	for _, arg := range c.Args {
-		for from, to := range mounts {
-			arg = strings.ReplaceAll(arg, from, to)
-		}
-		for name, value := range env {
-			arg = strings.ReplaceAll(arg, "$("+name+")", value)
-		}
-		args = append(args, arg)
-	}
+	args := kubeletPart(t, ns, dep)
 	managerKubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(os.WriteFile(managerKubeconfig, cp.Kubeconfig(), 0o600)).To(Succeed())
 	// A process outside the cluster names its kubeconfig and its lease's
