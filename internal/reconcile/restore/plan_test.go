@@ -48,19 +48,19 @@ const (
 // failureReasons are the reasons of a Failed Restore, as the API documents
 // them.
 var failureReasons = map[string]bool{
-	backupv1alpha1.BackupConfigNotFoundReason:    true,
-	backupv1alpha1.NoSucceededBackupReason:       true,
-	backupv1alpha1.NoBackupFoundReason:           true,
-	backupv1alpha1.BackupNotFoundReason:          true,
-	backupv1alpha1.BackupNotSucceededReason:      true,
-	backupv1alpha1.BackupHasNoContentReason:      true,
-	backupv1alpha1.UnsupportedBackupFormatReason: true,
-	backupv1alpha1.InvalidBackupContentReason:    true,
-	backupv1alpha1.ForeignBackupReason:           true,
+	backupv1alpha1.BackupConfigNotFoundReason:     true,
+	backupv1alpha1.NoSucceededBackupReason:        true,
+	backupv1alpha1.NoBackupFoundReason:            true,
+	backupv1alpha1.BackupNotFoundReason:           true,
+	backupv1alpha1.BackupNotSucceededReason:       true,
+	backupv1alpha1.BackupHasNoContentReason:       true,
+	backupv1alpha1.UnsupportedBackupFormatReason:  true,
+	backupv1alpha1.InvalidBackupContentReason:     true,
+	backupv1alpha1.ForeignBackupReason:            true,
 	backupv1alpha1.BackupOfAnotherNamespaceReason: true,
-	backupv1alpha1.TargetExistsReason:            true,
-	backupv1alpha1.InvalidAppSpecReason:          true,
-	backupv1alpha1.RestoredAppDeletedReason:      true,
+	backupv1alpha1.TargetExistsReason:             true,
+	backupv1alpha1.InvalidAppSpecReason:           true,
+	backupv1alpha1.RestoredAppDeletedReason:       true,
 }
 
 // appStates are MyApps as the API server may show them: absent, or present
