@@ -197,6 +197,10 @@ DEVENV ?= bin/devenv
 # DNS_PROVIDER=rfc2136 keeps the records in a local BIND (named) instead of
 # the simulator, so `dig` shows what the operator wrote.
 DNS_PROVIDER ?= http
+# BACKUP_PROVIDER=s3 keeps the backups in a bucket of a local S3 server
+# (versitygw, built by `make versitygw`) instead of the simulator, so `find`
+# shows the file of each backup.
+BACKUP_PROVIDER ?= http
 
 # `make run` builds the control plane only when devenv, asked first, says it
 # will start a local cluster: against a reachable current context it needs
@@ -204,10 +208,11 @@ DNS_PROVIDER ?= http
 # holds $(MAKE), so `make -n run` runs it too and shows the decision
 # (cmd/devenv's TestMakeBuildsTheControlPlaneOnlyForALocalCluster).
 .PHONY: run
-run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
+run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) $(if $(filter s3,$(BACKUP_PROVIDER)),versitygw) ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
 	@cluster=$$("$(DEVENV)" --which-cluster); \
 	if [ "$$cluster" = local ]; then $(MAKE) --no-print-directory controlplane; fi
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(DEVENV)" --manager bin/manager --dns-provider=$(DNS_PROVIDER) -- $(ARGS)
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" VERSITYGW="$(VERSITYGW)" "$(DEVENV)" --manager bin/manager \
+		--dns-provider=$(DNS_PROVIDER) --backup-provider=$(BACKUP_PROVIDER) -- $(ARGS)
 
 .PHONY: demo
 demo: build controlplane ## Walk through the whole lifecycle on a local cluster; exits non-zero if a step does not happen.

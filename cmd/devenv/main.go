@@ -23,8 +23,11 @@ limitations under the License.
 // simulator unless --dns-url and --backup-url name real services, then runs
 // the manager binary against all of it. With --dns-provider=rfc2136 the DNS
 // records go to a local BIND (named) serving example.com instead, so `dig`
-// shows what the operator wrote. Ctrl-C stops everything it started;
-// a run that crashed is cleaned up by the next one.
+// shows what the operator wrote; with --backup-provider=s3 the backups go
+// to a bucket of a local S3 server (versitygw, whose posix backend keeps
+// each backup as a file), so `find` and `gunzip` show what the operator
+// stored. Ctrl-C stops everything it started; a run that crashed is
+// cleaned up by the next one.
 package main
 
 import (
@@ -32,6 +35,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -54,21 +58,26 @@ import (
 )
 
 type options struct {
-	local         bool
-	stateDir      string
-	managerBinary string
-	simulatorAddr string
-	token         string
-	dnsURL        string
-	backupURL     string
-	dnsProvider   string
-	bindAddr      string
-	managerArgs   []string
-	whichCluster  bool
+	local          bool
+	stateDir       string
+	managerBinary  string
+	simulatorAddr  string
+	token          string
+	dnsURL         string
+	backupURL      string
+	dnsProvider    string
+	bindAddr       string
+	backupProvider string
+	s3Addr         string
+	managerArgs    []string
+	whichCluster   bool
 }
 
 // bindZone is the zone the local named serves: the samples' hosts are in it.
 const bindZone = "example.com"
+
+// s3Bucket is the bucket the local S3 server holds the backups in.
+const s3Bucket = "myapp-backups"
 
 func main() {
 	opts := options{}
@@ -87,6 +96,9 @@ func main() {
 	flag.StringVar(&opts.dnsProvider, "dns-provider", "http",
 		"http keeps DNS records in the simulator; rfc2136 in a local BIND (named) serving "+bindZone+".")
 	flag.StringVar(&opts.bindAddr, "bind-addr", "127.0.0.1:8053", "Where the local named listens with --dns-provider=rfc2136.")
+	flag.StringVar(&opts.backupProvider, "backup-provider", "http",
+		"http keeps backups in the simulator; s3 in bucket "+s3Bucket+" of a local S3 server (versitygw, `make versitygw`).")
+	flag.StringVar(&opts.s3Addr, "s3-addr", "127.0.0.1:8070", "Where the local S3 server listens with --backup-provider=s3.")
 	flag.Parse()
 	opts.managerArgs = flag.Args()
 
@@ -129,10 +141,20 @@ func run(opts options) error {
 		defer stopBIND(bind)
 	}
 
-	// The simulator runs in this process unless real services are named.
+	var backupArgs []string
+	var s3srv *controlplane.S3Server
+	if opts.backupProvider == "s3" {
+		if s3srv, backupArgs, err = startS3(ctx, opts.s3Addr, stateDir); err != nil {
+			return err
+		}
+		defer stopS3(s3srv)
+	}
+
+	// The simulator runs in this process unless real services are named,
+	// or local ones stand in for both.
 	dnsURL, backupURL := opts.dnsURL, opts.backupURL
 	var simURL string
-	if (dnsURL == "" && bind == nil) || backupURL == "" {
+	if (dnsURL == "" && bind == nil) || (backupURL == "" && s3srv == nil) {
 		srv, url, err := startSimulator(opts.simulatorAddr, opts.token)
 		if err != nil {
 			return err
@@ -151,12 +173,15 @@ func run(opts options) error {
 		return err
 	}
 
-	printBanner(kubectlCommand(), kubeconfig, simURL, opts.token, bind, filepath.Join(opts.stateDir, "tsig.key"))
+	printBanner(os.Stdout, kubectlCommand(), kubeconfig, simURL, opts.token, bind, filepath.Join(opts.stateDir, "tsig.key"), s3srv)
 
 	if bind == nil {
 		dnsArgs = []string{"--dns-url=" + dnsURL, "--dns-token-file=" + tokenFile}
 	}
-	args := managerArgs(kubeconfig, dnsArgs, backupURL, tokenFile, opts.managerArgs)
+	if s3srv == nil {
+		backupArgs = []string{"--backup-url=" + backupURL, "--backup-token-file=" + tokenFile}
+	}
+	args := managerArgs(kubeconfig, dnsArgs, backupArgs, opts.managerArgs)
 	return runManager(ctx, opts.managerBinary, args)
 }
 
@@ -325,12 +350,52 @@ func startBIND(ctx context.Context, addr, stateDir string) (*controlplane.BIND, 
 	}, nil
 }
 
+// startS3 starts versitygw serving bucket s3Bucket on addr, writes its keys
+// where the manager reads them (as a mounted Secret would give them), and
+// returns the manager's backup flags. Like the simulator, it starts empty:
+// a new local cluster has a new owner ID, under which an earlier run's
+// backups would never be found.
+func startS3(ctx context.Context, addr, stateDir string) (*controlplane.S3Server, []string, error) {
+	srv, err := controlplane.StartS3(ctx, controlplane.S3Options{
+		Addr:      addr,
+		StateRoot: filepath.Join(stateDir, "s3"),
+		Buckets:   []string{s3Bucket},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting the S3 server on %s (another `make run`? `make versitygw` builds it): %w", addr, err)
+	}
+	keys := filepath.Join(stateDir, "s3-keys")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		return nil, nil, errors.Join(err, srv.Close())
+	}
+	for name, value := range map[string]string{"access-key-id": srv.AccessKey, "secret-access-key": srv.SecretKey} {
+		if err := os.WriteFile(filepath.Join(keys, name), []byte(value+"\n"), 0o600); err != nil {
+			return nil, nil, errors.Join(err, srv.Close())
+		}
+	}
+	fmt.Printf("versitygw serves bucket %s on %s (its files in %s)\n", s3Bucket, addr, srv.DataDir)
+	return srv, []string{
+		"--backup-provider=s3",
+		"--s3-endpoint=" + srv.Endpoint,
+		"--s3-bucket=" + s3Bucket,
+		"--s3-region=" + srv.Region,
+		"--s3-path-style",
+		"--s3-access-key-id-file=" + filepath.Join(keys, "access-key-id"),
+		"--s3-secret-access-key-file=" + filepath.Join(keys, "secret-access-key"),
+	}, nil
+}
+
+func stopS3(srv *controlplane.S3Server) {
+	fmt.Println("Stopping the S3 server")
+	if err := srv.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "devenv: stopping the S3 server: %v\n", err)
+	}
+}
+
 // managerArgs are the manager's flags: the cluster, the DNS backend's flags,
-// the backup service, settings for a quick local loop, then the user's.
-func managerArgs(kubeconfig string, dnsArgs []string, backupURL, tokenFile string, extra []string) []string {
-	args := append(append([]string{"--kubeconfig=" + kubeconfig}, dnsArgs...),
-		"--backup-url="+backupURL,
-		"--backup-token-file="+tokenFile,
+// the backup provider's, settings for a quick local loop, then the user's.
+func managerArgs(kubeconfig string, dnsArgs, backupArgs, extra []string) []string {
+	args := append(append(append([]string{"--kubeconfig=" + kubeconfig}, dnsArgs...), backupArgs...),
 		// kwok gives Ingresses no load-balancer address; records point here.
 		"--dns-default-target=192.0.2.10",
 		"--dns-pending-poll-interval=2s",
@@ -390,16 +455,24 @@ func kubectlCommand() string {
 	return "kubectl"
 }
 
-func printBanner(kubectl, kubeconfig, simURL, token string, bind *controlplane.BIND, keyFile string) {
-	fmt.Printf(`
+func printBanner(w io.Writer, kubectl, kubeconfig, simURL, token string, bind *controlplane.BIND, keyFile string,
+	s3srv *controlplane.S3Server) {
+	fmt.Fprintf(w, `
 ==> The operator is starting. In another terminal, in this directory:
 
     export KUBECONFIG=%[2]s
     %[1]s apply -f config/samples/
     %[1]s get myapps,backupconfigs -w
 `, kubectl, kubeconfig)
-	if simURL != "" {
-		fmt.Printf(`
+	switch {
+	case simURL != "" && s3srv != nil:
+		fmt.Fprintf(w, `
+  The DNS simulator is at %[1]s (token %[2]s):
+
+    curl -s -H 'Authorization: Bearer %[2]s' %[1]s/dns/v1/records
+`, simURL, token)
+	case simURL != "":
+		fmt.Fprintf(w, `
   The DNS and backup simulator is at %[1]s (token %[2]s):
 
     curl -s -H 'Authorization: Bearer %[2]s' %[1]s/dns/v1/records
@@ -409,7 +482,7 @@ func printBanner(kubectl, kubeconfig, simURL, token string, bind *controlplane.B
 	}
 	if bind != nil {
 		host, port, _ := net.SplitHostPort(bind.Addr)
-		fmt.Printf(`
+		fmt.Fprintf(w, `
   DNS records are in a local named serving %[1]s (TSIG key in %[4]s):
 
     dig @%[2]s -p %[3]s +short web.%[1]s                       # the sample MyApp's record
@@ -417,5 +490,24 @@ func printBanner(kubectl, kubeconfig, simURL, token string, bind *controlplane.B
     dig @%[2]s -p %[3]s -y "$(cat %[4]s)" AXFR %[1]s         # the whole zone
 `, bind.Zone, host, port, keyFile)
 	}
-	fmt.Print("\n  Ctrl-C stops the operator, the simulator and the local cluster.\n\n")
+	if s3srv != nil {
+		fmt.Fprint(w, s3Banner(s3srv))
+	}
+	fmt.Fprint(w, "\n  Ctrl-C stops the operator, the simulator and the local cluster.\n\n")
+}
+
+// s3Banner says where the backups are and how to look at them: the posix
+// backend keeps each object as a file named by its key, its content as it
+// was written (gzip'd JSON), and curl signs a request itself.
+func s3Banner(srv *controlplane.S3Server) string {
+	dir := filepath.Join(srv.DataDir, s3Bucket)
+	return fmt.Sprintf(`
+  Backups are objects in bucket %[1]s of a local S3 server (versitygw) at %[2]s,
+  kept as files under %[3]s:
+
+    find %[3]s -name '*.json.gz'                                # one file per backup
+    gunzip -c "$(find %[3]s -name '*.json.gz' | head -1)"       # what one holds
+    curl -s --aws-sigv4 aws:amz:%[4]s:s3 --user %[5]s:%[6]s -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+      '%[2]s/%[1]s?list-type=2'                                  # the bucket, as S3 lists it
+`, s3Bucket, srv.Endpoint, dir, srv.Region, srv.AccessKey, srv.SecretKey)
 }

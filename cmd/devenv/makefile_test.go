@@ -102,14 +102,14 @@ func TestMakeBuildsTheControlPlaneOnlyForALocalCluster(t *testing.T) {
 }
 
 // dryRunMake runs `make -n target` in the repository with the test binary
-// as devenv.
-func dryRunMake(t *testing.T, target, kubeconfig, localCluster string) string {
+// as devenv, and makeVars (NAME=value) on the command line.
+func dryRunMake(t *testing.T, target, kubeconfig, localCluster string, makeVars ...string) string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("make", "-n", "--no-print-directory", target, "DEVENV="+self)
+	cmd := exec.Command("make", append([]string{"-n", "--no-print-directory", target, "DEVENV=" + self}, makeVars...)...)
 	cmd.Dir = controlplane.RepoRoot()
 	cmd.Env = append(os.Environ(),
 		actAsDevenv+"=1",

@@ -85,7 +85,12 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("configuring the backup client: %w", err)
 	}
 	if err := (&backupconfig.Reconciler{
-		Backups:                  backupClient,
+		Backups: backupClient,
+		// Each backup keeps the MyApp's children as its controller renders
+		// them, and the owner ID a restore takes its DNS record over with.
+		OwnerID:                  opts.myApp.ownerID,
+		RenderChildren:           myapp.RenderChildren,
+		IngressClassName:         opts.myApp.ingressClassName,
 		BackupPollInterval:       opts.backupPollInterval,
 		BackupTimeout:            opts.backupTimeout,
 		FinalBackupAttempts:      opts.finalBackupAttempts,

@@ -182,10 +182,17 @@ func (s *scenario) poke(ctx context.Context, bc *backupv1alpha1.BackupConfig) er
 	return client.IgnoreNotFound(k8sClient.Patch(ctx, bc.DeepCopy(), client.RawPatch("application/merge-patch+json", patch)))
 }
 
-// ownBackups lists the backups the service holds for bc.
+// ownBackups lists the backups the scenario's storage holds for bc: the
+// simulator's backup service, or its bucket on the S3 path.
 func ownBackups(s *scenario, bc *backupv1alpha1.BackupConfig) []simulator.Backup {
+	all := s.sim.Backups()
+	if s.oracle.backupsOf != nil {
+		// An error reads as no backups yet: the caller waits and asks
+		// again.
+		all, _, _ = s.oracle.backupsOf(s.t.Context())
+	}
 	var own []simulator.Backup
-	for _, b := range s.sim.Backups() {
+	for _, b := range all {
 		if b.Owner == backupOwner(bc) {
 			own = append(own, b)
 		}

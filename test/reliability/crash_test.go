@@ -19,6 +19,7 @@ package reliability
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,8 @@ type lifecycle struct {
 	// fakeClock gives the scenario's BackupConfig controllers a fake clock,
 	// starting at scheduleStart(), that the lifecycle moves.
 	fakeClock bool
+	// s3 keeps the backups in a bucket through the s3 provider.
+	s3 bool
 }
 
 // start starts the scenario's first manager behind gate.
@@ -49,16 +52,35 @@ func (lc lifecycle) start(s *scenario, gate *crashGate) {
 	if lc.fakeClock {
 		s.clock = clocktesting.NewFakeClock(scheduleStart())
 	}
+	if lc.s3 {
+		s.useS3()
+	}
 	s.startManager(gate)
 }
 
-var lifecycles = []lifecycle{
+var lifecycles = withS3Path([]lifecycle{
 	{name: "myapp", run: myAppLifecycle},
 	{name: "backupconfig-delete", run: func(s *scenario) { backupConfigLifecycle(s, backupv1alpha1.DeletionPolicyDelete) }},
 	{name: "backupconfig-retain", run: func(s *scenario) { backupConfigLifecycle(s, backupv1alpha1.DeletionPolicyRetain) }},
 	{name: "backupconfig-schedule", run: scheduleLifecycle, fakeClock: true},
 	{name: "backupconfig-retention", run: retentionLifecycle},
 	{name: "backupconfig-appref", run: appRefLifecycle},
+})
+
+// withS3Path adds to lifecycles each BackupConfig lifecycle again on the S3
+// path, named "<name>-s3": the same steps with the backups in a bucket, the
+// crash gate under the s3 provider's calls (its PUTs and DELETEs are writes
+// like the backup service's), and the oracle reading the bucket.
+func withS3Path(lifecycles []lifecycle) []lifecycle {
+	out := slices.Clone(lifecycles)
+	for _, lc := range lifecycles {
+		if strings.HasPrefix(lc.name, "backupconfig-") {
+			lc.name += "-s3"
+			lc.s3 = true
+			out = append(out, lc)
+		}
+	}
+	return out
 }
 
 // myAppLifecycle: create, Ready, spec change, host move, delete.

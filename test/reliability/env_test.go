@@ -85,6 +85,9 @@ type scenario struct {
 	// a scenario whose backup service lists backups late needs one that
 	// covers the lag, as the BackupConfig Reconciler documents.
 	cleanupGrace time.Duration
+	// s3, when set (useS3), keeps the backups in a bucket through the s3
+	// provider instead of the simulator's backup service.
+	s3 *scenarioS3
 }
 
 func newScenario(t *testing.T) *scenario {
@@ -155,7 +158,12 @@ func (s *scenario) startManager(gate *crashGate) {
 	}
 	dnsClient, err := dns.New(extConfig("dns"))
 	g.Expect(err).NotTo(HaveOccurred())
-	backupClient, err := backup.New(extConfig("backup"))
+	var backupClient backup.Client
+	if s.s3 != nil {
+		backupClient, err = s.s3.newBackupClient(gate.wrap("backup", ext), s.now)
+	} else {
+		backupClient, err = backup.New(extConfig("backup"))
+	}
 	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect((&myapp.Reconciler{
@@ -181,6 +189,8 @@ func (s *scenario) startManager(gate *crashGate) {
 	bcReconciler := &backupconfig.Reconciler{
 		Client:             controllerClient,
 		Backups:            backupClient,
+		OwnerID:            ownerID,
+		RenderChildren:     myapp.RenderChildren,
 		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval: 200 * time.Millisecond,
 		CleanupGrace:       cmp.Or(s.cleanupGrace, 500*time.Millisecond),
@@ -193,6 +203,16 @@ func (s *scenario) startManager(gate *crashGate) {
 	run := &managerRun{gate: gate, cancel: cancel, done: make(chan error, 1), ext: ext}
 	go func() { run.done <- mgr.Start(ctx) }()
 	s.manager = run
+}
+
+// now is the clock of the scenario's BackupConfig controllers, which the s3
+// provider stamps a backup's start with, as cmd/manager gives both the
+// same clock.
+func (s *scenario) now() time.Time {
+	if s.clock != nil {
+		return s.clock.Now()
+	}
+	return time.Now()
 }
 
 // stopManager stops the running manager, if any. After a crash every call it

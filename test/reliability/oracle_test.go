@@ -100,6 +100,10 @@ func (r *Report) add(count *int, format string, args ...any) {
 type oracle struct {
 	ns  string
 	sim *simulator.Server
+	// backupsOf reads the backups the scenario's storage holds, and what
+	// is wrong with any of them beyond what the oracle judges (content a
+	// restore could not read); the simulator's when nil.
+	backupsOf func(context.Context) ([]simulator.Backup, []string, error)
 
 	mu sync.Mutex
 	// retained are the UIDs of BackupConfigs with deletionPolicy Retain,
@@ -200,6 +204,16 @@ func (o *oracle) check(ctx context.Context) (Report, error) {
 	}
 	records := o.sim.Records()
 	backups := o.sim.Backups()
+	if o.backupsOf != nil {
+		var problems []string
+		var err error
+		if backups, problems, err = o.backupsOf(ctx); err != nil {
+			return r, err
+		}
+		for _, p := range problems {
+			r.add(&r.StatusMismatches, "%s", p)
+		}
+	}
 
 	o.checkNamespace(ctx, &r)
 	o.checkApps(&r, apps.Items, bcs.Items, records)

@@ -24,6 +24,7 @@ limitations under the License.
 package reliability
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -34,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3/s3test"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -57,7 +59,13 @@ func TestMain(m *testing.M) {
 	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierCluster, Nodes: 2}, &cp, func(cp *controlplane.ControlPlane) (func(), error) {
 		var err error
 		k8sClient, err = cp.NewClient(client.Options{Scheme: testScheme})
-		return removeManagerBin, err
+		return func() {
+			removeManagerBin()
+			// The S3 path's versitygw, if a scenario started it.
+			if err := s3test.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "stopping versitygw:", err)
+			}
+		}, err
 	}))
 }
 

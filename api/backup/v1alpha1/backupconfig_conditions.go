@@ -31,7 +31,7 @@ const (
 	ReconcilingCondition = "Reconciling"
 	// StalledCondition is true when the BackupConfig will not get better
 	// without a change: an unusable schedule, a final backup whose attempts
-	// ran out. It is absent otherwise.
+	// ran out, a MyApp too large to back up. It is absent otherwise.
 	StalledCondition = "Stalled"
 )
 
@@ -52,6 +52,10 @@ const (
 	// BackupServiceErrorReason: the backup service refused a request for
 	// another reason.
 	BackupServiceErrorReason = "BackupServiceError"
+	// BackupContentTooLargeReason: what a backup of the MyApp would hold
+	// (the MyApp, its children, its DNS record) encodes to more than a
+	// backup may hold, so no backup is started until the MyApp is smaller.
+	BackupContentTooLargeReason = "BackupContentTooLarge"
 	// ScheduledBackupRefusedReason: the backup service refused to start the
 	// backup of a schedule slot, so the slot was skipped.
 	ScheduledBackupRefusedReason = "ScheduledBackupRefused"

@@ -163,6 +163,19 @@ type Client interface {
 	Content(ctx context.Context, id string) ([]byte, error)
 }
 
+// Explainer is implemented by a Client that can say, of a failed call, what
+// is wrong and what to change, in the words of the settings a person gave
+// it (a bucket, a credentials Secret, a permission), the same from one
+// failure of that cause to the next, so a condition can carry it without
+// churning. The HTTP service's client does not: the service's own answers
+// are not worded for a condition, and the controller words them by kind.
+type Explainer interface {
+	// Explain returns the cause and the way out of err, an error of one of
+	// this client's calls, or false when it has nothing to say beyond the
+	// error's kind (external.KindOf).
+	Explain(err error) (string, bool)
+}
+
 // New returns a Client for the backup service described by cfg.
 func New(cfg external.Config) (Client, error) {
 	api, err := httpapi.New(ServiceName, cfg)

@@ -51,6 +51,18 @@ const (
 	MaxDecodedBytes = 16 << 20
 )
 
+// PayloadTooLargeError is the error EncodePayload returns for a payload
+// whose encoding is larger than MaxPayloadBytes: no provider would store
+// it, and the controller says so rather than skip the backup.
+type PayloadTooLargeError struct {
+	// Size is the encoded (gzip'd) size in bytes.
+	Size int
+}
+
+func (e *PayloadTooLargeError) Error() string {
+	return fmt.Sprintf("backup content is %d bytes gzip'd, more than the %d a backup may hold", e.Size, MaxPayloadBytes)
+}
+
 // ErrUnsupportedFormat is matched (errors.Is) by the error DecodePayload
 // returns for content whose formatVersion this operator does not read:
 // written by a newer operator, or not a backup of this project at all.
@@ -242,7 +254,8 @@ func (m *PayloadMetadata) validate() error {
 
 // EncodePayload validates p and returns it as gzip'd JSON in the current
 // format. The gzip header carries no name or time, so the same payload
-// always encodes to the same bytes.
+// always encodes to the same bytes. A payload that encodes to more than
+// MaxPayloadBytes is a *PayloadTooLargeError.
 func EncodePayload(p *Payload) ([]byte, error) {
 	out := *p
 	out.FormatVersion = PayloadFormatVersion
@@ -270,7 +283,7 @@ func EncodePayload(p *Payload) ([]byte, error) {
 		return nil, err
 	}
 	if buf.Len() > MaxPayloadBytes {
-		return nil, fmt.Errorf("backup content is %d bytes gzip'd, more than the %d a backup may hold", buf.Len(), MaxPayloadBytes)
+		return nil, &PayloadTooLargeError{Size: buf.Len()}
 	}
 	return buf.Bytes(), nil
 }

@@ -275,6 +275,9 @@ func TestEncodePayloadValidates(t *testing.T) {
 	p.MyApp.Annotations = map[string]string{"big": base64.StdEncoding.EncodeToString(noise)}
 	_, err = backup.EncodePayload(p)
 	g.Expect(err).To(MatchError(ContainSubstring("more than the")))
+	var tooLarge *backup.PayloadTooLargeError
+	g.Expect(errors.As(err, &tooLarge)).To(BeTrue(), "a payload too large says so by its type: %v", err)
+	g.Expect(tooLarge.Size).To(BeNumerically(">", backup.MaxPayloadBytes))
 }
 
 func mustEncode(t testing.TB, p *backup.Payload) []byte {

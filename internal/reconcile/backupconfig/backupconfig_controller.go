@@ -162,6 +162,16 @@ type Reconciler struct {
 	WatchNamespaces []string
 	// Backups is the backup service. Required.
 	Backups backup.Client
+	// OwnerID is the installation's owner ID (--owner-id), which every
+	// backup's content records: a restore in a rebuilt cluster takes the
+	// MyApp's DNS record over with it. Required.
+	OwnerID string
+	// RenderChildren renders the children a backup keeps beside its MyApp
+	// (myapp.RenderChildren). Required.
+	RenderChildren ChildRenderer
+	// IngressClassName is the MyApp controller's IngressClass
+	// (--ingress-class-name), which the rendered Ingress names.
+	IngressClassName string
 	// Recorder records events. SetupWithManager defaults it to the manager's
 	// recorder named "backupconfig-controller"; nil turns events off.
 	Recorder recorder.EventRecorder
@@ -228,8 +238,13 @@ type Reconciler struct {
 
 // SetupWithManager registers the spec.appRef.name index and the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if r.Backups == nil {
+	switch {
+	case r.Backups == nil:
 		return errors.New("the BackupConfig controller needs a backup service client")
+	case r.OwnerID == "":
+		return errors.New("the BackupConfig controller needs the owner ID, which every backup records")
+	case r.RenderChildren == nil:
+		return errors.New("the BackupConfig controller needs RenderChildren, to keep a MyApp's children in its backups")
 	}
 	pass.FromManager(mgr, ControllerName, &r.Client, &r.APIReader, &r.Recorder)
 	r.setDefaults()

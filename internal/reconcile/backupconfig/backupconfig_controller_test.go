@@ -44,43 +44,62 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
+// TestOnChangeBackupAfterImageChange, on each provider: a new BackupConfig
+// backs its MyApp up as a baseline, a change of the MyApp's spec is backed
+// up, a change of its metadata is not; each backup holds the MyApp as it
+// was, with its children.
 func TestOnChangeBackupAfterImageChange(t *testing.T) {
-	g := NewWithT(t)
-	e := newTestEnv(t)
-	e.startManager()
-	app := e.newApp("shop")
-	bc := e.newBackupConfig("shop-backup", "shop")
-	e.create(app, bc)
+	forEachProvider(t, func(t *testing.T, e *testEnv) {
+		g := NewWithT(t)
+		e.startManager()
+		app := e.newApp("shop")
+		bc := e.newBackupConfig("shop-backup", "shop")
+		e.create(app, bc)
 
-	// A new BackupConfig backs up the MyApp as it is, as a baseline.
-	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-	g.Expect(current.Status.ObservedAppGeneration).To(Equal(int64(1)))
-	g.Expect(e.ownBackups(current)).To(HaveLen(1))
+		// A new BackupConfig backs up the MyApp as it is, as a baseline.
+		current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+		g.Expect(current.Status.ObservedAppGeneration).To(Equal(int64(1)))
+		g.Expect(e.ownBackups(current)).To(HaveLen(1))
 
-	update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "nginx:1.28" })
-	current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-	g.Expect(current.Status.ObservedAppGeneration).To(Equal(int64(2)))
-	backups := e.ownBackups(current)
-	g.Expect(backups).To(HaveLen(2))
-	g.Expect(backups[1].Labels).To(HaveKeyWithValue(labelTrigger, string(backupv1alpha1.TriggerAppChange)))
-	g.Expect(backups[1].App).To(Equal(serviceAppName(e.ns, "shop")))
+		update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+		g.Expect(current.Status.ObservedAppGeneration).To(Equal(int64(2)))
+		backups := e.ownBackups(current)
+		g.Expect(backups).To(HaveLen(2))
+		g.Expect(backups[1].Labels).To(HaveKeyWithValue(labelTrigger, string(backupv1alpha1.TriggerAppChange)))
+		g.Expect(backups[1].App).To(Equal(serviceAppName(e.ns, "shop")))
+		g.Expect(backups[1].ID).To(Equal(current.Status.LastBackup.ID))
+		for i, image := range []string{"nginx:1.27", "nginx:1.28"} {
+			p := expectContentOf(g, backups[i], e, "shop")
+			g.Expect(p.MyApp.Spec.Image).To(Equal(image), "backup %d holds the MyApp as it was", i)
+			g.Expect(p.Metadata.MyAppGeneration).To(Equal(int64(i + 1)))
+			g.Expect(p.Metadata.MyAppUID).To(Equal(string(app.UID)))
+		}
 
-	// Changes that leave the generation alone start nothing.
-	update(e, app, func(a *appsv1alpha1.MyApp) { a.Labels = map[string]string{"team": "web"} })
-	g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(2))
+		// Changes that leave the generation alone start nothing.
+		update(e, app, func(a *appsv1alpha1.MyApp) { a.Labels = map[string]string{"team": "web"} })
+		g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(2))
 
-	// The BackupConfig watches the MyApp but never owns it.
-	g.Expect(e.get(app)()).To(Succeed())
-	g.Expect(app.OwnerReferences).To(BeEmpty())
+		// The BackupConfig watches the MyApp but never owns it.
+		g.Expect(e.get(app)()).To(Succeed())
+		g.Expect(app.OwnerReferences).To(BeEmpty())
+	})
 }
 
+// TestScheduleWithFakeClockAndCatchUpAfterDowntime, on each provider: a
+// scheduled backup is taken at its slot, not a second before, and slots
+// missed while the controller was down are caught up by one backup.
 func TestScheduleWithFakeClockAndCatchUpAfterDowntime(t *testing.T) {
+	forEachProvider(t, testScheduleWithFakeClockAndCatchUpAfterDowntime)
+}
+
+func testScheduleWithFakeClockAndCatchUpAfterDowntime(t *testing.T, e *testEnv) {
 	g := NewWithT(t)
-	e := newTestEnv(t)
 	start := time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC)
 	clock := clocktesting.NewFakeClock(start)
 	withClock := func(r *Reconciler) { r.Clock = clock }
@@ -105,7 +124,7 @@ func TestScheduleWithFakeClockAndCatchUpAfterDowntime(t *testing.T) {
 	// Nothing happens a second early.
 	clock.SetTime(at(11).Add(-time.Second))
 	e.poke(bc)
-	g.Consistently(func() int { return len(e.sim.Backups()) }, consistently, tick).Should(BeZero())
+	g.Consistently(func() int { return len(e.store.all(t)) }, consistently, tick).Should(BeZero())
 
 	clock.SetTime(at(11).Add(30 * time.Second))
 	e.poke(bc)
@@ -124,6 +143,58 @@ func TestScheduleWithFakeClockAndCatchUpAfterDowntime(t *testing.T) {
 	g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(2))
 	// The slot's key names the MyApp too (see scheduleKey).
 	g.Expect(e.ownBackups(current)[1].IdempotencyKey).To(HaveSuffix("/schedule/" + string(app.UID) + "/20260301T1200Z"))
+	p := expectContentOf(g, e.ownBackups(current)[1], e, "billing")
+	g.Expect(p.Metadata.TakenAt).To(BeTemporally("==", time.Date(2026, 3, 1, 15, 30, 0, 0, time.UTC)), "taken on the controller's clock")
+}
+
+// TestAScheduledStartWithoutAnAnswerIsTakenOnce, on each provider: the
+// start of a slot's backup gets no answer, before the provider stored
+// anything or after it did. Neither is a refusal, so the slot is not
+// skipped: once the provider answers again its backup is taken, and there
+// is one backup of the slot, whatever the provider stored meanwhile.
+func TestAScheduledStartWithoutAnAnswerIsTakenOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		lostAnswer bool
+	}{{name: "no answer", lostAnswer: false}, {name: "the answer lost after the write", lostAnswer: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachProvider(t, func(t *testing.T, e *testEnv) {
+				g := NewWithT(t)
+				clock := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC))
+				e.startManager(func(r *Reconciler) { r.Clock, r.MaxRetryDelay = clock, time.Second })
+				app := e.newApp("ledger")
+				bc := e.newBackupConfig("hourly", "ledger", fixtures.WithSchedule("0 * * * *"), fixtures.WithoutBackupOnChange())
+				e.create(app, bc)
+				slot := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
+				e.waitForNextScheduleTime(bc, slot)
+
+				e.store.failStarts(t, tc.lostAnswer)
+				clock.SetTime(slot.Add(30 * time.Second))
+				e.poke(bc)
+				if !tc.lostAnswer {
+					g.Eventually(func(g Gomega) string {
+						return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+					}, eventually, tick).Should(Equal(backupv1alpha1.BackupServiceUnavailableReason))
+					g.Consistently(func() []storedBackup { return e.ownBackups(bc) }, consistently, tick).Should(BeEmpty())
+					g.Expect(e.fetchBackupConfig(bc)(g).Status.NextScheduleTime.UTC()).To(Equal(slot), "the slot is still due")
+				} else {
+					// The first start stored the backup; the next passes
+					// find it rather than store another.
+					g.Eventually(func() []storedBackup { return e.ownBackups(bc) }, eventually, tick).Should(HaveLen(1))
+					time.Sleep(consistently)
+				}
+				e.store.clearFaults(t)
+
+				current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerSchedule)
+				g.Expect(current.Status.NextScheduleTime.UTC()).To(Equal(slot.Add(time.Hour)))
+				g.Consistently(func() []storedBackup { return e.ownBackups(bc) }, consistently, tick).Should(HaveLen(1))
+				own := e.ownBackups(bc)
+				g.Expect(own[0].IdempotencyKey).To(HaveSuffix("/schedule/" + string(app.UID) + "/20260301T1100Z"))
+				g.Expect(own[0].ID).To(Equal(current.Status.LastBackup.ID))
+				g.Expect(e.eventReasons(g, bc)).NotTo(ContainElement(eventScheduledBackupSkipped))
+			})
+		})
+	}
 }
 
 func TestBackupIsPolledUntilItFinishes(t *testing.T) {
@@ -204,52 +275,56 @@ func TestBackupIsPolledUntilItFinishes(t *testing.T) {
 	}
 }
 
+// TestRetentionDeletesOnlyItsOwnBackups, on each provider: retention keeps
+// the newest spec.retention.keepLast backups of the BackupConfig and deletes
+// the older ones, never a backup of another owner: a team's, an earlier
+// BackupConfig's of the same name, or (S3) another installation's in the
+// same bucket under the same BackupConfig UID.
 func TestRetentionDeletesOnlyItsOwnBackups(t *testing.T) {
-	g := NewWithT(t)
-	ctx := t.Context()
-	e := newTestEnv(t)
-	e.startManager()
-	app := e.newApp("crm")
-	e.create(app)
+	forEachProvider(t, func(t *testing.T, e *testEnv) {
+		g := NewWithT(t)
+		e.startManager()
+		app := e.newApp("crm")
+		e.create(app)
+		bc := e.newBackupConfig("crm", "crm", fixtures.WithKeepLast(2))
+		e.create(bc)
+		foreign := map[string]foreignOwner{}
+		for _, f := range e.foreignOwners(bc.UID) {
+			foreign[f.start(e, "crm", f.owner+"/manual")] = f
+		}
 
-	// Backups of the same MyApp by someone else, and by an earlier
-	// BackupConfig of the same name, are not this BackupConfig's to prune.
-	foreignOwners := []string{"team-dba", "backupconfig/00000000-0000-0000-0000-000000000000"}
-	foreign := make([]string, 0, len(foreignOwners))
-	for _, owner := range foreignOwners {
-		b, err := e.backups.Start(ctx, backup.StartRequest{
-			App: serviceAppName(e.ns, "crm"), Owner: owner, IdempotencyKey: owner + "/manual",
-		})
-		g.Expect(err).NotTo(HaveOccurred())
-		foreign = append(foreign, b.ID)
-	}
-
-	bc := e.newBackupConfig("crm", "crm", fixtures.WithKeepLast(2))
-	e.create(bc)
-	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-	images := []string{"crm:2", "crm:3", "crm:4"}
-	ids := make([]string, 0, 1+len(images))
-	ids = append(ids, current.Status.LastBackup.ID)
-	for _, image := range images {
-		update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = image })
-		current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-		g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
+		current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+		images := []string{"crm:2", "crm:3", "crm:4"}
+		ids := make([]string, 0, 1+len(images))
 		ids = append(ids, current.Status.LastBackup.ID)
-	}
+		for _, image := range images {
+			update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = image })
+			current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+			g.Expect(current.Status.ObservedAppGeneration).To(Equal(app.Generation))
+			ids = append(ids, current.Status.LastBackup.ID)
+		}
 
-	// Four backups were taken; the newest two stay.
-	g.Eventually(func() []string { return backupIDs(e.ownBackups(current)) }, eventually, tick).Should(Equal(ids[2:]))
-	remaining := backupIDs(e.sim.Backups())
-	g.Expect(remaining).To(ContainElements(foreign))
-	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
+		// Four backups were taken; the newest two stay, and every foreign one.
+		g.Eventually(func() []string { return backupIDs(e.ownBackups(current)) }, eventually, tick).Should(Equal(ids[2:]))
+		g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(eventBackupsPruned))
+		for id, f := range foreign {
+			_, err := f.client.Get(t.Context(), id)
+			g.Expect(err).NotTo(HaveOccurred(), "the backup of %s is still there", f.what)
+		}
+		g.Expect(e.allObjects()).To(HaveLen(2 + len(foreign)))
+	})
 }
 
+// TestDeletionPolicy, on each provider: a BackupConfig deleted with
+// deletionPolicy Delete goes once its backups are gone (after an outage of
+// the provider too, which blocks it meanwhile), one with Retain at once,
+// keeping them; neither touches a backup of another owner.
 func TestDeletionPolicy(t *testing.T) {
 	tests := []struct {
 		name   string
 		policy backupv1alpha1.DeletionPolicy
-		// outage makes the backup service fail while the BackupConfig is
-		// deleted, and recover later.
+		// outage makes the backup provider unreachable while the
+		// BackupConfig is deleted, and reachable later.
 		outage      bool
 		wantBackups int
 		wantEvent   eventReason
@@ -261,47 +336,52 @@ func TestDeletionPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
-			e := newTestEnv(t)
-			e.startManager()
-			app := e.newApp("erp")
-			bc := e.newBackupConfig("erp", "erp", fixtures.WithBackupDeletionPolicy(tt.policy))
-			e.create(app, bc)
-			current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-			update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "erp:2" })
-			current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-			g.Expect(current.Finalizers).To(ContainElement(backupv1alpha1.BackupCleanupFinalizer))
-			g.Expect(e.ownBackups(current)).To(HaveLen(2))
-			foreign, err := e.backups.Start(t.Context(), backup.StartRequest{
-				App: serviceAppName(e.ns, "erp"), Owner: "team-dba", IdempotencyKey: "team-dba/erp",
-			})
-			g.Expect(err).NotTo(HaveOccurred())
-
-			if tt.outage {
-				e.sim.SetOutage(simulator.ServiceBackup, true)
-			}
-			g.Expect(e.c.Delete(t.Context(), current)).To(Succeed())
-			if tt.outage {
-				g.Eventually(func(g Gomega) string {
-					return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
-				}, eventually, tick).Should(Equal(backupv1alpha1.CleanupBlockedReason))
+			forEachProvider(t, func(t *testing.T, e *testEnv) {
+				g := NewWithT(t)
+				e.startManager()
+				app := e.newApp("erp")
+				bc := e.newBackupConfig("erp", "erp", fixtures.WithBackupDeletionPolicy(tt.policy))
+				e.create(app, bc)
+				current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+				update(e, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "erp:2" })
+				current = e.waitForBackupAfter(bc, current, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+				g.Expect(current.Finalizers).To(ContainElement(backupv1alpha1.BackupCleanupFinalizer))
 				g.Expect(e.ownBackups(current)).To(HaveLen(2))
-				// The gauge shows that backups are held, though the service
-				// cannot say how many.
-				held, ok := heldForCleanup(e.ns, bc.Name)
-				g.Expect(ok).To(BeTrue(), "myapp_backupconfig_backups_held_for_cleanup is set during the outage")
-				g.Expect(held).To(BeNumerically(">=", 1))
-				e.sim.SetOutage(simulator.ServiceBackup, false)
-			}
+				foreign := map[string]foreignOwner{}
+				for _, f := range e.foreignOwners(bc.UID) {
+					foreign[f.start(e, "erp", f.owner+"/erp")] = f
+				}
 
-			g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, eventually, tick).Should(BeTrue())
-			g.Eventually(func() bool {
-				_, ok := heldForCleanup(e.ns, bc.Name)
-				return ok
-			}, eventually, tick).Should(BeFalse(), "the gauge goes with the BackupConfig")
-			g.Expect(e.ownBackups(current)).To(HaveLen(tt.wantBackups))
-			g.Expect(e.sim.Backups()).To(ContainElement(HaveField("ID", foreign.ID)))
-			g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
+				if tt.outage {
+					e.store.setOutage(t, true)
+				}
+				g.Expect(e.c.Delete(t.Context(), current)).To(Succeed())
+				if tt.outage {
+					g.Eventually(func(g Gomega) string {
+						return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+					}, eventually, tick).Should(Equal(backupv1alpha1.CleanupBlockedReason))
+					g.Expect(e.ownBackups(current)).To(HaveLen(2))
+					// The gauge shows that backups are held, though the
+					// provider cannot say how many.
+					held, ok := heldForCleanup(e.ns, bc.Name)
+					g.Expect(ok).To(BeTrue(), "myapp_backupconfig_backups_held_for_cleanup is set during the outage")
+					g.Expect(held).To(BeNumerically(">=", 1))
+					e.store.setOutage(t, false)
+				}
+
+				g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, eventually, tick).Should(BeTrue())
+				g.Eventually(func() bool {
+					_, ok := heldForCleanup(e.ns, bc.Name)
+					return ok
+				}, eventually, tick).Should(BeFalse(), "the gauge goes with the BackupConfig")
+				g.Expect(e.ownBackups(current)).To(HaveLen(tt.wantBackups))
+				for id, f := range foreign {
+					_, err := f.client.Get(t.Context(), id)
+					g.Expect(err).NotTo(HaveOccurred(), "the backup of %s is still there", f.what)
+				}
+				g.Expect(e.allObjects()).To(HaveLen(tt.wantBackups + len(foreign)))
+				g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).Should(ContainElement(tt.wantEvent))
+			})
 		})
 	}
 }
@@ -377,10 +457,17 @@ func TestRecreatedAppGetsABaselineBackup(t *testing.T) {
 	g.Consistently(func() int { return len(e.ownBackups(current)) }, consistently, tick).Should(Equal(2))
 }
 
+// TestFinalBackupBeforeAppDeletion, on each provider: a MyApp being deleted
+// is held until its final backup succeeded, through an outage of the
+// provider, and the backup holds the MyApp as it was when its deletion
+// began.
 func TestFinalBackupBeforeAppDeletion(t *testing.T) {
+	forEachProvider(t, testFinalBackupBeforeAppDeletion, func(o *simulator.Options) { o.BackupDuration = time.Second })
+}
+
+func testFinalBackupBeforeAppDeletion(t *testing.T, e *testEnv) {
 	g := NewWithT(t)
 	ctx := t.Context()
-	e := newTestEnv(t, func(o *simulator.Options) { o.BackupDuration = time.Second })
 	e.startManager()
 	// The MyApp's own controller would hold it for its DNS cleanup; the
 	// test plays that part.
@@ -396,7 +483,7 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
 
 	// The backup service is down when the MyApp is deleted: the MyApp waits.
-	e.sim.SetOutage(simulator.ServiceBackup, true)
+	e.store.setOutage(t, true)
 	g.Expect(e.c.Delete(ctx, app)).To(Succeed())
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
@@ -406,9 +493,9 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 
 	// Once it recovers, the final backup is taken, and the finalizer goes
 	// only once the service reports the backup SUCCEEDED.
-	e.sim.SetOutage(simulator.ServiceBackup, false)
-	finalBackup := func() *simulator.Backup {
-		for _, b := range e.sim.Backups() {
+	e.store.setOutage(t, false)
+	finalBackup := func() *storedBackup {
+		for _, b := range e.store.all(t) {
 			if b.Labels[labelTrigger] == string(backupv1alpha1.TriggerAppDeletion) {
 				return &b
 			}
@@ -424,7 +511,7 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 			switch b := finalBackup(); {
 			case b == nil:
 				releasedEarly = append(releasedEarly, "released without a final backup")
-			case b.Phase != simulator.PhaseSucceeded:
+			case b.Phase != backup.PhaseSucceeded:
 				releasedEarly = append(releasedEarly, "released while the final backup was "+string(b.Phase))
 			}
 		}
@@ -435,6 +522,9 @@ func TestFinalBackupBeforeAppDeletion(t *testing.T) {
 	g.Expect(app.Finalizers).To(ConsistOf(dnsCleanupFinalizer))
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppDeletion)
 	g.Expect(current.Status.LastBackup.ID).To(Equal(finalBackup().ID))
+	p := expectContentOf(g, *finalBackup(), e, "blog")
+	g.Expect(p.Metadata.Trigger).To(Equal(string(backupv1alpha1.TriggerAppDeletion)))
+	g.Expect(p.MyApp.Spec.Image).To(Equal(app.Spec.Image))
 
 	// The DNS cleanup finishes, the MyApp goes, and the BackupConfig says so.
 	update(e, app, func(a *appsv1alpha1.MyApp) { a.Finalizers = nil })
@@ -467,7 +557,7 @@ func TestFinalBackupFailingForGoodHoldsTheAppUntilReleased(t *testing.T) {
 	failedFinals := 0
 	for _, b := range e.ownBackups(bc) {
 		if b.Labels[labelTrigger] == string(backupv1alpha1.TriggerAppDeletion) {
-			g.Expect(b.Phase).To(Equal(simulator.PhaseFailed))
+			g.Expect(b.Phase).To(Equal(backup.PhaseFailed))
 			failedFinals++
 		}
 	}
@@ -550,9 +640,15 @@ func TestMissingAppThatAppearsLater(t *testing.T) {
 	g.Expect(condition(current, backupv1alpha1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
 }
 
+// TestRestartBetweenStartAndStatusWriteStartsNoSecondBackup, on each
+// provider: a controller that started a backup and lost every status write
+// after it, and the one restarted after it, store one backup.
 func TestRestartBetweenStartAndStatusWriteStartsNoSecondBackup(t *testing.T) {
+	forEachProvider(t, testRestartBetweenStartAndStatusWriteStartsNoSecondBackup)
+}
+
+func testRestartBetweenStartAndStatusWriteStartsNoSecondBackup(t *testing.T, e *testEnv) {
 	g := NewWithT(t)
-	e := newTestEnv(t)
 	// The first controller starts backups but loses every status write,
 	// as if it crashed right after each start call.
 	var lostWrites atomic.Int64
@@ -561,17 +657,17 @@ func TestRestartBetweenStartAndStatusWriteStartsNoSecondBackup(t *testing.T) {
 	app := e.newApp("ledger")
 	bc := e.newBackupConfig("ledger", "ledger")
 	e.create(app, bc)
-	g.Eventually(func() []simulator.Backup { return e.sim.Backups() }, eventually, tick).Should(HaveLen(1))
+	g.Eventually(func() []storedBackup { return e.store.all(t) }, eventually, tick).Should(HaveLen(1))
 	// The controller keeps retrying with the same idempotency key.
-	g.Consistently(func() []simulator.Backup { return e.sim.Backups() }, consistently, tick).Should(HaveLen(1))
+	g.Consistently(func() []storedBackup { return e.store.all(t) }, consistently, tick).Should(HaveLen(1))
 	e.stopManager()
 	g.Expect(lostWrites.Load()).To(BeNumerically(">", 1))
 	g.Expect(e.fetchBackupConfig(bc)(g).Status.LastBackup).To(BeNil())
 
 	e.startManager()
 	current := e.waitForLastBackup(bc, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-	g.Expect(e.sim.Backups()).To(HaveLen(1))
-	g.Expect(current.Status.LastBackup.ID).To(Equal(e.sim.Backups()[0].ID))
+	g.Expect(e.store.all(t)).To(HaveLen(1))
+	g.Expect(current.Status.LastBackup.ID).To(Equal(e.store.all(t)[0].ID))
 	// Adopting the backup again is not starting it again.
 	g.Expect(testutil.ToFloat64(backupsStarted.WithLabelValues(string(backupv1alpha1.TriggerAppChange)))).
 		To(Equal(startedBefore + 1))
@@ -942,11 +1038,11 @@ func (e *testEnv) runWithLostStatusWrites(bc *backupv1alpha1.BackupConfig, want 
 	var lost atomic.Int64
 	e.startManager(append(mutate, func(r *Reconciler) { r.Client = statusWritesLost{Client: r.Client, lost: &lost} })...)
 	e.poke(bc)
-	NewWithT(e.t).Eventually(func() []simulator.Backup { return e.ownBackups(bc) }, eventually, tick).Should(HaveLen(want))
+	NewWithT(e.t).Eventually(func() []storedBackup { return e.ownBackups(bc) }, eventually, tick).Should(HaveLen(want))
 	e.stopManager()
 }
 
-func idempotencyKeys(backups []simulator.Backup) []string {
+func idempotencyKeys(backups []storedBackup) []string {
 	keys := make([]string, 0, len(backups))
 	for _, b := range backups {
 		keys = append(keys, b.IdempotencyKey)
@@ -1097,7 +1193,7 @@ func TestStaleStatusStartsNoSecondBackup(t *testing.T) {
 	app := e.newApp("stale")
 	bc := e.newBackupConfig("stale", "stale")
 	e.create(app, bc)
-	r := &Reconciler{Client: e.c, Backups: e.backups}
+	r := &Reconciler{Client: e.c, Backups: e.backups, OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren}
 	r.setDefaults() // as SetupWithManager does
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(bc)}
 	_, err := r.Reconcile(ctx, req) // adds the finalizer
@@ -1233,7 +1329,7 @@ func TestFailedOnChangeBackupIsRetried(t *testing.T) {
 	// the failed ones, which are older than the success.
 	starts := func() int { return e.sim.RequestCount(simulator.ServiceBackup, simulator.OpStart) }
 	g.Expect(starts()).To(Equal(3))
-	g.Eventually(func() []simulator.Backup { return e.ownBackups(current) }, eventually, tick).Should(ConsistOf(
+	g.Eventually(func() []storedBackup { return e.ownBackups(current) }, eventually, tick).Should(ConsistOf(
 		HaveField("IdempotencyKey", HavePrefix(changeKey(ownerFor(current), app)+"/")),
 	))
 	g.Consistently(starts, consistently, tick).Should(Equal(3))

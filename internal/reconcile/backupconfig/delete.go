@@ -73,7 +73,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 // deleteAllBackups deletes every backup this BackupConfig started and
 // returns a zero result only once the service lists none of them any more.
 func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Result, error) {
-	backups, err := s.backups.List(ctx, s.owner)
+	backups, err := s.listOwn(ctx, s.owner)
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups to delete", err)
 	}
@@ -100,7 +100,7 @@ func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Resul
 
 	// The finalizer goes only once the service confirms the backups are
 	// gone, not on the strength of the delete calls alone.
-	remaining, err := s.backups.List(ctx, s.owner)
+	remaining, err := s.listOwn(ctx, s.owner)
 	if err != nil {
 		return r.serviceError(ctx, s, "confirming backups are deleted", err)
 	}

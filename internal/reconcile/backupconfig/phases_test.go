@@ -36,6 +36,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -89,7 +90,8 @@ func newPhaseEnv(t *testing.T) (*testEnv, *clocktesting.FakeClock, *Reconciler) 
 	t.Helper()
 	clk := clocktesting.NewFakeClock(phaseNow)
 	e := newTestEnv(t, func(o *simulator.Options) { o.Clock = clk })
-	r := &Reconciler{Client: appRefIndexed{Client: e.c}, APIReader: e.c, Backups: e.backups, Clock: clk}
+	r := &Reconciler{Client: appRefIndexed{Client: e.c}, APIReader: e.c, Backups: e.backups, Clock: clk,
+		OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren}
 	r.setDefaults()
 	return e, clk, r
 }
@@ -1098,7 +1100,7 @@ func TestAFailedScheduledBackupDoesNotEndTheRetriesOfAFailedChange(t *testing.T)
 	runPass()
 	g.Expect(e.ownBackups(bc)).To(ContainElement(And(
 		HaveField("IdempotencyKey", ContainSubstring("/schedule/")),
-		HaveField("Phase", simulator.PhaseFailed))), "the scheduled backup failed")
+		HaveField("Phase", backup.PhaseFailed))), "the scheduled backup failed")
 	clk.Step(3 * time.Minute) // past any retry delay of attempt 1 or 2
 	runPass()
 

@@ -90,9 +90,12 @@ type newBackupAnswer struct {
 // serviceError decides.
 func (r *Reconciler) recordNewBackupAnswer(ctx context.Context, s *scope, p backupplan.NewBackupPlan,
 	a newBackupAnswer) (ctrl.Result, error) {
+	var tooLarge *contentTooLargeError
 	switch {
 	case p.Step == backupplan.NewSkipSlot:
 		r.skipSlot(ctx, s)
+	case errors.As(a.err, &tooLarge):
+		return r.contentProblem(ctx, s, tooLarge)
 	case a.err != nil && p.Step == backupplan.NewStartSlot && isRefusal(a.err):
 		r.skipRefusedSlot(ctx, s, a.err)
 	case a.err != nil:
@@ -167,6 +170,11 @@ func (r *Reconciler) recordFinalAnswer(ctx context.Context, s *scope, run finalR
 		return ctrl.Result{}, true, nil
 	}
 	s.readiness.finalBackupPending = true
+	var tooLarge *contentTooLargeError
+	if errors.As(a.err, &tooLarge) {
+		result, err := r.contentProblem(ctx, s, tooLarge)
+		return result, false, err
+	}
 	if a.err != nil {
 		result, err := r.serviceError(ctx, s, "starting a backup", a.err)
 		return result, false, err
@@ -438,6 +446,12 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 // as an error, for exponential backoff.
 func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, err error) (ctrl.Result, error) {
 	s.readiness.serviceErr = err
+	s.readiness.serviceCause = ""
+	if explainer, ok := s.backups.(backup.Explainer); ok {
+		if cause, ok := explainer.Explain(err); ok {
+			s.readiness.serviceCause = cause
+		}
+	}
 	if !isServiceReason(s.readyWas) {
 		// One event when the trouble starts, with the raw error a person
 		// needs; the condition keeps a stable summary.

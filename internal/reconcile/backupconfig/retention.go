@@ -51,7 +51,7 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 	if keep < 1 {
 		keep = defaultKeepLast
 	}
-	backups, err := s.backups.List(ctx, s.owner)
+	backups, err := s.listOwn(ctx, s.owner)
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups for retention", err)
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package backupconfig
 
 import (
+	"context"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -26,6 +27,13 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
+
+// listOwn lists the backups of owner, one of this BackupConfig's: they are
+// filed in its namespace, where a provider that files backups by namespace
+// (s3) looks first.
+func (s *scope) listOwn(ctx context.Context, owner string) ([]backup.Backup, error) {
+	return s.backups.List(ctx, owner, backup.InNamespace(s.bc.Namespace))
+}
 
 // scope is what one reconcile pass knows about a BackupConfig. Phases read
 // and fill it in; the deferred status write turns it into status.

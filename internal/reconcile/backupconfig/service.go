@@ -52,7 +52,7 @@ type finalAttempts struct {
 // cannot leave behind. An attempt still RUNNING after the backup timeout
 // counts as failed, so a wedged job does not hold the MyApp for ever.
 func (r *Reconciler) listFinalAttempts(ctx context.Context, s *scope, owner string, appUID types.UID) (finalAttempts, error) {
-	backups, err := s.backups.List(ctx, owner)
+	backups, err := s.listOwn(ctx, owner)
 	if err != nil {
 		return finalAttempts{}, err
 	}
@@ -137,7 +137,7 @@ func (r *Reconciler) askBackupService(ctx context.Context, s *scope, p backuppla
 	switch p.Step {
 	case backupplan.NewSkipSlot, backupplan.NewNothing:
 	case backupplan.NewList:
-		listed, err := s.backups.List(ctx, s.owner)
+		listed, err := s.listOwn(ctx, s.owner)
 		a.listed, a.err = append([]backup.Backup{}, listed...), err
 		a.running = r.runningBackup(s, listed)
 	default:
@@ -161,9 +161,9 @@ func (r *Reconciler) startOf(s *scope, p backupplan.NewBackupPlan) (backupv1alph
 	return backupv1alpha1.TriggerAppChange, changeRetryKey(s.owner, s.app, p.Attempt), ""
 }
 
-// requestBackup asks the service to start a backup of the MyApp, unless
-// this pass's list already shows the backup of key. It is the one place
-// that starts a backup, whatever the trigger. That one was started
+// requestBackup asks the service to start a backup of the MyApp, with its
+// content (content.go), unless this pass's list already shows the backup of
+// key. It is the one place that starts a backup, whatever the trigger. That one was started
 // by an earlier pass that never read the answer (a crash, a reply lost or
 // spoiled after the service committed the start), and may have finished
 // since: Start would only answer with it again, and while the service
@@ -177,12 +177,19 @@ func (r *Reconciler) requestBackup(ctx context.Context, s *scope, trigger backup
 			"myapp", klog.KObj(app), "trigger", trigger, "idempotencyKey", key, "backupID", b.ID, "phase", b.Phase)
 		return b, nil
 	}
-	ctrl.LoggerFrom(ctx).Info("Starting backup", "myapp", klog.KObj(app), "trigger", trigger, "idempotencyKey", key)
+	content, err := r.backupContent(s, trigger, key)
+	if err != nil {
+		return backup.Backup{}, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Starting backup", "myapp", klog.KObj(app), "trigger", trigger, "idempotencyKey", key,
+		"contentBytes", len(content))
 	return s.backups.Start(ctx, backup.StartRequest{
 		App:            serviceAppName(app.Namespace, app.Name),
 		Owner:          s.owner,
 		IdempotencyKey: key,
 		Labels:         backupLabels(s.bc, app, trigger),
+		Namespace:      s.bc.Namespace,
+		Payload:        content,
 	})
 }
 

@@ -31,6 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -140,6 +141,7 @@ func newLaggingEnv(t *testing.T) (*testEnv, *clocktesting.FakeClock, *Reconciler
 	r := &Reconciler{
 		Client:    appRefIndexed{Client: interceptor.NewClient(c, lag.funcs())},
 		APIReader: e.c, Backups: e.backups, Clock: clk,
+		OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren,
 	}
 	r.setDefaults()
 	return e, clk, r, lag

@@ -50,6 +50,7 @@ const (
 	eventInvalidSchedule        eventReason = "InvalidSchedule"
 	eventBackupServiceFailed    eventReason = "BackupServiceFailed"
 	eventScheduledBackupSkipped eventReason = "ScheduledBackupSkipped"
+	eventBackupContentTooLarge  eventReason = "BackupContentTooLarge"
 	eventSuspended              eventReason = "Suspended"
 	eventResumed                eventReason = "Resumed"
 )
@@ -83,6 +84,12 @@ type readiness struct {
 	suspended       bool
 	// serviceErr is the last error the backup service returned in this pass.
 	serviceErr error
+	// serviceCause is what the provider's client says of serviceErr: its
+	// cause and the way out (backup.Explainer), "" when it says nothing.
+	serviceCause string
+	// contentTooLarge is set when a backup was not started because its
+	// content is larger than a backup may hold.
+	contentTooLarge *contentTooLargeError
 	// finalBackupPending is set while the MyApp is being deleted and held for
 	// its final backup.
 	finalBackupPending bool
@@ -127,8 +134,12 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 		message = fmt.Sprintf("This BackupConfig is being deleted with MyApp %q; it takes the MyApp's final backup "+
 			"before it lets go, or gives it up with a Warning once its attempts or its time limit ran out.",
 			r.appName)
-		if r.serviceErr != nil {
-			message += " " + capitalize(serviceProblem(r.serviceErr))
+		switch {
+		case r.contentTooLarge != nil:
+			message += " " + contentTooLargeMessage(r.contentTooLarge) + " To let the MyApp go without a final " +
+				"backup, set spec.backupBeforeAppDeletion to false or delete this BackupConfig."
+		case r.serviceErr != nil:
+			message += " " + capitalize(serviceProblem(r.serviceErr, r.serviceCause))
 		}
 	case r.deleting && !r.awaitingAppDeletion.IsZero():
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
@@ -138,7 +149,7 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 			r.awaitingAppDeletion.UTC().Format(time.RFC3339))
 	case r.deleting && r.serviceErr != nil:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupBlockedReason
-		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr) +
+		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr, r.serviceCause) +
 			" The BackupConfig stays until its backups are gone; set spec.deletionPolicy to Retain to keep them and let it go now."
 	case r.deleting:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
@@ -167,9 +178,13 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 		message = fmt.Sprintf("The final backup of MyApp %q failed %d times (last reason: %s). The MyApp is held until a final "+
 			"backup succeeds; set spec.backupBeforeAppDeletion to false or delete this BackupConfig to release it without one.",
 			r.appName, r.finalBackupFailures, normalizeReason(r.finalBackupFailure))
+	case r.contentTooLarge != nil:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.BackupContentTooLargeReason
+		message = contentTooLargeMessage(r.contentTooLarge)
 	case r.serviceErr != nil:
 		status, reason = metav1.ConditionFalse, backupReasons.For(r.serviceErr)
-		message = capitalize(serviceProblem(r.serviceErr)) + " No backups can be started or followed until it is resolved."
+		message = capitalize(serviceProblem(r.serviceErr, r.serviceCause)) +
+			" No backups can be started or followed until it is resolved."
 	case r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
 		message = fmt.Sprintf("MyApp %q is being deleted; it is released once its final backup succeeded.", r.appName)
@@ -182,8 +197,8 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 // setProgressConditions derives the kstatus conditions, Reconciling and
 // Stalled, from Ready and the last backup, by the rules both kinds share
 // (pass.SetProgressConditions), and reports whether the BackupConfig is
-// stalled. Stalled: an unusable schedule, or a final backup whose attempts
-// ran out; neither gets better without a change. Reconciling: a backup is
+// stalled. Stalled: an unusable schedule, a final backup whose attempts ran
+// out, or a MyApp too large to back up; none gets better without a change. Reconciling: a backup is
 // running, or Ready is False for a reason a retry or time resolves (the
 // MyApp is awaited, the service is retried, a final backup or a cleanup
 // runs). A suspended pass reports only the changes it did not apply.
@@ -194,7 +209,7 @@ func setProgressConditions(bc *backupv1alpha1.BackupConfig, acted int64, suspend
 	switch {
 	case ready == nil:
 	case ready.Status != metav1.ConditionTrue && (ready.Reason == backupv1alpha1.InvalidScheduleReason ||
-		ready.Reason == backupv1alpha1.FinalBackupFailedReason):
+		ready.Reason == backupv1alpha1.FinalBackupFailedReason || ready.Reason == backupv1alpha1.BackupContentTooLargeReason):
 		p.Stalled = &pass.Cause{Reason: ready.Reason, Message: ready.Message}
 	case ready.Status != metav1.ConditionTrue && ready.Reason != backupv1alpha1.SuspendedReason:
 		p.InProgress = &pass.Cause{Reason: ready.Reason, Message: ready.Message}
@@ -308,9 +323,17 @@ var backupReasons = external.Reasons{
 // same from one retry to the next: the raw error, with its attempt counts and
 // wait times, goes to the log and the events instead, so the condition does
 // not churn. It says how the operator retries, which serviceError decides
-// from the same error.
-func serviceProblem(err error) string {
+// from the same error. cause, when the provider's client gave one
+// (backup.Explainer), names what is wrong and the way out in the words of
+// the provider's settings, and is said instead of the words for the kind.
+func serviceProblem(err error, cause string) string {
 	_, waitAsked := external.RetryAfter(err)
+	if cause != "" {
+		if waitAsked {
+			return strings.TrimRight(cause, ".") + "; the operator calls it again once the wait it asked for is over, not sooner."
+		}
+		return strings.TrimRight(cause, ".") + "; the operator retries with backoff."
+	}
 	switch backupReasons.For(err) {
 	case backupv1alpha1.BackupServiceUnauthorizedReason:
 		return "the backup service rejected the operator's credentials; check the token the manager is given " +
@@ -325,6 +348,12 @@ func serviceProblem(err error) string {
 		return "the backup service refused a request from the operator; its events and logs have the details, " +
 			"and the operator retries with backoff."
 	}
+}
+
+// contentTooLargeMessage is the Ready message of a backup whose content is
+// too large: what, by how much, and what to do.
+func contentTooLargeMessage(err *contentTooLargeError) string {
+	return capitalize(err.Error()) + ". " + contentTooLargeAdvice + "."
 }
 
 // capitalize makes a clause the start of a sentence.

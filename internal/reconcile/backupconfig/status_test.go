@@ -95,6 +95,29 @@ func TestSetReadyCondition(t *testing.T) {
 			wantMessages: []string{"--backup-token-file"},
 		},
 		{
+			name: "a provider's own words name the cause and the way out, instead of the token",
+			readiness: readiness{serviceErr: unauthorized, serviceCause: "the S3 server does not know the access key ID " +
+				"(the files in /etc/s3): correct the access key in the credentials Secret"},
+			wantStatus:   metav1.ConditionFalse,
+			wantReason:   backupv1alpha1.BackupServiceUnauthorizedReason,
+			wantMessages: []string{"The S3 server does not know the access key ID (the files in /etc/s3): correct", "retries with backoff"},
+		},
+		{
+			name:         "content too large says by how much and what to do, before a service failure",
+			readiness:    readiness{contentTooLarge: &contentTooLargeError{app: "web", size: 1200000}, serviceErr: unavailable},
+			wantStatus:   metav1.ConditionFalse,
+			wantReason:   backupv1alpha1.BackupContentTooLargeReason,
+			wantMessages: []string{"1200000 bytes gzip'd, more than the 1048576", "Make the MyApp smaller"},
+		},
+		{
+			name: "a final backup too large names the ways to let the MyApp go",
+			readiness: readiness{deleting: true, finalBackupPending: true,
+				contentTooLarge: &contentTooLargeError{app: "web", size: 1200000}},
+			wantStatus:   metav1.ConditionFalse,
+			wantReason:   backupv1alpha1.FinalBackupInProgressReason,
+			wantMessages: []string{"more than the 1048576", "spec.backupBeforeAppDeletion to false or delete this BackupConfig"},
+		},
+		{
 			name:         "final backup in progress",
 			readiness:    readiness{finalBackupPending: true},
 			wantStatus:   metav1.ConditionFalse,

@@ -25,6 +25,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -37,6 +38,8 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3/s3test"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -50,7 +53,14 @@ var (
 func TestMain(m *testing.M) {
 	// The managers' logs are shown only for a failing run.
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierEnvtest}, &cp))
+	os.Exit(fixtures.RunMain(m, controlplane.Options{Tier: controlplane.TierEnvtest}, &cp, func(*controlplane.ControlPlane) (func(), error) {
+		// The S3 tests' versitygw, if one started, goes with the suite.
+		return func() {
+			if err := s3test.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "stopping versitygw:", err)
+			}
+		}, nil
+	}))
 }
 
 // Timeouts are generous because the machine running the tests may be busy;
@@ -76,6 +86,13 @@ type testEnv struct {
 	sim     *simulator.Server
 	simURL  string
 	backups backup.Client
+	// provider names the backup provider (providers_test.go), store reads
+	// what it holds; s3 is set for the S3 provider.
+	provider string
+	store    backupStore
+	s3       *s3Store
+	// clock is the running Reconciler's clock (see now).
+	clock atomic.Pointer[clock.PassiveClock]
 	// reconciler is the one the running manager uses, nil while none runs.
 	reconciler *Reconciler
 	stop       func()
@@ -96,7 +113,8 @@ func newTestEnv(t *testing.T, simOpts ...func(*simulator.Options)) *testEnv {
 		o(&opts)
 	}
 	sim, url := simtest.Start(t, opts)
-	e := &testEnv{t: t, ns: ns, c: c, sim: sim, simURL: url}
+	e := &testEnv{t: t, ns: ns, c: c, sim: sim, simURL: url, provider: "http"}
+	e.store = simulatorStore{sim: sim}
 	e.setBackupClient()
 	return e
 }
@@ -133,11 +151,12 @@ func (e *testEnv) startManager(mutate ...func(*Reconciler)) *Reconciler {
 	}))
 	g.Expect(err).NotTo(HaveOccurred())
 	r := &Reconciler{Client: mgr.GetClient(), Backups: e.backups, BackupPollInterval: pollInterval,
-		CleanupGrace: cleanupGrace}
+		CleanupGrace: cleanupGrace, OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren}
 	for _, m := range mutate {
 		m(r)
 	}
 	g.Expect(r.SetupWithManager(e.t.Context(), mgr)).To(Succeed())
+	e.clock.Store(&r.Clock)
 
 	stop := fixtures.StartManager(e.t.Context(), mgr)
 	g.Expect(mgr.GetCache().WaitForCacheSync(e.t.Context())).To(BeTrue())
@@ -239,20 +258,13 @@ func (e *testEnv) waitForBackupAfter(bc, previous *backupv1alpha1.BackupConfig, 
 	return current
 }
 
-// ownBackups lists the simulator's backups started by bc.
-func (e *testEnv) ownBackups(bc *backupv1alpha1.BackupConfig) []simulator.Backup {
-	owner := "backupconfig/" + string(bc.UID)
-	var out []simulator.Backup
-	for _, b := range e.sim.Backups() {
-		if b.Owner == owner {
-			out = append(out, b)
-		}
-	}
-	return out
+// ownBackups lists the backups the provider holds of bc, oldest first.
+func (e *testEnv) ownBackups(bc *backupv1alpha1.BackupConfig) []storedBackup {
+	return ownStored(e.store.all(e.t), bc.UID)
 }
 
 // backupIDs lists the IDs of backups, in order.
-func backupIDs(backups []simulator.Backup) []string {
+func backupIDs(backups []storedBackup) []string {
 	ids := make([]string, 0, len(backups))
 	for _, b := range backups {
 		ids = append(ids, b.ID)

@@ -31,7 +31,6 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/health"
 	"github.com/myapp-operator/myapp-operator/internal/health/healthtest"
-	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -87,7 +86,7 @@ func TestSuspendSkipsSlotsAndWritesNothing(t *testing.T) {
 	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, bc) }, eventually, tick).
 		Should(ContainElement(eventResumed))
 	g.Eventually(func() int { return len(e.ownBackups(bc)) }, eventually, tick).Should(Equal(1))
-	g.Consistently(func() []simulator.Backup { return e.ownBackups(bc) }, consistently, tick).Should(HaveLen(1),
+	g.Consistently(func() []storedBackup { return e.ownBackups(bc) }, consistently, tick).Should(HaveLen(1),
 		"the slots missed while suspended are not caught up")
 	g.Eventually(func(g Gomega) string {
 		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason

@@ -31,6 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -109,12 +110,12 @@ func (e *testEnv) releaseDNS(apps []*appsv1alpha1.MyApp) {
 // succeededFinalBackups counts the MyApps with a SUCCEEDED final backup in
 // the backup service, by the final keys of their BackupConfigs.
 func (e *testEnv) succeededFinalBackups(apps []*appsv1alpha1.MyApp, bcs []*backupv1alpha1.BackupConfig) int {
-	backups := e.sim.Backups()
+	backups := e.store.all(e.t)
 	n := 0
 	for i, app := range apps {
 		prefix := finalKeyPrefix(ownerFor(bcs[i]), app.UID)
 		for _, b := range backups {
-			if strings.HasPrefix(b.IdempotencyKey, prefix) && b.Phase == simulator.PhaseSucceeded {
+			if strings.HasPrefix(b.IdempotencyKey, prefix) && b.Phase == backup.PhaseSucceeded {
 				n++
 				break
 			}
@@ -123,12 +124,13 @@ func (e *testEnv) succeededFinalBackups(apps []*appsv1alpha1.MyApp, bcs []*backu
 	return n
 }
 
-// TestNamespaceTeardownTakesEveryFinalBackup is issue 26: a namespace of
-// MyApps, each with a BackupConfig taking final backups (deletionPolicy
-// Retain), is deleted. Every MyApp must get its final backup, whatever
-// order the namespace controller deletes the objects in, and whether the
-// MyApps' DNS records go at once or only after the DNS service came back
-// 20 s later; and everything must be gone within teardownLimit.
+// TestNamespaceTeardownTakesEveryFinalBackup is issue 26, on each
+// provider: a namespace of MyApps, each with a BackupConfig taking final
+// backups (deletionPolicy Retain), is deleted. Every MyApp must get its
+// final backup, whatever order the namespace controller deletes the objects
+// in, and whether the MyApps' DNS records go at once or only after the DNS
+// service came back 20 s later; and everything must be gone within
+// teardownLimit.
 func TestNamespaceTeardownTakesEveryFinalBackup(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -140,46 +142,53 @@ func TestNamespaceTeardownTakesEveryFinalBackup(t *testing.T) {
 		{name: "dns-down-20s/backupconfigs-first", order: backupConfigsFirst, dnsDown: 20 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			e := newTestEnv(t)
-			e.startManager()
-			apps := make([]*appsv1alpha1.MyApp, 0, teardownPairs)
-			bcs := make([]*backupv1alpha1.BackupConfig, 0, teardownPairs)
-			for i := range teardownPairs {
-				app := e.newApp(fmt.Sprintf("app-%02d", i), dnsCleanupFinalizer)
-				bc := e.newBackupConfig(app.Name, app.Name, fixtures.WithFinalBackup(),
-					fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
-				e.create(app, bc)
-				apps = append(apps, app)
-				bcs = append(bcs, bc)
-			}
-			for i := range apps {
-				e.waitForHold(apps[i])
-				e.waitForLastBackup(bcs[i], backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-			}
-
-			started := time.Now()
-			e.tearDownNamespace(apps, bcs, tc.order)
-			time.Sleep(tc.dnsDown)
-			e.releaseDNS(apps)
-			gone := func() int {
-				n := 0
-				for _, obj := range append(objectsOf(apps), objectsOf(bcs)...) {
-					if apierrors.IsNotFound(e.get(obj)()) {
-						n++
-					}
-				}
-				return n
-			}
-			g.Eventually(gone, teardownLimit-time.Since(started), 200*time.Millisecond).Should(
-				Equal(2*teardownPairs), "every MyApp and BackupConfig is gone within %s", teardownLimit)
-			took := time.Since(started)
-			finals := e.succeededFinalBackups(apps, bcs)
-			t.Logf("teardown of %d MyApps + %d BackupConfigs (%s): %d of %d final backups SUCCEEDED, gone in %s",
-				teardownPairs, teardownPairs, tc.name, finals, teardownPairs, took.Round(100*time.Millisecond))
-			g.Expect(finals).To(Equal(teardownPairs), "MyApps with a SUCCEEDED final backup")
+			forEachProvider(t, func(t *testing.T, e *testEnv) { testNamespaceTeardown(t, e, tc.name, tc.order, tc.dnsDown) })
 		})
 	}
+}
+
+// testNamespaceTeardown tears down e's namespace of teardownPairs MyApps
+// and BackupConfigs in order, the MyApps' DNS cleanup taking dnsDown, and
+// expects every final backup taken and everything gone within
+// teardownLimit.
+func testNamespaceTeardown(t *testing.T, e *testEnv, name string, order teardownOrder, dnsDown time.Duration) {
+	g := NewWithT(t)
+	e.startManager()
+	apps := make([]*appsv1alpha1.MyApp, 0, teardownPairs)
+	bcs := make([]*backupv1alpha1.BackupConfig, 0, teardownPairs)
+	for i := range teardownPairs {
+		app := e.newApp(fmt.Sprintf("app-%02d", i), dnsCleanupFinalizer)
+		bc := e.newBackupConfig(app.Name, app.Name, fixtures.WithFinalBackup(),
+			fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
+		e.create(app, bc)
+		apps = append(apps, app)
+		bcs = append(bcs, bc)
+	}
+	for i := range apps {
+		e.waitForHold(apps[i])
+		e.waitForLastBackup(bcs[i], backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
+	}
+
+	started := time.Now()
+	e.tearDownNamespace(apps, bcs, order)
+	time.Sleep(dnsDown)
+	e.releaseDNS(apps)
+	gone := func() int {
+		n := 0
+		for _, obj := range append(objectsOf(apps), objectsOf(bcs)...) {
+			if apierrors.IsNotFound(e.get(obj)()) {
+				n++
+			}
+		}
+		return n
+	}
+	g.Eventually(gone, teardownLimit-time.Since(started), 200*time.Millisecond).Should(
+		Equal(2*teardownPairs), "every MyApp and BackupConfig is gone within %s", teardownLimit)
+	took := time.Since(started)
+	finals := e.succeededFinalBackups(apps, bcs)
+	t.Logf("teardown of %d MyApps + %d BackupConfigs (%s, %s): %d of %d final backups SUCCEEDED, gone in %s",
+		teardownPairs, teardownPairs, name, e.provider, finals, teardownPairs, took.Round(100*time.Millisecond))
+	g.Expect(finals).To(Equal(teardownPairs), "MyApps with a SUCCEEDED final backup")
 }
 
 // objectsOf lists objects as client.Objects.

@@ -23,7 +23,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -353,21 +352,4 @@ func (r *Reconciler) holderNow(ctx context.Context, was dnsplan.HolderSnapshot) 
 	}
 	now := snapshotOf(appView(holder))
 	return &now
-}
-
-// dnsReadDue tells, without running a pass, whether app's pass would read
-// its record, given the type and value the record should have; if not,
-// untilDue is how long until a timed read makes it. It is what dnsplan
-// decides for the observation a pass would make, for the drift pass's
-// tests, which read it for MyApps at rest.
-func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, recordType, value string) (due bool, untilDue time.Duration) {
-	o := r.observeDNS(ctx, &scope{app: app})
-	o.Address = dnsplan.Target{Type: recordType, Value: value}
-	if dnsplan.Make(o.Observation).Outcome.Kind != dnsplan.KindStands {
-		return true, 0
-	}
-	if o.Memory == nil {
-		return false, 0
-	}
-	return false, untilNext(o.Memory.Next, o.Now)
 }

@@ -33,7 +33,11 @@ limitations under the License.
 // phase and the deletion decide is in the dnsplan package, pure: it reads
 // nothing and calls nothing, so its tests check every observation of a
 // bounded space (docs/development.md, "One loop per phase"). sweep.go is
-// the orphaned-record sweep and cache_memory.go the cache's transform. How
+// the orphaned-record sweep, and owner_id_claim.go the claim on the owner
+// ID that lets it run (two clusters with one owner ID must not sweep each
+// other's records); render.go renders a MyApp's children from it alone,
+// for the BackupConfig controller's backups; metrics.go holds the
+// controller's own metrics and cache_memory.go the cache's transform. How
 // a pass runs its phases and reads what they return is shared with the
 // BackupConfig controller, in internal/reconcile/pass.
 package myapp

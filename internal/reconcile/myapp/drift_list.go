@@ -96,7 +96,7 @@ func init() {
 // DriftCheckRead; the pass has the records whose last read scheduled none
 // read once each, at those points (readAtDriftPoints).
 func (r *Reconciler) listsDrift(app *appsv1alpha1.MyApp) bool {
-	return r.listedByDriftPass(app) && !driftListHealthOf(r).fallingBack()
+	return r.listedByDriftPass(app) && !r.driftLists.fallingBack()
 }
 
 // listedByDriftPass reports whether the drift pass judges app's record from
@@ -119,19 +119,6 @@ type driftListHealth struct {
 	// episode counts the fallbacks, so the reads scheduled for one stop
 	// when it ends, even if another begins before they notice.
 	episode int
-}
-
-// driftListHealths holds each Reconciler's driftListHealth. It lives beside
-// the Reconciler, not in it, so that the drift pass keeps to its own file;
-// there is one Reconciler per manager (and a few per test).
-var driftListHealths sync.Map // *Reconciler -> *driftListHealth
-
-func driftListHealthOf(r *Reconciler) *driftListHealth {
-	if h, ok := driftListHealths.Load(r); ok {
-		return h.(*driftListHealth)
-	}
-	h, _ := driftListHealths.LoadOrStore(r, &driftListHealth{})
-	return h.(*driftListHealth)
 }
 
 func (h *driftListHealth) fallingBack() bool {
@@ -287,7 +274,7 @@ func (l *driftLister) passOnce(ctx context.Context) error {
 	}
 	l.pages = pages
 	driftPassLastSuccess.WithLabelValues().Set(float64(l.r.Clock.Now().Unix()))
-	if driftListHealthOf(l.r).passSucceeded() {
+	if l.r.driftLists.passSucceeded() {
 		driftPassFallback.WithLabelValues().Set(0)
 		l.log.Info("DNS drift pass listed every record again; records are checked by list, not read each interval",
 			"listed", listed.Len())
@@ -369,7 +356,7 @@ func (l *driftLister) pace() time.Duration {
 // (fallBack), at that moment, not at the next try.
 func (l *driftLister) retry(ctx context.Context, list func() error) error {
 	interval := l.r.DriftCheckInterval
-	health := driftListHealthOf(l.r)
+	health := &l.r.driftLists
 	wait := min(time.Second, interval/50)
 	for {
 		err := list()
@@ -405,7 +392,7 @@ func (l *driftLister) retry(ctx context.Context, list func() error) error {
 // records at rest, whose last read scheduled none, are read once each at
 // their points (readAtDriftPoints).
 func (l *driftLister) fallBack(ctx context.Context) {
-	episode := driftListHealthOf(l.r).fallBack()
+	episode := l.r.driftLists.fallBack()
 	if episode == 0 {
 		return
 	}
@@ -440,7 +427,7 @@ func (l *driftLister) readAtDriftPoints(ctx context.Context, episode int) {
 		queue = append(queue, due{at: nextDriftCheck(app.UID, l.r.DriftCheckInterval, now), key: key})
 	}
 	slices.SortFunc(queue, func(a, b due) int { return a.at.Compare(b.at) })
-	health := driftListHealthOf(l.r)
+	health := &l.r.driftLists
 	for _, d := range queue {
 		if err := sleep(ctx, d.at.Sub(l.r.Clock.Now())); err != nil {
 			return

@@ -48,6 +48,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -714,4 +715,21 @@ func TestDriftListThroughTheManager(t *testing.T) {
 		Should(HaveLen(1), "written again within two intervals")
 	g.Expect(counted.getsOf(hosts[1])).To(BeNumerically(">", before[1]), "the deleted record was read")
 	g.Expect(counted.getsOf(hosts[2])).To(Equal(before[2]), "%s, which matched, is not read", hosts[2])
+}
+
+// dnsReadDue tells, without running a pass, whether app's pass would read
+// its record, given the type and value the record should have; if not,
+// untilDue is how long until a timed read makes it. It is what dnsplan
+// decides for the observation a pass would make; the drift pass's tests
+// read it for MyApps at rest.
+func (r *Reconciler) dnsReadDue(ctx context.Context, app *appsv1alpha1.MyApp, recordType, value string) (due bool, untilDue time.Duration) {
+	o := r.observeDNS(ctx, &scope{app: app})
+	o.Address = dnsplan.Target{Type: recordType, Value: value}
+	if dnsplan.Make(o.Observation).Outcome.Kind != dnsplan.KindStands {
+		return true, 0
+	}
+	if o.Memory == nil {
+		return false, 0
+	}
+	return false, untilNext(o.Memory.Next, o.Now)
 }

@@ -147,6 +147,9 @@ type Reconciler struct {
 	statusWrites pass.OwnWrites
 	// driftEvents brings the MyApps the drift pass found drifted.
 	driftEvents chan event.GenericEvent
+	// driftLists is how the drift pass's lists fare (drift_list.go): the
+	// pass writes it, and every pass of a MyApp reads it.
+	driftLists driftListHealth
 }
 
 // The role grants only the verbs the code uses. MyApps and their status are

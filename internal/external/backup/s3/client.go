@@ -165,7 +165,10 @@ type describedObject struct {
 	backup backup.Backup
 }
 
-var _ backup.Client = (*Client)(nil)
+var (
+	_ backup.Client    = (*Client)(nil)
+	_ backup.Explainer = (*Client)(nil)
+)
 
 // New checks cfg and returns a Client. It does not reach the server: a
 // missing bucket or wrong credentials show in the first call's error.
@@ -222,6 +225,7 @@ func New(cfg Config) (*Client, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
+		o.HTTPSignerV4 = newRotationAwareSigner()
 		// Checksums only where S3 requires them: the SDK's newer default
 		// (a CRC32 trailer on every upload) is not understood by every
 		// S3-compatible server, and SigV4 already covers the body.

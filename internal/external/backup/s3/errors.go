@@ -55,17 +55,21 @@ var throttleCodes = map[string]bool{
 }
 
 // apiErrorOf returns the S3 error code, message and HTTP status of err, with
-// ok false when no answer came back (a timeout, a refused connection).
+// ok false when no answer came back (a timeout, a refused or dropped
+// connection). The SDK wraps a request that was never answered in a
+// response error too, with status 0 and no code: that is no answer, not a
+// refusal, or a server that is down would read as a request it refused,
+// and a scheduled backup's slot would be skipped for it.
 func apiErrorOf(err error) (code, message string, status int, ok bool) {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
-		code, message, ok = ae.ErrorCode(), ae.ErrorMessage(), true
+		code, message = ae.ErrorCode(), ae.ErrorMessage()
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		status, ok = re.HTTPStatusCode(), true
+		status = re.HTTPStatusCode()
 	}
-	return code, message, status, ok
+	return code, message, status, status != 0 || code != ""
 }
 
 // isCode reports whether err is an S3 answer with one of codes.
@@ -137,7 +141,7 @@ func (c *Client) classify(op string, err error) *external.Error {
 			operationWords[op], codeOr(code, status), c.credentialsSource, permissionFor[op], c.bucket, c.layout.installationPrefix())
 	case throttleCodes[code] || status == http.StatusTooManyRequests:
 		e.Kind = external.KindThrottled
-		e.Message = fmt.Sprintf("the S3 server asked to slow down (%s) and still did after %d attempts; the call is tried again later",
+		e.Message = fmt.Sprintf("the S3 server asked to slow down (%s) and still did after %d attempts",
 			codeOr(code, status), e.Attempts)
 	case code == codePermanentRedirect || code == codeAuthHeaderMalformed || status == http.StatusMovedPermanently:
 		e.Kind = external.KindInvalid
@@ -148,12 +152,41 @@ func (c *Client) classify(op string, err error) *external.Error {
 		e.Message = "the backup does not exist"
 	case status >= 500 || code == codeConditionalConflict:
 		e.Kind = external.KindTransient
-		e.Message = fmt.Sprintf("the S3 server failed (%s): %s", codeOr(code, status), trim(message))
+		e.Message = fmt.Sprintf("the S3 server failed (%s) at %s; %s", codeOr(code, status), c.endpointName(), seeAnswer(message))
 	default:
 		e.Kind = external.KindInvalid
-		e.Message = fmt.Sprintf("the S3 server refused the request (%s): %s", codeOr(code, status), trim(message))
+		e.Message = fmt.Sprintf("the S3 server refused the %s (%s); %s", operationWords[op], codeOr(code, status),
+			seeAnswer(message))
 	}
 	return e
+}
+
+// seeAnswer says where the server's own words are. The message of an error
+// is what a condition shows, and must not change from one failure to the
+// next; the server's text (which may carry a request ID) stays in the
+// error's cause, which the events and the log print.
+func seeAnswer(message string) string {
+	if strings.TrimSpace(message) == "" {
+		return "it gave no explanation"
+	}
+	return "its answer is in the operator's events and log"
+}
+
+// Explain returns the message classify (or a refusal before the call) gave
+// err: the cause and the way out, named by the bucket, the endpoint, the
+// credentials' source and the permission missing, and stable from one
+// failure of that cause to the next, so the BackupConfig's condition can
+// carry it (backup.Explainer).
+func (c *Client) Explain(err error) (string, bool) {
+	var xerr *external.Error
+	if !errors.As(err, &xerr) || xerr.Service != serviceName || xerr.Message == "" {
+		return "", false
+	}
+	switch xerr.Kind {
+	case external.KindInvalid, external.KindUnauthorized, external.KindThrottled, external.KindTransient:
+		return xerr.Message, true
+	}
+	return "", false
 }
 
 // operationWords and permissionFor name, per operation, what was refused
@@ -175,15 +208,4 @@ func codeOr(code string, status int) string {
 		return code
 	}
 	return fmt.Sprintf("HTTP %d", status)
-}
-
-// trim bounds a server's message, so a misbehaving server cannot flood a
-// condition or a log line.
-func trim(s string) string {
-	const maxLen = 256
-	s = strings.TrimSpace(s)
-	if len(s) > maxLen {
-		return s[:maxLen] + "..."
-	}
-	return s
 }

@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
+)
+
+// TestTheBannerListsTheBackupsOfTheLocalS3Server starts the S3 server as
+// `make run BACKUP_PROVIDER=s3` does, stores a backup through a client built
+// from the flags devenv gives the manager (keys read from the files it
+// wrote), then runs each command the banner prints, as a person would
+// paste it: the file of the backup is found, reads as the backup's
+// content, and the signed list names its key.
+func TestTheBannerListsTheBackupsOfTheLocalS3Server(t *testing.T) {
+	if _, err := controlplane.VersityGWPath(); err != nil {
+		controlplane.RequireS3(t, err)
+	}
+	addr, err := controlplane.FreeAddress()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, args, err := startS3(t.Context(), addr, t.TempDir())
+	controlplane.RequireS3(t, err)
+	t.Cleanup(func() { stopS3(srv) })
+
+	flags := map[string]string{}
+	for _, a := range args {
+		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		flags[name] = value
+	}
+	for _, want := range []string{"backup-provider", "s3-endpoint", "s3-bucket", "s3-region", "s3-path-style",
+		"s3-access-key-id-file", "s3-secret-access-key-file"} {
+		if _, ok := flags[want]; !ok {
+			t.Fatalf("the manager gets no --%s: %v", want, args)
+		}
+	}
+	all := managerArgs("kubeconfig", nil, args, nil)
+	if slices.ContainsFunc(all, func(a string) bool { return strings.HasPrefix(a, "--backup-url") }) {
+		t.Fatalf("with s3 the manager gets no --backup-url: %v", all)
+	}
+
+	c, err := s3.New(s3.Config{
+		Endpoint: flags["s3-endpoint"], Bucket: flags["s3-bucket"], Region: flags["s3-region"], PathStyle: true,
+		OwnerID:     "local",
+		Credentials: s3.FileCredentials(flags["s3-access-key-id-file"], flags["s3-secret-access-key-file"], ""),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := "backupconfig/bc-uid"
+	key := owner + "/manual/app-uid/k"
+	payload, err := backup.EncodePayload(&backup.Payload{
+		Metadata: backup.PayloadMetadata{Trigger: "Manual", MyAppUID: "app-uid", MyAppGeneration: 1, TakenAt: time.Now(),
+			BackupConfig: backup.ObjectIdentity{Namespace: "default", Name: "web-nightly", UID: "bc-uid"},
+			OwnerID:      "local", Owner: owner, IdempotencyKey: key},
+		MyApp: backup.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: "default", Name: "web"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Start(t.Context(), backup.StartRequest{App: "default-web", Owner: owner, IdempotencyKey: key,
+		Namespace: "default", Payload: payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objectKey := "local/" + b.ID + ".json.gz"
+
+	var commands []string
+	// A command continued on the next line is one command.
+	banner := strings.ReplaceAll(s3Banner(srv), "\\\n", " ")
+	for _, line := range strings.Split(banner, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "find ") || strings.HasPrefix(line, "gunzip ") || strings.HasPrefix(line, "curl ") {
+			// The comment after the command is for the reader.
+			cmd, _, _ := strings.Cut(line, "  #")
+			commands = append(commands, cmd)
+		}
+	}
+	if len(commands) != 3 {
+		t.Fatalf("the banner shows %d commands, want find, gunzip and curl:\n%s", len(commands), s3Banner(srv))
+	}
+	want := []string{filepath.Join(srv.DataDir, s3Bucket, objectKey), `"formatVersion":1`, "<Key>" + objectKey + "</Key>"}
+	for i, command := range commands {
+		out, err := exec.Command("sh", "-c", command).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", command, err, out)
+		}
+		if !strings.Contains(string(out), want[i]) {
+			t.Errorf("%s printed\n%s\nwithout %s", command, out, want[i])
+		}
+	}
+}
+
+// TestMakeRunPassesTheBackupProvider dry-runs `make run` with and without
+// BACKUP_PROVIDER=s3: devenv is asked for the provider named, the http one
+// by default, and the S3 server's binary is a prerequisite only of s3.
+func TestMakeRunPassesTheBackupProvider(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	closed, err := controlplane.FreeAddress()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A local cluster would build the control plane first; a missing one
+	// changes nothing of what is asked of devenv.
+	kubeconfig := writeKubeconfig(t, "http://"+closed)
+	missing := filepath.Join(t.TempDir(), "versitygw")
+	for _, tc := range []struct {
+		vars        []string
+		want        string
+		wantBuildGW bool
+	}{
+		{want: "--backup-provider=http"},
+		{vars: []string{"BACKUP_PROVIDER=s3"}, want: "--backup-provider=s3", wantBuildGW: true},
+	} {
+		out := dryRunMake(t, "run", kubeconfig, "", append(tc.vars, "VERSITYGW="+missing)...)
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("make -n run %v does not pass %s to devenv:\n%s", tc.vars, tc.want, out)
+		}
+		if got := strings.Contains(out, "github.com/versity/versitygw/cmd/versitygw"); got != tc.wantBuildGW {
+			t.Errorf("make -n run %v builds versitygw: %t, want %t:\n%s", tc.vars, got, tc.wantBuildGW, out)
+		}
+	}
+}
