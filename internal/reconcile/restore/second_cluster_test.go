@@ -102,3 +102,38 @@ func createNamedNamespace(t *testing.T, c client.Client, name string) {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
 }
+
+// TestASecondClusterTakesOverTheRecordItsLostClusterLeft: cluster A's MyApp,
+// under deletionPolicy Orphan, leaves its record when it goes (the cluster
+// lost); cluster B, installed with A's owner ID on the same DNS service and
+// backup storage, restores it from storage, and the restored MyApp takes
+// the record over on its mark. A reader polling the name every 100 ms
+// never finds it without an active record.
+func TestASecondClusterTakesOverTheRecordItsLostClusterLeft(t *testing.T) {
+	g := NewWithT(t)
+	clusterB, err := controlplane.Start(t.Context(), controlplane.Options{Tier: controlplane.TierCluster, StateRoot: t.TempDir()})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if err := clusterB.Stop(); err != nil {
+			t.Errorf("stopping cluster B: %v", err)
+		}
+	})
+	a := newTestEnv(t, providerHTTP)
+	a.startMyApps()
+	old, backupID := a.runOldApp(g, appsv1alpha1.DeletionPolicyOrphan)
+	reader := a.readName(old.Spec.Host)
+	g.Expect(a.c.Delete(t.Context(), old)).To(Succeed())
+	g.Eventually(func() *appsv1alpha1.MyApp { return a.getApp("web") }, eventually, tick).Should(BeNil())
+
+	b := newTestEnvIn(t, clusterB, providerHTTP, a, a.ns)
+	b.startMyApps()
+	b.startRestores()
+	r := b.newRestore("web-restore", backupv1alpha1.RestoreSource{
+		Storage: &backupv1alpha1.StorageSource{AppName: "web"}})
+	b.create(r)
+	taken, err := a.backups.Get(t.Context(), backupID)
+	g.Expect(err).NotTo(HaveOccurred())
+	restored := expectRestored(b, r, taken, old, "web")
+	reader.expectNeverAbsent(g, old.UID, restored.UID)
+	g.Expect(b.record(old.Spec.Host).Owner).To(HavePrefix("myapp-operator-orphaned/" + ownerID + "/"))
+}
