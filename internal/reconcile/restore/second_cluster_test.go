@@ -71,26 +71,27 @@ func TestRestoreIntoASecondClusterSharingTheServices(t *testing.T) {
 			// BackupConfig.
 			b := newTestEnvIn(t, clusterB, p, a, a.ns)
 			b.startMyApps()
-			b.startRestores()
+			stopB := b.startRestoresWith(clusterB.Config, b.backups)
 			r := b.newRestore("web-restore", backupv1alpha1.RestoreSource{
 				Storage: &backupv1alpha1.StorageSource{AppName: "web"}})
 			b.create(r)
 			restored := expectRestored(b, r, taken, live, "web")
 			g.Expect(restored.Namespace).To(Equal(a.ns))
+			stopB()
 
-			// Another installation on the same services: none of its
-			// backups.
-			other := newTestEnvIn(t, clusterB, p, a, "")
-			other.ownerID = "cluster-b"
-			other.startRestoresWith(clusterB.Config, a.newBackupClient("cluster-b", nil))
-			foreign := other.newRestore("web-restore", backupv1alpha1.RestoreSource{
-				Storage: &backupv1alpha1.StorageSource{Namespace: a.ns, AppName: "web"}})
-			other.create(foreign)
-			got := other.waitForPhase(foreign, backupv1alpha1.RestoreFailed)
+			// Another installation on the same services, in the same
+			// namespace (a Restore restores only backups of its own
+			// namespace): none of its backups.
+			b.ownerID = "cluster-b"
+			b.startRestoresWith(clusterB.Config, a.newBackupClient("cluster-b", nil))
+			foreign := b.newRestore("web-restore-b", backupv1alpha1.RestoreSource{
+				Storage: &backupv1alpha1.StorageSource{AppName: "web"}},
+				func(r *backupv1alpha1.Restore) { r.Spec.Target.Name = "web-b" })
+			b.create(foreign)
+			got := b.waitForPhase(foreign, backupv1alpha1.RestoreFailed)
 			g.Expect(fixtures.Condition(got.Status.Conditions, readyCondition).Reason).To(Equal(backupv1alpha1.NoBackupFoundReason))
-			var apps appsv1alpha1.MyAppList
-			g.Expect(other.c.List(t.Context(), &apps, client.InNamespace(other.ns))).To(Succeed())
-			g.Expect(apps.Items).To(BeEmpty())
+			g.Expect(b.getApp("web-b")).To(BeNil())
+			g.Expect(b.getApp("web").UID).To(Equal(restored.UID))
 		})
 	}
 }
