@@ -135,18 +135,22 @@ func retentionPromisesBroken(o RetentionObservation, p RetentionPlan) []string {
 	if q := PlanRetention(after); len(q.Expired) > 0 {
 		broken = append(broken, "pruned again after pruning")
 	}
-	// Once every Restore has finished, what was kept for them is pruned
-	// as the rest would have been: the same backups as with no pins.
+	return append(broken, pinnedPromisesBroken(o, p)...)
+}
+
+// pinnedPromisesBroken: once every Restore has finished, what was kept for
+// them is pruned as the rest would have been, so the plan keeps nothing
+// but the pinned backups beyond what it would keep with no pins.
+func pinnedPromisesBroken(o RetentionObservation, p RetentionPlan) []string {
 	unpinned := o
 	unpinned.Backups = slices.Clone(o.Backups)
 	for i := range unpinned.Backups {
 		unpinned.Backups[i].Pinned = false
 	}
-	free := PlanRetention(unpinned)
-	if len(free.Expired) != len(p.Expired)+len(p.Pinned) {
-		broken = append(broken, "kept more than the pinned backups beyond retention")
+	if free := PlanRetention(unpinned); len(free.Expired) != len(p.Expired)+len(p.Pinned) {
+		return []string{"kept more than the pinned backups beyond retention"}
 	}
-	return broken
+	return nil
 }
 
 // TestPlanCleanupSparesPinnedBackups: a deletion with deletionPolicy Delete
@@ -155,7 +159,7 @@ func retentionPromisesBroken(o RetentionObservation, p RetentionPlan) []string {
 // backups of either owner, pinned or not, in any phase.
 func TestPlanCleanupSparesPinnedBackups(t *testing.T) {
 	type kind struct{ other, pinned, succeeded bool }
-	var kinds []kind
+	kinds := make([]kind, 0, 8)
 	for _, other := range []bool{false, true} {
 		for _, pinned := range []bool{false, true} {
 			for _, succeeded := range []bool{false, true} {
@@ -166,7 +170,7 @@ func TestPlanCleanupSparesPinnedBackups(t *testing.T) {
 	n := 0
 	var build func(prefix []kind)
 	build = func(prefix []kind) {
-		var backups []Listed
+		backups := make([]Listed, 0, len(prefix))
 		for i, k := range prefix {
 			b := Listed{ID: fmt.Sprint(i), Owner: "own", Succeeded: k.succeeded, Pinned: k.pinned}
 			if k.other {

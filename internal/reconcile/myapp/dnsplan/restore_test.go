@@ -27,7 +27,8 @@ import (
 // mark names (uid-0), this MyApp's (uid-1) and a third (uid-7); plus
 // another tool's owner.
 func restoreOwners() []string {
-	out := []string{foreign}
+	out := make([]string, 0, 1+2*3*3*3)
+	out = append(out, foreign)
 	for _, prefix := range []string{OwnerPrefix, OrphanedOwnerPrefix} {
 		for _, inst := range []string{"here/", "there/", ""} {
 			for _, key := range []string{"ns/web", "ns/api", "ns-q/web"} {
