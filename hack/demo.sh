@@ -50,7 +50,11 @@ has_finalizer() { [[ "$(jsonpath "$1" '{.metadata.finalizers}')" == *"$2"* ]]; }
 children_gone() { gone deployment/web && gone service/web && gone ingress/web; }
 
 devenv_pid=""
+poller_pid=""
 cleanup() {
+  if [[ -n "$poller_pid" ]]; then
+    kill "$poller_pid" 2>/dev/null || true
+  fi
   if [[ -n "$devenv_pid" ]]; then
     kill -INT "$devenv_pid" 2>/dev/null || true
     wait "$devenv_pid" 2>/dev/null || true
@@ -117,5 +121,45 @@ equals backupconfig/web-nightly '{.status.lastBackup.trigger}/{.status.lastBacku
 ok "the final backup succeeded before the MyApp went"
 wait_for "the Deployment, Service and Ingress are garbage-collected" 30 children_gone
 show kubectl get backupconfigs
+
+step "6. A MyApp deleted with deletionPolicy: Orphan is restored: its name resolves throughout"
+show curl_sim -X PATCH "${sim}/admin/v1/settings" -d '{"backupDuration": "1s"}'
+show kubectl apply -f config/samples/apps_v1alpha1_myapp.yaml
+show kubectl patch myapp web --type=merge -p '{"spec":{"deletionPolicy":"Orphan"}}'
+wait_for "MyApp web is Ready again" 60 kubectl wait --for=condition=Ready myapp/web --timeout=1s
+old_uid=$(jsonpath myapp/web '{.metadata.uid}')
+wait_for "the record web.example.com is ACTIVE, marked orphaned (deletionPolicy Orphan)" 20 \
+  eval 'curl_sim "${sim}/dns/v1/records/web.example.com" | grep -q "myapp-operator-orphaned/.*/${old_uid}"'
+wait_for "a backup of this MyApp succeeded" 60 \
+  equals backupconfig/web-nightly '{.status.observedAppUID}/{.status.lastBackup.phase}' "${old_uid}/Succeeded"
+# A resolver's view: the record polled every 100 ms from now until the
+# restored MyApp holds it; every answer that is not ACTIVE is a miss.
+: >"${state}/dns-polls"
+: >"${state}/dns-misses"
+(
+  while :; do
+    if dns_record_state ACTIVE; then echo ok >>"${state}/dns-polls"; else date +%T.%N >>"${state}/dns-misses"; fi
+    sleep 0.1
+  done
+) &
+poller_pid=$!
+show kubectl delete myapp web
+wait_for "the MyApp is gone, its record left in place" 60 gone myapp/web
+dns_record_state ACTIVE || fail "the record went with the MyApp although deletionPolicy is Orphan"
+show kubectl apply -f config/samples/restore/backup_v1alpha1_restore.yaml
+wait_for "Restore web-restore succeeded" 90 equals restore/web-restore '{.status.phase}' Succeeded
+new_uid=$(jsonpath myapp/web '{.metadata.uid}')
+[[ -n "$new_uid" && "$new_uid" != "$old_uid" ]] || fail "the Restore did not create a new MyApp web"
+wait_for "the restored MyApp holds the record (taken over, owner .../${new_uid})" 20 \
+  eval 'curl_sim "${sim}/dns/v1/records/web.example.com" | grep -q "/${new_uid}\""'
+kill "$poller_pid" 2>/dev/null || true
+wait "$poller_pid" 2>/dev/null || true
+polls=$(wc -l <"${state}/dns-polls")
+misses=$(wc -l <"${state}/dns-misses")
+((misses == 0)) || fail "web.example.com did not resolve at ${misses} of $((polls + misses)) polls: $(head -3 "${state}/dns-misses" | tr '\n' ' ')"
+((polls > 10)) || fail "the name was polled only ${polls} times"
+ok "web.example.com was ACTIVE at all ${polls} polls, 100 ms apart, through the deletion and the restore"
+show kubectl get restores
+show kubectl get myapp web -o 'jsonpath={.metadata.annotations}{"\n"}'
 
 step "Demo passed in $((SECONDS - start))s"

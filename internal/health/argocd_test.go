@@ -42,7 +42,8 @@ func TestArgoCDChecksReadEveryStage(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(checks).To(HaveKey(CheckKey(appsv1alpha1.GroupVersion.Group, "MyApp")))
 	g.Expect(checks).To(HaveKey(CheckKey(backupv1alpha1.GroupVersion.Group, "BackupConfig")))
-	g.Expect(checks).To(HaveLen(2))
+	g.Expect(checks).To(HaveKey(CheckKey(backupv1alpha1.GroupVersion.Group, "Restore")))
+	g.Expect(checks).To(HaveLen(3))
 
 	now := metav1.Now()
 	tests := []struct {

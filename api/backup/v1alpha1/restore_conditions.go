@@ -35,6 +35,10 @@ const (
 	// AppWriteFailedReason: creating the MyApp, or replacing its spec,
 	// failed for a reason a retry may fix; it is retried with backoff.
 	AppWriteFailedReason = "AppWriteFailed"
+	// TargetBusyReason: another Restore in progress writes the same MyApp
+	// (it was created first, or it wrote the MyApp already); this one waits
+	// until that one has finished, so two Restores never both write it.
+	TargetBusyReason = "TargetBusy"
 	// WaitingForAppReason: the MyApp was written and the Restore waits for it
 	// to be Ready at its generation with its DNS record active.
 	WaitingForAppReason = "WaitingForApp"
@@ -76,6 +80,12 @@ const (
 	// (another owner ID), whose DNS records and backups this one does not
 	// own.
 	ForeignBackupReason = "ForeignBackup"
+	// BackupOfAnotherNamespaceReason: the backup was taken of a MyApp in
+	// another namespace than the Restore's, or spec.source.storage.namespace
+	// names another namespace. A Restore restores only backups of its own
+	// namespace: anyone who may create a Restore in one namespace could
+	// otherwise read another namespace's backed-up spec.
+	BackupOfAnotherNamespaceReason = "BackupOfAnotherNamespace"
 	// TargetExistsReason: a MyApp of the target's name exists and
 	// spec.target.existingApp is Fail.
 	TargetExistsReason = "TargetExists"

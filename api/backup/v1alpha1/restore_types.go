@@ -120,8 +120,11 @@ type BackupConfigReference struct {
 // this installation (its owner ID), for a cluster where the BackupConfig
 // that took the backups is gone, such as one rebuilt from nothing.
 type StorageSource struct {
-	// Namespace is the namespace the backed-up MyApp was in. Empty means the
-	// Restore's own namespace.
+	// Namespace is the namespace the backed-up MyApp was in, which must be
+	// the Restore's own: a Restore restores only backups of its namespace,
+	// and one naming another fails with BackupOfAnotherNamespace. It may be
+	// left empty (the Restore's namespace) or written out, as a record of
+	// where the backups were.
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="storage.namespace must be a namespace name: a DNS label (lowercase letters, digits and '-', at most 63 characters)"
 	// +optional

@@ -266,6 +266,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&backupv1alpha1.BackupConfig{}, builder.WithPredicates(backupConfigChanged())).
 		Watches(&appsv1alpha1.MyApp{}, handler.EnqueueRequestsFromMapFunc(r.backupConfigsForApp),
 			builder.WithPredicates(appChanged())).
+		Watches(&backupv1alpha1.Restore{}, handler.EnqueueRequestsFromMapFunc(r.backupConfigsForRestore),
+			builder.WithPredicates(restoreChanged())).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
 			RateLimiter:             pass.RateLimiter(r.MaxRetryDelay),

@@ -114,6 +114,9 @@ const maxNewBackupSteps = 6
 // status (record.go) and observed again before the next decision, and the
 // plan's one wake-up says when the BackupConfig comes back.
 func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if _, err := r.restoresInProgress(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.carryRefusedSlot(s)
 	p := backupplan.PlanNewBackup(r.observeNewBackup(s))
 	for range maxNewBackupSteps {
@@ -146,6 +149,7 @@ func (r *Reconciler) observeNewBackup(s *scope) backupplan.NewBackupObservation 
 		ManualRequested:    manual,
 		RetryDelay:         r.FailedBackupRetryDelay,
 		Listed:             s.listed != nil,
+		Restoring:          s.restores != nil && s.restores.targets[bc.Spec.AppRef.Name] != "",
 	}
 	if next := bc.Status.NextScheduleTime; next != nil {
 		o.Slot = next.Time

@@ -25,6 +25,7 @@ import (
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig/backupplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -77,20 +78,34 @@ func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Resul
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups to delete", err)
 	}
-	var own []backup.Backup
-	for _, b := range backups {
-		if b.Owner == s.owner {
-			own = append(own, b)
-		}
+	restores, err := r.restoresInProgress(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	if last := s.bc.Status.LastBackup; last != nil && !containsBackup(own, last.ID) {
+	listed := make([]backupplan.Listed, 0, len(backups)+1)
+	for _, b := range backups {
+		listed = append(listed, backupplan.Listed{ID: b.ID, Owner: b.Owner, Pinned: restores.pinned[b.ID] != ""})
+	}
+	if last := s.bc.Status.LastBackup; last != nil && !containsBackup(backups, last.ID) {
 		// An eventually consistent list may not show the newest backup yet;
 		// its ID is known, and deleting a missing backup is a success.
-		own = append(own, backup.Backup{ID: last.ID})
+		listed = append(listed, backupplan.Listed{ID: last.ID, Owner: s.owner, Pinned: restores.pinned[last.ID] != ""})
 	}
-	r.countHeldForCleanup(s, len(own))
+	deletes, pinned := backupplan.PlanCleanup(s.owner, listed)
+	own := make([]backup.Backup, 0, len(deletes))
+	for _, b := range deletes {
+		own = append(own, backup.Backup{ID: b.ID})
+	}
+	r.countHeldForCleanup(s, len(own)+len(pinned))
 	if len(own) > 0 {
 		ctrl.LoggerFrom(ctx).Info("Deleting backups", "count", len(own), "owner", s.owner)
+	}
+	for _, b := range pinned {
+		// The finalizer waits below until the service lists none of this
+		// BackupConfig's backups: this one goes once the Restore has
+		// finished, whose status change brings the next pass.
+		ctrl.LoggerFrom(ctx).Info("Keeping a backup while a Restore needs it; the deletion waits",
+			"backupID", b.ID, "restore", restores.pinned[b.ID])
 	}
 	deleted, err := r.deleteBackups(ctx, s, own)
 	backupsDeleted.WithLabelValues(deleteCauseCleanup).Add(float64(deleted))

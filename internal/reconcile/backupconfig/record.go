@@ -315,8 +315,14 @@ func (r *Reconciler) startedBackup(ctx context.Context, s *scope, b backup.Backu
 	startedNow := startedByThisPass(s, b)
 	if startedNow {
 		backupsStarted.WithLabelValues(string(trigger)).Inc()
-		s.event(corev1.EventTypeNormal, eventBackupStarted, actionStartBackup,
-			"Started backup %s of MyApp %s (trigger %s)", b.ID, s.app.Name, trigger)
+		if restore := followsRestore(s); restore != "" {
+			s.event(corev1.EventTypeNormal, eventBackupStarted, actionStartBackup,
+				"Started backup %s of MyApp %s (trigger %s), its first since Restore %s restored it", b.ID, s.app.Name,
+				trigger, restore)
+		} else {
+			s.event(corev1.EventTypeNormal, eventBackupStarted, actionStartBackup,
+				"Started backup %s of MyApp %s (trigger %s)", b.ID, s.app.Name, trigger)
+		}
 	}
 	s.readiness.refusedSlot = ""
 	r.recordCoverage(s, b, trigger, startedNow)

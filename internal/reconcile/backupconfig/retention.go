@@ -55,15 +55,23 @@ func (r *Reconciler) reconcileRetention(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return r.serviceError(ctx, s, "listing backups for retention", err)
 	}
+	restores, err := r.restoresInProgress(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	o := backupplan.RetentionObservation{Owner: s.owner, Keep: keep, Backups: make([]backupplan.Listed, 0, len(backups))}
 	for _, b := range backups {
 		o.Backups = append(o.Backups, backupplan.Listed{
 			ID: b.ID, Owner: b.Owner, Started: b.StartedAt,
 			Succeeded: b.Phase == backup.PhaseSucceeded, Failed: r.countsAsFailed(s, b),
-			NeededAttempt: r.neededAttempt(s, b),
+			NeededAttempt: r.neededAttempt(s, b), Pinned: restores.pinned[b.ID] != "",
 		})
 	}
 	p := backupplan.PlanRetention(o)
+	for _, b := range p.Pinned {
+		ctrl.LoggerFrom(ctx).Info("Keeping a backup beyond retention while a Restore needs it",
+			"backupID", b.ID, "restore", restores.pinned[b.ID])
+	}
 	if len(p.Expired) == 0 {
 		return ctrl.Result{}, nil
 	}

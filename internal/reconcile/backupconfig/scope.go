@@ -43,6 +43,9 @@ type scope struct {
 	base *backupv1alpha1.BackupConfig
 	// app is the referenced MyApp, nil when it does not exist.
 	app *appsv1alpha1.MyApp
+	// restores are the Restores in progress of the namespace, once a
+	// phase has listed them (restoresInProgress).
+	restores *restoresInProgress
 	// key names the BackupConfig in the Reconciler's memory and its metrics.
 	key types.NamespacedName
 	// backups is the backup service. Its client holds every call back while

@@ -187,7 +187,7 @@ func (r *Reconciler) requestBackup(ctx context.Context, s *scope, trigger backup
 		App:            serviceAppName(app.Namespace, app.Name),
 		Owner:          s.owner,
 		IdempotencyKey: key,
-		Labels:         backupLabels(s.bc, app, trigger),
+		Labels:         startLabels(s, trigger),
 		Namespace:      s.bc.Namespace,
 		Payload:        content,
 	})
@@ -340,6 +340,16 @@ func serviceAppName(namespace, name string) string {
 }
 
 // backupLabels are the labels a backup is started with.
+// startLabels are the labels of a backup this pass starts: backupLabels,
+// and for the first backup of a restored MyApp the Restore's name.
+func startLabels(s *scope, trigger backupv1alpha1.BackupTrigger) map[string]string {
+	labels := backupLabels(s.bc, s.app, trigger)
+	if restore := followsRestore(s); restore != "" {
+		labels[labelFollowsRestore] = restore
+	}
+	return labels
+}
+
 func backupLabels(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, trigger backupv1alpha1.BackupTrigger) map[string]string {
 	return map[string]string{
 		labelBackupConfig:    bc.Name,

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
@@ -72,7 +73,7 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope) observation {
 		Deleting: !app.DeletionTimestamp.IsZero(), Address: addressOf(s.ingress), Default: targetOf(r.DefaultTarget),
 		TTL: r.RecordTTL, Status: seen, Routed: routedHosts(s.ingress), Memory: memory, Asked: ask,
 		Adopt: wantsAdoption(app), ReplaceLeaks: r.ReplaceLeakedRecords, ListsDrift: r.listsDrift(app), Gifts: gifts,
-		Class: r.DNSClass,
+		Class: r.DNSClass, RestoredFrom: restoredFrom(app),
 	}, app: app, key: key, records: map[string]dns.Record{}}
 	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
 		o.ReasonGeneration = c.ObservedGeneration
@@ -84,6 +85,15 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope) observation {
 		o.HolderNow = r.holderNow(ctx, *memory.Holder)
 	}
 	return o
+}
+
+// restoredFrom is the UID of the MyApp a Restore created this one from, as
+// the Restore's mark names it; "" for a MyApp no Restore created. The mark
+// is the authority dnsplan takes over that MyApp's record on: a user may
+// set it by hand only where they could annotate the MyApp to adopt the
+// record anyway (the same namespace and name, this installation).
+func restoredFrom(app *appsv1alpha1.MyApp) string {
+	return app.Annotations[backupv1alpha1.RestoredFromUIDAnnotation]
 }
 
 // addressOf is the Ingress's load-balancer address, when it has one the

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
@@ -58,6 +59,11 @@ func callNote(c dnsplan.Call) (reason eventReason, action, note string) {
 		return eventDNSRecordAdopted, "AdoptDNSRecord", fmt.Sprintf(
 			"Adopted DNS record %s from %s of this name (uid %s), as the annotation %s asks",
 			c.Name, what, ref.UID, appsv1alpha1.AdoptDNSRecordAnnotation)
+	case dnsplan.WhyRestore:
+		ref, _ := dnsplan.ParseOwner(c.From)
+		return eventDNSRecordAdopted, "TakeOverRestoredDNSRecord", fmt.Sprintf(
+			"Took over DNS record %s from the MyApp this one was restored from (uid %s, as the annotation %s names it), "+
+				"without deleting it", c.Name, ref.UID, backupv1alpha1.RestoredFromUIDAnnotation)
 	case dnsplan.WhyReplaceLeak:
 		ref, _ := dnsplan.ParseOwner(c.Owner)
 		return eventDNSRecordDeleted, "DeleteDNSRecord",
@@ -229,6 +235,8 @@ func failureAction(o observation, f dnsplan.Failure) string {
 		return "write"
 	case dnsplan.WhyAdopt:
 		return "adopt"
+	case dnsplan.WhyRestore:
+		return "take over the restored"
 	case dnsplan.WhyReplaceLeak:
 		return "delete the leaked"
 	case dnsplan.WhyMark, dnsplan.WhyUnmark:

@@ -249,7 +249,11 @@ func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
 
 // ownerGone reports whether the MyApp that owner names no longer exists: its
 // namespace and name hold no MyApp, or one with another UID (a later MyApp
-// of the same name). It reads the API server directly.
+// of the same name) that was not restored from it. A MyApp a Restore
+// created from the owner's MyApp (its restored-from-uid mark names the
+// owner's UID) takes the record over with a Transfer on its next pass: the
+// record is its name, which must keep resolving, so the sweep leaves it.
+// It reads the API server directly.
 func (s *OrphanSweeper) ownerGone(ctx context.Context, owner recordOwnerRef) (bool, error) {
 	app := &appsv1alpha1.MyApp{}
 	err := s.Reader.Get(ctx, owner.key, app)
@@ -259,5 +263,5 @@ func (s *OrphanSweeper) ownerGone(ctx context.Context, owner recordOwnerRef) (bo
 	if err != nil {
 		return false, err
 	}
-	return app.UID != owner.uid, nil
+	return app.UID != owner.uid && restoredFrom(app) != string(owner.uid), nil
 }

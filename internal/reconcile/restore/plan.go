@@ -94,6 +94,10 @@ type observation struct {
 	restoreUID types.UID
 	// ownerID is this installation's owner ID.
 	ownerID string
+	// namespace is the Restore's namespace, the only one whose backups it
+	// restores; sourceNamespace is spec.source.storage.namespace ("" when
+	// not set).
+	namespace, sourceNamespace string
 	// policy is spec.target.existingApp.
 	policy backupv1alpha1.ExistingAppPolicy
 	// phase, pinned and restoredUID are status.phase, status.backup.id
@@ -119,6 +123,9 @@ type sourceRead struct {
 	// BackupConfigNotFound, NoSucceededBackup, NoBackupFound or
 	// BackupNotFound.
 	refusal string
+	// namespace is the namespace the backup's labels say it was taken in,
+	// "" when they do not say (its content will).
+	namespace string
 }
 
 // backupRead is the chosen backup as the backup service reports it now.
@@ -134,6 +141,8 @@ type backupRead struct {
 type contentRead struct {
 	problem string
 	ownerID string
+	// namespace is the backed-up MyApp's namespace, as the content says.
+	namespace string
 }
 
 // appRead is the target MyApp as the API server has it.
@@ -154,6 +163,10 @@ type appRead struct {
 	// no status.dns); host is spec.host.
 	dnsState      appsv1alpha1.DNSRecordState
 	dnsName, host string
+	// busyWith names another Restore in progress that writes this MyApp
+	// before this one: one that wrote it already (its mark is on it, or its
+	// status says so), or one created earlier. "" when none.
+	busyWith string
 }
 
 // step is a plan's answer: a read to make, or an action with the status it
@@ -176,6 +189,10 @@ func plan(o observation) step {
 	case o.phase.Finished():
 		// A finished Restore is a record: it reads and writes nothing more.
 		return step{act: actNothing, phase: o.phase}
+	case o.pinned == "" && o.sourceNamespace != "" && o.sourceNamespace != o.namespace:
+		// Refused before anything is read: nothing of another namespace's
+		// backups is listed, let alone written to status.
+		return refuse(backupv1alpha1.BackupOfAnotherNamespaceReason)
 	case o.pinned == "":
 		return planChoice(o)
 	case o.restoredUID == "":
@@ -198,6 +215,11 @@ func planChoice(o observation) step {
 		// Nothing was chosen, so nothing is pinned: the condition says what
 		// the source named.
 		return refuse(o.source.refusal)
+	case o.source.namespace != "" && o.source.namespace != o.namespace,
+		o.content != nil && o.content.problem == "" && o.content.namespace != o.namespace:
+		// Not pinned either: status.backup would describe another
+		// namespace's backup to whoever reads this one.
+		return refuse(backupv1alpha1.BackupOfAnotherNamespaceReason)
 	case o.source.phase == backup.PhaseFailed:
 		return pinned(refuse(backupv1alpha1.BackupNotSucceededReason))
 	case o.source.phase != backup.PhaseSucceeded:
@@ -232,13 +254,19 @@ func planWrite(o observation) step {
 		return refuse(o.content.problem)
 	case o.content.ownerID != o.ownerID:
 		return refuse(backupv1alpha1.ForeignBackupReason)
+	case o.content.namespace != o.namespace:
+		return refuse(backupv1alpha1.BackupOfAnotherNamespaceReason)
 	case o.app == nil:
 		return step{read: readApp}
-	case !o.app.exists:
-		return written(actCreate)
-	case o.restoreUID != "" && o.app.markedBy == o.restoreUID:
+	case o.app.exists && o.restoreUID != "" && o.app.markedBy == o.restoreUID:
 		// Created by this Restore in a pass that could not record it.
 		return written(actAdopt)
+	case o.app.busyWith != "":
+		// Another Restore writes this MyApp first: this one waits until it
+		// has finished, then finds the MyApp it left.
+		return wait(backupv1alpha1.RestorePending, backupv1alpha1.TargetBusyReason, pollApp)
+	case !o.app.exists:
+		return written(actCreate)
 	case o.app.deleting:
 		// Neither a create nor a replace would last: wait until it is gone.
 		return wait(backupv1alpha1.RestorePending, backupv1alpha1.TargetBeingDeletedReason, pollApp)

@@ -40,30 +40,42 @@ const (
 	otherRestore types.UID = "other-restore-uid"
 	ownOwnerID             = "cluster-a"
 	otherOwnerID           = "cluster-b"
+	// ownNamespace is the Restore's namespace; otherNamespace another.
+	ownNamespace   = "shop"
+	otherNamespace = "bank"
 )
 
 // failureReasons are the reasons of a Failed Restore, as the API documents
 // them.
 var failureReasons = map[string]bool{
-	backupv1alpha1.BackupConfigNotFoundReason:    true,
-	backupv1alpha1.NoSucceededBackupReason:       true,
-	backupv1alpha1.NoBackupFoundReason:           true,
-	backupv1alpha1.BackupNotFoundReason:          true,
-	backupv1alpha1.BackupNotSucceededReason:      true,
-	backupv1alpha1.BackupHasNoContentReason:      true,
-	backupv1alpha1.UnsupportedBackupFormatReason: true,
-	backupv1alpha1.InvalidBackupContentReason:    true,
-	backupv1alpha1.ForeignBackupReason:           true,
-	backupv1alpha1.TargetExistsReason:            true,
-	backupv1alpha1.InvalidAppSpecReason:          true,
-	backupv1alpha1.RestoredAppDeletedReason:      true,
+	backupv1alpha1.BackupConfigNotFoundReason:     true,
+	backupv1alpha1.NoSucceededBackupReason:        true,
+	backupv1alpha1.NoBackupFoundReason:            true,
+	backupv1alpha1.BackupNotFoundReason:           true,
+	backupv1alpha1.BackupNotSucceededReason:       true,
+	backupv1alpha1.BackupHasNoContentReason:       true,
+	backupv1alpha1.UnsupportedBackupFormatReason:  true,
+	backupv1alpha1.InvalidBackupContentReason:     true,
+	backupv1alpha1.ForeignBackupReason:            true,
+	backupv1alpha1.BackupOfAnotherNamespaceReason: true,
+	backupv1alpha1.TargetExistsReason:             true,
+	backupv1alpha1.InvalidAppSpecReason:           true,
+	backupv1alpha1.RestoredAppDeletedReason:       true,
 }
 
 // appStates are MyApps as the API server may show them: absent, or present
 // as any incarnation, mark, deletion and stage of readiness.
 func appStates() []*appRead {
-	out := make([]*appRead, 0, 2+2*3*2*7)
+	out := make([]*appRead, 0, 2+2*3*2*7+4)
 	out = append(out, nil, &appRead{})
+	// Another Restore in progress writes the target first: with no MyApp
+	// yet, or with one carrying no mark, this Restore's or another's.
+	out = append(out, &appRead{busyWith: "earlier"})
+	for _, mark := range []types.UID{"", thisRestore, otherRestore} {
+		a := readinessStates()[1]
+		a.exists, a.uid, a.markedBy, a.busyWith = true, "app-1", mark, "earlier"
+		out = append(out, &a)
+	}
 	for _, uid := range []types.UID{"app-1", "app-2"} {
 		for _, mark := range []types.UID{"", thisRestore, otherRestore} {
 			for _, deleting := range []bool{false, true} {
@@ -108,23 +120,30 @@ func eachObservation(f func(observation)) {
 	sources := []*sourceRead{nil,
 		{refusal: backupv1alpha1.BackupConfigNotFoundReason}, {refusal: backupv1alpha1.NoBackupFoundReason},
 		{found: true, phase: backup.PhaseRunning}, {found: true, phase: backup.PhaseSucceeded},
-		{found: true, phase: backup.PhaseFailed}}
+		{found: true, phase: backup.PhaseFailed},
+		{found: true, phase: backup.PhaseRunning, namespace: otherNamespace},
+		{found: true, phase: backup.PhaseSucceeded, namespace: otherNamespace},
+		{found: true, phase: backup.PhaseSucceeded, namespace: ownNamespace}}
 	backups := []*backupRead{nil, {}, {found: true, phase: backup.PhaseRunning},
 		{found: true, phase: backup.PhaseSucceeded}, {found: true, phase: backup.PhaseFailed}}
 	contents := []*contentRead{nil, {problem: backupv1alpha1.BackupHasNoContentReason},
-		{problem: backupv1alpha1.UnsupportedBackupFormatReason}, {ownerID: ownOwnerID}, {ownerID: otherOwnerID}}
+		{problem: backupv1alpha1.UnsupportedBackupFormatReason}, {ownerID: ownOwnerID, namespace: ownNamespace},
+		{ownerID: otherOwnerID, namespace: ownNamespace}, {ownerID: ownOwnerID, namespace: otherNamespace}}
 	apps := appStates()
 	for _, phase := range phases {
 		for _, pinned := range []string{"", "b1"} {
 			for _, restoredUID := range []types.UID{"", "app-1"} {
 				for _, policy := range []backupv1alpha1.ExistingAppPolicy{backupv1alpha1.ExistingAppFail, backupv1alpha1.ExistingAppReplace} {
-					for _, src := range sources {
-						for _, b := range backups {
-							for _, c := range contents {
-								for _, a := range apps {
-									f(observation{restoreUID: thisRestore, ownerID: ownOwnerID, policy: policy,
-										phase: phase, pinned: pinned, restoredUID: restoredUID,
-										source: src, backup: b, content: c, app: a})
+					for _, srcNS := range []string{"", ownNamespace, otherNamespace} {
+						for _, src := range sources {
+							for _, b := range backups {
+								for _, c := range contents {
+									for _, a := range apps {
+										f(observation{restoreUID: thisRestore, ownerID: ownOwnerID, policy: policy,
+											namespace: ownNamespace, sourceNamespace: srcNS,
+											phase: phase, pinned: pinned, restoredUID: restoredUID,
+											source: src, backup: b, content: c, app: a})
+									}
 								}
 							}
 						}
@@ -145,7 +164,19 @@ func backupUsable(o observation) bool {
 	} else {
 		succeeded = o.backup != nil && o.backup.found && o.backup.phase == backup.PhaseSucceeded
 	}
-	return succeeded && o.content != nil && o.content.problem == "" && o.content.ownerID == ownOwnerID
+	return succeeded && o.content != nil && o.content.problem == "" && o.content.ownerID == ownOwnerID &&
+		o.content.namespace == ownNamespace
+}
+
+// ofAnotherNamespace says the observation shows the Restore asked for, or
+// led to, a backup of another namespace: spec.source.storage.namespace
+// names one, or the backup's labels or content say it was taken in one.
+// The source is only resolved before a backup is chosen, so what spec and
+// labels say counts only then; the content, always.
+func ofAnotherNamespace(o observation) bool {
+	return o.pinned == "" && (o.sourceNamespace == otherNamespace ||
+		o.source != nil && o.source.found && o.source.namespace == otherNamespace) ||
+		o.content != nil && o.content.problem == "" && o.content.namespace == otherNamespace
 }
 
 // appIsRestored is the "Ready with its DNS record active", stated on
@@ -212,7 +243,7 @@ var promises = []promise{
 	}},
 	{"with existingApp Fail, a live MyApp that is not the Restore's own fails it with TargetExists", func(o observation, st step) bool {
 		applies := o.policy == backupv1alpha1.ExistingAppFail && !o.phase.Finished() && o.pinned != "" &&
-			o.restoredUID == "" && backupUsable(o) && liveTarget(o)
+			o.restoredUID == "" && backupUsable(o) && liveTarget(o) && o.app.busyWith == ""
 		return applies && (st.act != actFail || st.reason != backupv1alpha1.TargetExistsReason)
 	}},
 	{"a Restore succeeds only once the MyApp it wrote is Ready with its DNS record active", func(o observation, st step) bool {
@@ -227,8 +258,27 @@ var promises = []promise{
 		return st.act == actFail && (!failureReasons[st.reason] || st.phase != backupv1alpha1.RestoreFailed)
 	}},
 	{"a backup of another installation is refused", func(o observation, st step) bool {
-		applies := foreignContentOfASucceededBackup(o) && !o.phase.Finished() && o.restoredUID == "" && st.read == readNothing
+		applies := foreignContentOfASucceededBackup(o) && !ofAnotherNamespace(o) && !o.phase.Finished() &&
+			o.restoredUID == "" && st.read == readNothing
 		return applies && (st.act != actFail || st.reason != backupv1alpha1.ForeignBackupReason)
+	}},
+	{"a MyApp is written only from a backup of the Restore's own namespace", func(o observation, st step) bool {
+		return writesApp(st) && ofAnotherNamespace(o)
+	}},
+	{"a backup of another namespace is never pinned", func(o observation, st step) bool {
+		return st.pin && ofAnotherNamespace(o)
+	}},
+	{"storage.namespace naming another namespace fails with BackupOfAnotherNamespace before anything is read", func(o observation, st step) bool {
+		applies := o.sourceNamespace == otherNamespace && !o.phase.Finished() && o.pinned == ""
+		return applies && (st.act != actFail || st.reason != backupv1alpha1.BackupOfAnotherNamespaceReason || st.read != readNothing)
+	}},
+	{"a MyApp another Restore writes first is not written, unless this Restore's own mark is on it", func(o observation, st step) bool {
+		return writesApp(st) && o.app != nil && o.app.busyWith != "" && st.act != actAdopt
+	}},
+	{"a Restore waiting for another to finish is in progress, not failed", func(o observation, st step) bool {
+		applies := !o.phase.Finished() && o.pinned != "" && o.restoredUID == "" && backupUsable(o) &&
+			o.app != nil && o.app.busyWith != "" && o.app.markedBy != thisRestore
+		return applies && (st.act != actWait || st.reason != backupv1alpha1.TargetBusyReason)
 	}},
 	{"a waiting Restore is in progress and polls", func(_ observation, st step) bool {
 		return st.act == actWait && (st.poll == pollNothing || st.phase.Finished())

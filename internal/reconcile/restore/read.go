@@ -133,7 +133,7 @@ func (r *Reconciler) resolveBackupID(ctx context.Context, s *scope, id string) e
 		return fmt.Errorf("reading backup %s: %w", id, err)
 	}
 	s.chosen = &b
-	s.obs.source = &sourceRead{found: true, phase: b.Phase}
+	s.obs.source = &sourceRead{found: true, phase: b.Phase, namespace: b.Labels[backup.LabelNamespace]}
 	return nil
 }
 
@@ -296,6 +296,7 @@ func (s *scope) setContent(payload *backup.Payload, problem, detail string) {
 	s.obs.content = &contentRead{problem: problem}
 	if payload != nil {
 		s.obs.content.ownerID = payload.Metadata.OwnerID
+		s.obs.content.namespace = payload.MyApp.Namespace
 	}
 }
 
@@ -313,14 +314,64 @@ func (r *Reconciler) readApp(ctx context.Context, s *scope) error {
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.restore.Namespace, Name: name}, app)
 	if apierrors.IsNotFound(err) {
 		s.obs.app = &appRead{}
-		return nil
-	}
-	if err != nil {
+		app = nil
+	} else if err != nil {
 		return fmt.Errorf("reading MyApp %s: %w", name, err)
+	} else {
+		s.app = app
+		s.obs.app = observeApp(app)
 	}
-	s.app = app
-	s.obs.app = observeApp(app)
+	busy, err := r.restoreAhead(ctx, s, name, app)
+	if err != nil {
+		return err
+	}
+	s.obs.app.busyWith = busy
 	return nil
+}
+
+// restoreAhead names another Restore in progress that writes the MyApp
+// name before this one, "" when none: the Restore whose mark the MyApp
+// carries, read from the API server (its status may say it finished);
+// else one in progress for that target, by the cache's index, that wrote it
+// already or was created earlier (the older name first on a tie). Either
+// way at most one Restore writes a MyApp at a time, and the others find
+// what it left once it has finished.
+func (r *Reconciler) restoreAhead(ctx context.Context, s *scope, name string, app *appsv1alpha1.MyApp) (string, error) {
+	self := s.restore
+	if app != nil {
+		markedBy := types.UID(app.Annotations[backupv1alpha1.RestoreUIDAnnotation])
+		if other := app.Labels[backupv1alpha1.RestoreNameLabel]; markedBy != "" && markedBy != self.UID && other != "" {
+			marker := &backupv1alpha1.Restore{}
+			err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: self.Namespace, Name: other}, marker)
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return "", fmt.Errorf("reading Restore %s, whose mark MyApp %s carries: %w", other, name, err)
+			case marker.UID == markedBy && !marker.Status.Phase.Finished():
+				return marker.Name, nil
+			}
+		}
+	}
+	var inProgress backupv1alpha1.RestoreList
+	if err := r.Client.List(ctx, &inProgress, client.InNamespace(self.Namespace),
+		client.MatchingFields{InProgressTargetIndexKey: name}); err != nil {
+		return "", fmt.Errorf("listing the Restores in progress for MyApp %s: %w", name, err)
+	}
+	for i := range inProgress.Items {
+		other := &inProgress.Items[i]
+		if other.UID != self.UID && (other.Status.RestoredAppUID != "" || createdBefore(other, self)) {
+			return other.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// createdBefore orders Restores by creation, then name.
+func createdBefore(a, b *backupv1alpha1.Restore) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
 }
 
 // observeApp is what a plan needs of a MyApp.

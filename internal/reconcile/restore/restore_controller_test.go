@@ -34,6 +34,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -500,7 +501,8 @@ func newBackupConfigManager(e *testEnv) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = (&backupconfig.Reconciler{Backups: e.backups, BackupPollInterval: 200 * time.Millisecond}).
+	err = (&backupconfig.Reconciler{Backups: e.backups, BackupPollInterval: 200 * time.Millisecond,
+		OwnerID: e.ownerID, RenderChildren: myapp.RenderChildren, CleanupGrace: time.Second}).
 		SetupWithManager(e.t.Context(), mgr)
 	return mgr, err
 }

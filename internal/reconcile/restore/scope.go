@@ -69,12 +69,16 @@ func newScope(restore *backupv1alpha1.Restore, ownerID string, now time.Time) *s
 	obs := observation{
 		restoreUID:  restore.UID,
 		ownerID:     ownerID,
+		namespace:   restore.Namespace,
 		policy:      cmp.Or(restore.Spec.Target.ExistingApp, backupv1alpha1.ExistingAppFail),
 		phase:       st.Phase,
 		restoredUID: st.RestoredAppUID,
 	}
 	if st.Backup != nil {
 		obs.pinned = st.Backup.ID
+	}
+	if storage := restore.Spec.Source.Storage; storage != nil {
+		obs.sourceNamespace = storage.Namespace
 	}
 	return &scope{restore: restore, base: restore.DeepCopy(), now: now, obs: obs}
 }

@@ -71,26 +71,27 @@ func TestRestoreIntoASecondClusterSharingTheServices(t *testing.T) {
 			// BackupConfig.
 			b := newTestEnvIn(t, clusterB, p, a, a.ns)
 			b.startMyApps()
-			b.startRestores()
+			stopB := b.startRestoresWith(clusterB.Config, b.backups)
 			r := b.newRestore("web-restore", backupv1alpha1.RestoreSource{
 				Storage: &backupv1alpha1.StorageSource{AppName: "web"}})
 			b.create(r)
 			restored := expectRestored(b, r, taken, live, "web")
 			g.Expect(restored.Namespace).To(Equal(a.ns))
+			stopB()
 
-			// Another installation on the same services: none of its
-			// backups.
-			other := newTestEnvIn(t, clusterB, p, a, "")
-			other.ownerID = "cluster-b"
-			other.startRestoresWith(clusterB.Config, a.newBackupClient("cluster-b", nil))
-			foreign := other.newRestore("web-restore", backupv1alpha1.RestoreSource{
-				Storage: &backupv1alpha1.StorageSource{Namespace: a.ns, AppName: "web"}})
-			other.create(foreign)
-			got := other.waitForPhase(foreign, backupv1alpha1.RestoreFailed)
+			// Another installation on the same services, in the same
+			// namespace (a Restore restores only backups of its own
+			// namespace): none of its backups.
+			b.ownerID = "cluster-b"
+			b.startRestoresWith(clusterB.Config, a.newBackupClient("cluster-b", nil))
+			foreign := b.newRestore("web-restore-b", backupv1alpha1.RestoreSource{
+				Storage: &backupv1alpha1.StorageSource{AppName: "web"}},
+				func(r *backupv1alpha1.Restore) { r.Spec.Target.Name = "web-b" })
+			b.create(foreign)
+			got := b.waitForPhase(foreign, backupv1alpha1.RestoreFailed)
 			g.Expect(fixtures.Condition(got.Status.Conditions, readyCondition).Reason).To(Equal(backupv1alpha1.NoBackupFoundReason))
-			var apps appsv1alpha1.MyAppList
-			g.Expect(other.c.List(t.Context(), &apps, client.InNamespace(other.ns))).To(Succeed())
-			g.Expect(apps.Items).To(BeEmpty())
+			g.Expect(b.getApp("web-b")).To(BeNil())
+			g.Expect(b.getApp("web").UID).To(Equal(restored.UID))
 		})
 	}
 }
@@ -101,4 +102,39 @@ func createNamedNamespace(t *testing.T, c client.Client, name string) {
 	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
+}
+
+// TestASecondClusterTakesOverTheRecordItsLostClusterLeft: cluster A's MyApp,
+// under deletionPolicy Orphan, leaves its record when it goes (the cluster
+// lost); cluster B, installed with A's owner ID on the same DNS service and
+// backup storage, restores it from storage, and the restored MyApp takes
+// the record over on its mark. A reader polling the name every 100 ms
+// never finds it without an active record.
+func TestASecondClusterTakesOverTheRecordItsLostClusterLeft(t *testing.T) {
+	g := NewWithT(t)
+	clusterB, err := controlplane.Start(t.Context(), controlplane.Options{Tier: controlplane.TierCluster, StateRoot: t.TempDir()})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if err := clusterB.Stop(); err != nil {
+			t.Errorf("stopping cluster B: %v", err)
+		}
+	})
+	a := newTestEnv(t, providerHTTP)
+	a.startMyApps()
+	old, backupID := a.runOldApp(g, appsv1alpha1.DeletionPolicyOrphan)
+	reader := a.readName(old.Spec.Host)
+	g.Expect(a.c.Delete(t.Context(), old)).To(Succeed())
+	g.Eventually(func() *appsv1alpha1.MyApp { return a.getApp("web") }, eventually, tick).Should(BeNil())
+
+	b := newTestEnvIn(t, clusterB, providerHTTP, a, a.ns)
+	b.startMyApps()
+	b.startRestores()
+	r := b.newRestore("web-restore", backupv1alpha1.RestoreSource{
+		Storage: &backupv1alpha1.StorageSource{AppName: "web"}})
+	b.create(r)
+	taken, err := a.backups.Get(t.Context(), backupID)
+	g.Expect(err).NotTo(HaveOccurred())
+	restored := expectRestored(b, r, taken, old, "web")
+	reader.expectNeverAbsent(g, old.UID, restored.UID)
+	g.Expect(b.record(old.Spec.Host).Owner).To(HavePrefix("myapp-operator-orphaned/" + ownerID + "/"))
 }

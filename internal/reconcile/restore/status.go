@@ -204,6 +204,9 @@ func readyMessage(s *scope, reason string) string {
 		return fmt.Sprintf("The Restore chose backup %s; it checks the backup and the target MyApp next.", id)
 	case backupv1alpha1.BackupRunningReason:
 		return fmt.Sprintf("Backup %s is still running; the Restore goes on once it has succeeded.", id)
+	case backupv1alpha1.TargetBusyReason:
+		return fmt.Sprintf("Restore %s is writing MyApp %s; this Restore waits until it has finished, then finds the "+
+			"MyApp it left (spec.target.existingApp decides what happens to it).", s.obs.app.busyWith, target)
 	case backupv1alpha1.TargetBeingDeletedReason:
 		return fmt.Sprintf("MyApp %s is being deleted; the Restore creates it from backup %s once it is gone.", target, id)
 	case backupv1alpha1.AppWriteFailedReason:
@@ -269,6 +272,14 @@ func refusalMessage(s *scope, reason string) string {
 		return fmt.Sprintf("Backup %s was taken by the installation with owner ID %s, not by this one (owner ID %s): "+
 			"its DNS records and backups are that installation's. Restore it there, or run this installation with "+
 			"--owner-id %s if it replaces that one.", id, s.obs.content.ownerID, s.obs.ownerID, s.obs.content.ownerID) + again
+	case backupv1alpha1.BackupOfAnotherNamespaceReason:
+		if s.obs.sourceNamespace != "" && s.obs.sourceNamespace != ns {
+			return fmt.Sprintf("spec.source.storage.namespace is %s, and a Restore in namespace %s restores only "+
+				"backups of MyApps of %s. Create the Restore in %s, or leave the field empty.",
+				s.obs.sourceNamespace, ns, ns, s.obs.sourceNamespace) + again
+		}
+		return fmt.Sprintf("Backup %s is of a MyApp of another namespace, and a Restore in namespace %s restores only "+
+			"backups of MyApps of %s. Create the Restore in the namespace the backup was taken in.", id, ns, ns) + again
 	case backupv1alpha1.TargetExistsReason:
 		return fmt.Sprintf("MyApp %s already exists in namespace %s (UID %s) and spec.target.existingApp is Fail. "+
 			"Delete it, restore under another spec.target.name, or set existingApp: Replace to replace its spec.",

@@ -118,6 +118,9 @@ type testEnv struct {
 	// ignores it).
 	newBackupClient func(ownerID string, transport http.RoundTripper) backup.Client
 	seq             atomic.Int64
+	// sweepEvery, when set, runs the orphan sweep beside the MyApp
+	// controller that startMyApps starts, at this interval.
+	sweepEvery time.Duration
 }
 
 // newTestEnv starts a simulator and, for s3, a bucket, and creates a
@@ -234,6 +237,10 @@ func (e *testEnv) startMyApps() {
 		PendingPollInterval:  200 * time.Millisecond,
 		DriftCheckInterval:   time.Hour,
 	}).SetupWithManager(e.t.Context(), mgr)).To(Succeed())
+	if e.sweepEvery > 0 {
+		g.Expect((&myapp.OrphanSweeper{DNS: d, OwnerID: e.ownerID, Interval: e.sweepEvery,
+			Pace: 10 * time.Millisecond}).SetupWithManager(mgr)).To(Succeed())
+	}
 	e.run(mgr)
 }
 

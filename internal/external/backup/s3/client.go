@@ -686,7 +686,9 @@ func (c *Client) Content(ctx context.Context, id string) (data []byte, err error
 }
 
 // List returns the owner's backups, oldest first, reading the objects under
-// <prefix>/<owner-id>/<namespace>/<uid>/. Without InNamespace it finds the
+// <prefix>/<owner-id>/<namespace>/<uid>/; without an owner, those of every
+// owner under <prefix>/<owner-id>/<namespace>/ (or, without InNamespace
+// either, the whole installation). Without InNamespace it finds the
 // namespace once, by looking for the owner's prefix in each namespace of
 // the installation, and remembers it; an owner with no backups anywhere is
 // looked for again on the next call.
@@ -713,7 +715,12 @@ func (c *Client) List(ctx context.Context, owner string, opts ...backup.ListOpti
 	}()
 
 	prefix := c.layout.installationPrefix()
-	if owner != "" {
+	switch {
+	case owner == "" && namespace != "":
+		// One namespace of every owner (a restore's storage source): its
+		// folder only, not every namespace's objects read and dropped.
+		prefix = c.layout.namespacePrefix(namespace)
+	case owner != "":
 		if namespace, err = c.namespaceOf(ctx, uid, namespace); err != nil || namespace == "" {
 			return []backup.Backup{}, err
 		}

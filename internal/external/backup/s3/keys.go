@@ -166,6 +166,10 @@ func (l layout) ownerPrefix(namespace, uid string) string {
 	return l.base + "/" + namespace + "/" + uid + "/"
 }
 
+// namespacePrefix is the prefix every object of the backups of one
+// namespace begins with, whatever their owner.
+func (l layout) namespacePrefix(namespace string) string { return l.base + "/" + namespace + "/" }
+
 // installationPrefix is the prefix every object of the installation begins
 // with.
 func (l layout) installationPrefix() string { return l.base + "/" }

@@ -50,6 +50,9 @@ type NewBackupObservation struct {
 	// Listed says this pass has read the service's backups of this
 	// BackupConfig, and recorded one it lists RUNNING into Last.
 	Listed bool
+	// Restoring says a Restore in progress writes the referenced MyApp
+	// (its status.targetName names it).
+	Restoring bool
 }
 
 // NewStep is the next thing a pass does about new backups.
@@ -118,6 +121,17 @@ type NewBackupPlan struct {
 // observation shows (the slot moves on, the list was read, a start is
 // recorded in status), so the loop ends within a few steps.
 func PlanNewBackup(o NewBackupObservation) NewBackupPlan {
+	if o.Restoring && !o.Suspended {
+		// Quiet while a Restore writes the MyApp: a backup now would hold
+		// a MyApp half restored, or none. Nothing starts and nothing is
+		// skipped: a due slot, a change or a backup-now request waits, and
+		// is taken once the Restore has finished (its status change brings
+		// the pass back). A backup already running is still followed.
+		if o.Last.Running() {
+			return NewBackupPlan{Wake: Wake{Kind: WakePoll}}
+		}
+		return NewBackupPlan{Wake: o.slotWake()}
+	}
 	if o.Suspended || !o.AppExists || o.AppDeleting {
 		if o.SlotDue {
 			return NewBackupPlan{Step: NewSkipSlot}

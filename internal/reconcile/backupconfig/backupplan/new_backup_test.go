@@ -57,7 +57,7 @@ func everyNewBackupObservation(check func(NewBackupObservation)) {
 		uid string
 		gen int64
 	}
-	for bits := range 1 << 7 {
+	for bits := range 1 << 8 {
 		flag := func(i int) bool { return bits&(1<<i) != 0 }
 		for _, slot := range []time.Time{{}, planNow.Add(-time.Second), planNow.Add(time.Hour)} {
 			for _, s := range []seen{{"", 0}, {planApp, 2}, {planApp, 1}, {"earlier-uid", 2}} {
@@ -66,7 +66,7 @@ func everyNewBackupObservation(check func(NewBackupObservation)) {
 						InvalidSchedule: flag(2), AppExists: flag(3), AppDeleting: flag(4), ManualRequested: flag(5),
 						Listed: flag(6), Slot: slot, SlotDue: !slot.IsZero() && !slot.After(planNow),
 						AppUID: planApp, AppGeneration: 2, ObservedUID: s.uid, ObservedGeneration: s.gen,
-						Last: last, RetryDelay: planRetryDelay}
+						Last: last, RetryDelay: planRetryDelay, Restoring: flag(7)}
 					if !o.AppExists && o.AppDeleting || o.InvalidSchedule && !slot.IsZero() {
 						continue // no MyApp, nothing known of it; an unusable schedule has no slot
 					}
@@ -92,7 +92,7 @@ func failedChangeAttempt(last *Backup) bool {
 // now").
 func newBackupPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	broken := slices.Concat(startGatePromisesBroken(o, p), slotPromisesBroken(o, p), changePromisesBroken(o, p),
-		wakePromisesBroken(o, p))
+		wakePromisesBroken(o, p), quietPromisesBroken(o, p))
 	covered := o.ObservedUID == o.AppUID && o.ObservedGeneration == o.AppGeneration
 	if covered && failedChangeAttempt(o.Last) && o.OnChange {
 		broken = append(broken, retryStartPromisesBroken(o, p)...)
@@ -103,7 +103,34 @@ func newBackupPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 
 // blockedOf reports whether no backup may be taken: suspended, no MyApp,
 // or the MyApp being deleted.
-func blockedOf(o NewBackupObservation) bool { return o.Suspended || !o.AppExists || o.AppDeleting }
+func blockedOf(o NewBackupObservation) bool {
+	return (o.Suspended || !o.AppExists || o.AppDeleting) && !quietOf(o)
+}
+
+// quietOf reports whether a Restore in progress writes the MyApp (and the
+// BackupConfig is not suspended, which skips slots as ever): nothing
+// starts, and nothing is skipped either.
+func quietOf(o NewBackupObservation) bool { return o.Restoring && !o.Suspended }
+
+// quietPromisesBroken: while a Restore writes the MyApp, no backup starts,
+// no slot is skipped (it is taken afterwards), a running backup is still
+// polled, and the pass still comes back for a slot to come.
+func quietPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
+	if !o.Restoring {
+		return nil
+	}
+	var broken []string
+	if p.Step == NewStartManual || p.Step == NewStartSlot || p.Step == NewStartChange {
+		broken = append(broken, "started a backup while a Restore of its MyApp is in progress")
+	}
+	if quietOf(o) && p.Step == NewSkipSlot {
+		broken = append(broken, "skipped a slot that came while a Restore was in progress instead of holding it")
+	}
+	if quietOf(o) && o.Last.Running() && p.Wake.Kind != WakePoll {
+		broken = append(broken, "does not poll the backup that runs while a Restore is in progress")
+	}
+	return broken
+}
 
 // startGatePromisesBroken: no start while blocked, while a backup runs,
 // or before the service was asked for one still running; a backup-now
@@ -121,7 +148,7 @@ func startGatePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	if starts && !o.Listed {
 		broken = append(broken, "started a backup before asking the service for one still running")
 	}
-	if !blockedOf(o) && !running && o.ManualRequested && o.Listed && p.Step != NewStartManual {
+	if !blockedOf(o) && !quietOf(o) && !running && o.ManualRequested && o.Listed && p.Step != NewStartManual {
 		broken = append(broken, "a backup-now request waited although a backup may be taken")
 	}
 	if p.Step == NewStartManual && !o.ManualRequested {
@@ -155,7 +182,7 @@ func slotPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 func changePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	var broken []string
 	covered := o.ObservedUID == o.AppUID && o.ObservedGeneration == o.AppGeneration
-	free := !blockedOf(o) && !o.Last.Running()
+	free := !blockedOf(o) && !quietOf(o) && !o.Last.Running()
 	if free && !o.InvalidSchedule && o.OnChange && !covered && p.Step == NewNothing {
 		broken = append(broken, "a generation no backup was taken of is not backed up")
 	}
@@ -215,7 +242,7 @@ func retryStartPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string 
 func retryWakePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	finished := o.Last.Finished
 	switch {
-	case p.Step != NewNothing || blockedOf(o) || o.InvalidSchedule || o.ManualRequested || o.SlotDue:
+	case p.Step != NewNothing || blockedOf(o) || quietOf(o) || o.InvalidSchedule || o.ManualRequested || o.SlotDue:
 	case !o.Now.Before(finished.Add(MaxFailedRetryDelay)):
 		return []string{"a retry waited more than an hour"}
 	case p.Wake.Kind == WakeNone || p.Wake.At.After(finished.Add(MaxFailedRetryDelay)):

@@ -33,6 +33,9 @@ type Listed struct {
 	// that still exists: the attempts are counted from the listing, so
 	// pruning one would start it again.
 	NeededAttempt bool
+	// Pinned is set while a Restore in progress has chosen the backup
+	// (its status.backup.id): the Restore still reads it.
+	Pinned bool
 }
 
 // RetentionObservation is what a pass knows when it prunes.
@@ -50,12 +53,54 @@ type RetentionPlan struct {
 	Expired []Listed
 	// Failed counts the failed backups among them.
 	Failed int
+	// Pinned are the backups retention would delete but keeps, because a
+	// Restore in progress needs them; a later pass deletes them once it
+	// has finished.
+	Pinned []Listed
 }
 
 // PlanRetention keeps the newest Keep successful backups of the owner, and
 // of its failed ones those expiredFailures leaves. Pruning waits while a
-// backup runs, so it never counts one that may yet fail among the kept.
+// backup runs, so it never counts one that may yet fail among the kept. A
+// backup a Restore in progress has chosen is never deleted: it stays
+// beyond Keep until the Restore has finished.
 func PlanRetention(o RetentionObservation) RetentionPlan {
+	p := planRetention(o)
+	kept := p.Expired[:0:0]
+	failed := 0
+	for i, b := range p.Expired {
+		switch {
+		case b.Pinned:
+			p.Pinned = append(p.Pinned, b)
+		default:
+			kept = append(kept, b)
+			if i >= len(p.Expired)-p.Failed {
+				failed++
+			}
+		}
+	}
+	p.Expired, p.Failed = kept, failed
+	return p
+}
+
+// PlanCleanup is what a BackupConfig's deletion with deletionPolicy Delete
+// deletes of the backups listed: every one of owner's, except those a
+// Restore in progress has chosen, which wait until it has finished (the
+// deletion waits with them).
+func PlanCleanup(owner string, backups []Listed) (deletes, pinned []Listed) {
+	for _, b := range backups {
+		switch {
+		case b.Owner != owner:
+		case b.Pinned:
+			pinned = append(pinned, b)
+		default:
+			deletes = append(deletes, b)
+		}
+	}
+	return deletes, pinned
+}
+
+func planRetention(o RetentionObservation) RetentionPlan {
 	if o.Running {
 		return RetentionPlan{}
 	}

@@ -26,17 +26,24 @@ import (
 // everyRetentionObservation calls check with every retention observation
 // of a bounded space: up to four listed backups, each of this owner or
 // another, SUCCEEDED, FAILED or RUNNING, a needed final attempt or not,
+// chosen by a Restore in progress or not (this owner's),
 // started in list order or all at once; keepLast 1 to 3; a backup running
 // or not.
 func everyRetentionObservation(check func(RetentionObservation)) {
 	type kind struct {
-		other, succeeded, failed, needed bool
+		other, succeeded, failed, needed, pinned bool
 	}
-	kinds := make([]kind, 0, 12)
+	kinds := make([]kind, 0, 18)
 	for _, other := range []bool{false, true} {
 		for _, phase := range []int{0, 1, 2} {
 			for _, needed := range []bool{false, true} {
-				kinds = append(kinds, kind{other: other, succeeded: phase == 1, failed: phase == 2, needed: needed})
+				for _, pinned := range []bool{false, true} {
+					if other && pinned {
+						continue // another owner's backups are never this plan's anyway
+					}
+					kinds = append(kinds, kind{other: other, succeeded: phase == 1, failed: phase == 2, needed: needed,
+						pinned: pinned})
+				}
 			}
 		}
 	}
@@ -48,7 +55,7 @@ func everyRetentionObservation(check func(RetentionObservation)) {
 					o := RetentionObservation{Owner: "own", Keep: keep, Running: running}
 					for i, k := range prefix {
 						b := Listed{ID: fmt.Sprint(i), Owner: "own", Started: planNow.Add(time.Duration(i) * time.Minute),
-							Succeeded: k.succeeded, Failed: k.failed, NeededAttempt: k.needed}
+							Succeeded: k.succeeded, Failed: k.failed, NeededAttempt: k.needed, Pinned: k.pinned}
 						if sameStart {
 							b.Started = planNow
 						}
@@ -108,6 +115,8 @@ func retentionPromisesBroken(o RetentionObservation, p RetentionPlan) []string {
 			broken = append(broken, "deleted a running backup")
 		case b.NeededAttempt && !b.Succeeded:
 			broken = append(broken, "deleted a counted final attempt")
+		case b.Pinned:
+			broken = append(broken, "deleted a backup a Restore in progress has chosen")
 		case b.Succeeded:
 			deletedSucceeded++
 		}
@@ -126,7 +135,73 @@ func retentionPromisesBroken(o RetentionObservation, p RetentionPlan) []string {
 	if q := PlanRetention(after); len(q.Expired) > 0 {
 		broken = append(broken, "pruned again after pruning")
 	}
-	return broken
+	return append(broken, pinnedPromisesBroken(o, p)...)
+}
+
+// pinnedPromisesBroken: once every Restore has finished, what was kept for
+// them is pruned as the rest would have been, so the plan keeps nothing
+// but the pinned backups beyond what it would keep with no pins.
+func pinnedPromisesBroken(o RetentionObservation, p RetentionPlan) []string {
+	unpinned := o
+	unpinned.Backups = slices.Clone(o.Backups)
+	for i := range unpinned.Backups {
+		unpinned.Backups[i].Pinned = false
+	}
+	if free := PlanRetention(unpinned); len(free.Expired) != len(p.Expired)+len(p.Pinned) {
+		return []string{"kept more than the pinned backups beyond retention"}
+	}
+	return nil
+}
+
+// TestPlanCleanupSparesPinnedBackups: a deletion with deletionPolicy Delete
+// deletes every backup of its owner except those a Restore in progress has
+// chosen, and nothing of another owner, over every list of up to four
+// backups of either owner, pinned or not, in any phase.
+func TestPlanCleanupSparesPinnedBackups(t *testing.T) {
+	type kind struct{ other, pinned, succeeded bool }
+	kinds := make([]kind, 0, 8)
+	for _, other := range []bool{false, true} {
+		for _, pinned := range []bool{false, true} {
+			for _, succeeded := range []bool{false, true} {
+				kinds = append(kinds, kind{other, pinned, succeeded})
+			}
+		}
+	}
+	n := 0
+	var build func(prefix []kind)
+	build = func(prefix []kind) {
+		backups := make([]Listed, 0, len(prefix))
+		for i, k := range prefix {
+			b := Listed{ID: fmt.Sprint(i), Owner: "own", Succeeded: k.succeeded, Pinned: k.pinned}
+			if k.other {
+				b.Owner = "other"
+			}
+			backups = append(backups, b)
+		}
+		deletes, pinned := PlanCleanup("own", backups)
+		n++
+		for _, b := range deletes {
+			if b.Owner != "own" || b.Pinned {
+				t.Fatalf("%+v: deletes %+v", backups, b)
+			}
+		}
+		for _, b := range backups {
+			if b.Owner == "own" && !b.Pinned && !slices.Contains(deletes, b) {
+				t.Fatalf("%+v: keeps %+v, which no Restore needs", backups, b)
+			}
+			if b.Owner == "own" && b.Pinned && !slices.Contains(pinned, b) {
+				t.Fatalf("%+v: does not report %+v as waited for", backups, b)
+			}
+		}
+		if len(prefix) == 4 {
+			return
+		}
+		for _, k := range kinds {
+			build(append(slices.Clone(prefix), k))
+		}
+	}
+	build(nil)
+	t.Logf("checked %d lists", n)
 }
 
 func TestExpiredFailures(t *testing.T) {

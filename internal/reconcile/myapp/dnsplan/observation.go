@@ -226,6 +226,11 @@ type Observation struct {
 	// Adopt is the adoption annotation; ReplaceLeaks is set where the orphan
 	// sweep runs, so a leaked record of an earlier self may be replaced.
 	Adopt, ReplaceLeaks bool
+	// RestoredFrom is the UID the restored-from-uid mark of a Restore names:
+	// the backed-up MyApp this one was restored from ("" when none). Its
+	// records of this installation, namespace and name are this MyApp's to
+	// take over.
+	RestoredFrom string
 	// ListsDrift is set when the drift pass lists this MyApp's records
 	// (an ACTIVE record then has no timed read).
 	ListsDrift bool

@@ -30,6 +30,10 @@ limitations under the License.
 //     this namespace and name in this installation once the API server
 //     showed this MyApp as the live one; a record of another installation
 //     (another owner ID) is another owner's, whatever MyApp it names;
+//   - a MyApp a Restore created takes over, with one owner-checked
+//     Transfer once the API server showed it live, the record of exactly
+//     the MyApp its restored-from-uid mark names, in this installation,
+//     namespace and name, and no other;
 //   - a record of this MyApp written before owner IDs is taken over with
 //     one Transfer to its owner with the ID;
 //   - the Ingress routes only hosts this MyApp holds. During a move the old
@@ -73,9 +77,12 @@ type Why string
 
 // What calls do.
 const (
-	WhyCreate      Why = "create"
-	WhyUpdate      Why = "update"
-	WhyAdopt       Why = "adopt"
+	WhyCreate Why = "create"
+	WhyUpdate Why = "update"
+	WhyAdopt  Why = "adopt"
+	// WhyRestore takes over the record of the MyApp this one was restored
+	// from, as the Restore's mark names it.
+	WhyRestore     Why = "take-over-restored"
 	WhyReplaceLeak Why = "replace-leak"
 	WhyMark        Why = "mark-orphaned"
 	WhyUnmark      Why = "unmark-orphaned"
@@ -243,7 +250,7 @@ func (o Observation) needLive() Need {
 	rec := o.Records[o.Host]
 	holder := o.Self.Classify(rec.Owner, nil)
 	if holder.Kind == HolderFormer && o.Answered&NeedLiveSelf == 0 &&
-		(o.Adopt || o.ReplaceLeaks && !holder.Ref.Orphaned) {
+		(o.Adopt || o.ReplaceLeaks && !holder.Ref.Orphaned || o.restores(holder)) {
 		return NeedLiveSelf
 	}
 	if o.Answered&NeedWanters == 0 && len(o.GivableHosts()) > 0 {
@@ -264,7 +271,18 @@ func (o Observation) needLive() Need {
 // takesOver reports whether spec.host's record, held by an earlier MyApp of
 // this name, is adopted or replaced as a leak.
 func (o Observation) takesOver(h Holder) bool {
-	return h.Kind == HolderFormer && o.SelfLive && (o.Adopt || o.ReplaceLeaks && !h.Ref.Orphaned)
+	return h.Kind == HolderFormer && o.SelfLive && (o.Adopt || o.ReplaceLeaks && !h.Ref.Orphaned || o.restores(h))
+}
+
+// restores reports whether h is the MyApp this one was restored from, as
+// the Restore's mark names it: an earlier MyApp of this namespace and name,
+// in this installation (a record written before owner IDs may be another
+// cluster's), with exactly the marked UID, live-policy or orphaned. Only
+// that record is taken over, and only by a Transfer, so the name never
+// stops resolving.
+func (o Observation) restores(h Holder) bool {
+	return o.RestoredFrom != "" && h.Kind == HolderFormer && !h.Ref.Legacy() &&
+		h.Ref.Installation == o.Self.Installation && h.Ref.UID == o.RestoredFrom
 }
 
 // planSpecHost is what makes spec.host this MyApp's: the calls, or the
@@ -288,6 +306,10 @@ func planSpecHost(o Observation, target Target) (calls []Call, holder Holder) {
 			}
 			calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: why})
 		}
+	case o.takesOver(h) && o.restores(h):
+		// A transfer, never the leak's delete and create: the name the
+		// restored MyApp takes over keeps resolving throughout.
+		calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: WhyRestore})
 	case o.takesOver(h) && o.Adopt:
 		calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: WhyAdopt})
 	case o.takesOver(h):
