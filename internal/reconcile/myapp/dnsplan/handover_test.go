@@ -150,6 +150,7 @@ func everyHandOverWorld(check func(w *tworld, me *wapp)) int {
 // key, or to a giver it owes; never to a MyApp waiting outside the cycle,
 // never to a suspended one.
 func TestHandOversKeepTheirPromisesInEveryWorld(t *testing.T) {
+	t.Parallel()
 	failures, handOvers, cycles := 0, 0, 0
 	n := everyHandOverWorld(func(w *tworld, me *wapp) {
 		if failures > 10 {

@@ -206,6 +206,7 @@ func TestFailuresKeepTheirPromises(t *testing.T) {
 //     started from showed spec.host held by this MyApp: its own write was
 //     overwritten.
 func TestTheProviderClassShowsOnlyWhereItMatters(t *testing.T) {
+	t.Parallel()
 	failures, conflicts, lost := 0, 0, 0
 	n := classWorlds(func(w *tworld, o Observation) {
 		if failures > 10 {

@@ -22,6 +22,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -152,6 +153,12 @@ func recordsWorld(sa, sb, sc recordState, st status, routed []string, orphan boo
 // live, the adoption annotation and leak replacement; and peer, a MyApp
 // that wants b (none, live, suspended). It returns how many it checked.
 func everyRecordsWorld(check func(w *tworld, o Observation)) int {
+	return recordsWorldShard(0, 1, check)
+}
+
+// recordsWorldShard is everyRecordsWorld for one of shards parts of the
+// space, cut by the states of a and b, so the parts can run side by side.
+func recordsWorldShard(shard, shards int, check func(w *tworld, o Observation)) int {
 	statuses := []status{{}, {held: []string{"a"}}, {held: []string{"a"}, marked: true}, {held: []string{"b"}},
 		{held: []string{"a", "b"}}, {held: []string{"b", "c"}}, {held: []string{"a", "b"}, marked: true}}
 	// c alone, or with a but not b, routes nothing b alone does not show.
@@ -159,8 +166,11 @@ func everyRecordsWorld(check func(w *tworld, o Observation)) int {
 	type adoption struct{ live, adopt, leaks bool }
 	adoptions := []adoption{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}}
 	n := 0
-	for _, sa := range specStates {
-		for _, sb := range heldStates {
+	for i, sa := range specStates {
+		for j, sb := range heldStates {
+			if (i*len(heldStates)+j)%shards != shard {
+				continue
+			}
 			for _, sc := range thirdStates {
 				for _, st := range statuses {
 					for _, routed := range routeds {
@@ -524,9 +534,29 @@ func sorted(s []string) []string {
 // against each world, and that applying a live MyApp's plan and observing
 // again reaches a plan with no calls.
 func TestPlanKeepsItsPromisesForEveryObservation(t *testing.T) {
+	t.Parallel()
+	// The space is checked in parts side by side: it is most of make
+	// test-unit's time.
+	const shards = 4
+	var worlds, planned atomic.Int64
+	t.Run("shards", func(t *testing.T) {
+		for shard := range shards {
+			t.Run(fmt.Sprintf("%d-of-%d", shard+1, shards), func(t *testing.T) {
+				t.Parallel()
+				n, p := checkRecordsWorlds(t, shard, shards)
+				worlds.Add(int64(n))
+				planned.Add(int64(p))
+			})
+		}
+	})
+	t.Logf("checked %d worlds of the records space, %d of them planned to the end", worlds.Load(), planned.Load())
+}
+
+// checkRecordsWorlds checks one shard of the records space: each plan
+// keeps its promises (checkPlan) and a live MyApp converges from it.
+func checkRecordsWorlds(t *testing.T, shard, shards int) (worlds, planned int) {
 	failures := 0
-	planned := 0
-	n := everyRecordsWorld(func(w *tworld, o Observation) {
+	worlds = recordsWorldShard(shard, shards, func(w *tworld, o Observation) {
 		if failures > 10 {
 			return
 		}
@@ -553,5 +583,5 @@ func TestPlanKeepsItsPromisesForEveryObservation(t *testing.T) {
 			t.Errorf("idempotency: %v\nobservation: held %v routed %v records %v orphan %t", err, o.Held(), o.Routed, o.Records, o.Orphan)
 		}
 	})
-	t.Logf("checked %d worlds of the records space, %d of them planned to the end", n, planned)
+	return worlds, planned
 }

@@ -40,6 +40,7 @@ import (
 // record is held unknown to its MyApp's status, and a MyApp whose host is
 // free holds and routes it.
 func TestPlanSequences(t *testing.T) {
+	t.Parallel()
 	const seeds = 300
 	var total seqCounts
 	for seed := range uint64(seeds) {
