@@ -181,14 +181,11 @@ type backend struct {
 	// start starts the service and returns its client, which both
 	// installations and the test's reads share.
 	start func(t *testing.T) dns.Client
-	// keepsClaims says whether the service keeps installation claims of
-	// owner IDs (dns.InstallationClaims).
-	keepsClaims bool
 }
 
 func backends() []backend {
 	return []backend{
-		{name: "simulator", keepsClaims: true, start: func(t *testing.T) dns.Client {
+		{name: "simulator", start: func(t *testing.T) dns.Client {
 			_, url := simtest.Start(t, simulator.Options{Token: simToken, PropagationDelay: 100 * time.Millisecond})
 			d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
 				MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
@@ -197,7 +194,7 @@ func backends() []backend {
 			}
 			return d
 		}},
-		{name: "bind", keepsClaims: true, start: func(t *testing.T) dns.Client {
+		{name: "bind", start: func(t *testing.T) dns.Client {
 			bind, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Zone: zone})
 			controlplane.RequireBIND(t, err)
 			t.Cleanup(func() {
@@ -330,9 +327,6 @@ const claimInterval = 200 * time.Millisecond
 func TestTwoClustersWithOneOwnerIDRefuseToSweep(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			if !b.keepsClaims {
-				t.Skipf("the %s client keeps no installation claims, so two clusters sharing an owner ID are not detected there", b.name)
-			}
 			g := NewWithT(t)
 			d := b.start(t)
 			a, bb := clusters[0], clusters[1]
