@@ -184,6 +184,12 @@ func (c *Client) PutInstallationClaim(ctx context.Context, claim extdns.Installa
 			e.Owner = ExternalDNSHolder(st.externalDNS[0])
 			return extdns.InstallationClaim{}, e
 		}
+		if st.holdsOnly(want) {
+			// Written already this second: a delete and a create of one value
+			// would be no change at best, and on a provider that applies the
+			// creates before the deletes, a deletion.
+			return claim, nil
+		}
 		steps := replaceSteps(Changes{Delete: slices.Clone(st.txts), Create: []Endpoint{want}}, oneBatch)
 		err = c.apply(ctx, op, name, steps)
 		if err == nil {

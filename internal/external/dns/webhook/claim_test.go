@@ -270,6 +270,24 @@ func TestInstallationClaimEdges(t *testing.T) {
 		}
 		wantClaim(t, c, stored)
 	})
+	t.Run("the same claim written twice in one second is written once", func(t *testing.T) {
+		f := newFake(t, lastWriterWins)
+		clk := newClock()
+		c := newClient(t, f.URL(), clk.config)
+		first, err := c.PutInstallationClaim(t.Context(), installationClaim("aaaa", "uid-a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes := f.writes.Load()
+		if _, err := c.PutInstallationClaim(t.Context(), installationClaim("aaaa", "uid-a")); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.writes.Load() - writes; n != 0 {
+			t.Fatalf("the second write sent %d batches", n)
+		}
+		wantOneClaimTXT(t, f, "aaaa")
+		wantClaim(t, c, first)
+	})
 	t.Run("a domain filter that leaves out the claim's name", func(t *testing.T) {
 		f := newFake(t, transactional)
 		f.filter = webhook.DomainFilter{RegexInclude: `^[a-z0-9.-]+$`}
