@@ -252,6 +252,11 @@ func TestInstallationClaimEdges(t *testing.T) {
 		}
 		wantOneClaimTXT(t, f, "cccc")
 	})
+}
+
+// TestInstallationClaimLimits: what a claim write refuses or shortens, and
+// a write that has nothing to change.
+func TestInstallationClaimLimits(t *testing.T) {
 	t.Run("a long cluster and instance are shortened to fit one TXT string", func(t *testing.T) {
 		f := newFake(t, transactional)
 		c := newClient(t, f.URL())
