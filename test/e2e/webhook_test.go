@@ -80,7 +80,10 @@ func TestManagerWithTheWebhookProvider(t *testing.T) {
 		zone := webhookZone(g, srv.URL)
 		g.Expect(zone.targets(app.Spec.Host, "A")).To(Equal([]string{"192.0.2.10"}), "the MyApp's A record")
 		g.Expect(zone.targets(rfc2136.OwnerLabel+"."+app.Spec.Host, "TXT")).To(Equal([]string{owner}), "its owner TXT")
-	}, timeout, interval).Should(Succeed(), "the webhook server holds the MyApp's record and its owner")
+		// The leader's claim of its owner ID, which the orphan sweep asks.
+		g.Expect(zone.targets(rfc2136.InstallationLabel+"."+ownerID+"."+srv.Zone, "TXT")).To(ConsistOf(HavePrefix("nonce=")),
+			"the leader's claim of its owner ID")
+	}, timeout, interval).Should(Succeed(), "the webhook server holds the MyApp's record and its owner, and the owner ID's claim")
 
 	oldHost := app.Spec.Host
 	g.Eventually(func() error {

@@ -178,26 +178,27 @@ func startInstallationAs(t *testing.T, cl *cluster, d dns.Client, ownerID string
 // backend is one shared DNS service.
 type backend struct {
 	name string
-	// start starts the service and returns its client, which both
-	// installations and the test's reads share.
-	start func(t *testing.T) dns.Client
-	// keepsClaims says whether the service keeps installation claims of
-	// owner IDs (dns.InstallationClaims).
-	keepsClaims bool
+	// start starts the service and returns how to make a client of it:
+	// each installation has its own, as each cluster's manager does (the
+	// webhook client's cached zone read is its own), and the test's reads
+	// another.
+	start func(t *testing.T) (newClient func() dns.Client)
 }
 
 func backends() []backend {
 	return []backend{
-		{name: "simulator", keepsClaims: true, start: func(t *testing.T) dns.Client {
+		{name: "simulator", start: func(t *testing.T) func() dns.Client {
 			_, url := simtest.Start(t, simulator.Options{Token: simToken, PropagationDelay: 100 * time.Millisecond})
-			d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
-				MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
+			return func() dns.Client {
+				d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
+					MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return d
 			}
-			return d
 		}},
-		{name: "bind", keepsClaims: true, start: func(t *testing.T) dns.Client {
+		{name: "bind", start: func(t *testing.T) func() dns.Client {
 			bind, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{Zone: zone})
 			controlplane.RequireBIND(t, err)
 			t.Cleanup(func() {
@@ -209,13 +210,15 @@ func backends() []backend {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := rfc2136.New(rfc2136.Config{Server: bind.Addr, Zone: bind.Zone, Key: rfc2136.StaticKey(key), Timeout: time.Second})
-			if err != nil {
-				t.Fatal(err)
+			return func() dns.Client {
+				d, err := rfc2136.New(rfc2136.Config{Server: bind.Addr, Zone: bind.Zone, Key: rfc2136.StaticKey(key), Timeout: time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return d
 			}
-			return d
 		}},
-		{name: "webhook", start: func(t *testing.T) dns.Client {
+		{name: "webhook", start: func(t *testing.T) func() dns.Client {
 			srv, err := controlplane.StartWebhookServer(t.Context(), controlplane.WebhookOptions{
 				Provider: controlplane.WebhookInMemory, Zone: zone})
 			controlplane.RequireWebhookServer(t, err)
@@ -225,17 +228,19 @@ func backends() []backend {
 				}
 				_ = srv.Close()
 			})
-			// Reads come from the zone as read at most this long ago, as
-			// --dns-webhook-read-interval sets it.
-			d, err := webhook.New(webhook.Config{URL: srv.URL, Zone: zone, Timeout: 5 * time.Second,
-				ReadInterval: 100 * time.Millisecond, RetryWait: 10 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
+			return func() dns.Client {
+				// Reads come from the zone as read at most this long ago, as
+				// --dns-webhook-read-interval sets it.
+				d, err := webhook.New(webhook.Config{URL: srv.URL, Zone: zone, Timeout: 5 * time.Second,
+					ReadInterval: 100 * time.Millisecond, RetryWait: 10 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := d.Start(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				return d
 			}
-			if _, err := d.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			return d
 		}},
 	}
 }
@@ -250,10 +255,11 @@ func TestTwoClustersShareOneDNSService(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			g := NewWithT(t)
-			d := b.start(t)
+			newClient := b.start(t)
+			d := newClient()
 			a, bb := clusters[0], clusters[1]
 			for _, cl := range clusters {
-				startInstallation(t, cl, d)
+				startInstallation(t, cl, newClient())
 			}
 			ns := "shop-" + b.name
 			for _, cl := range clusters {
@@ -330,19 +336,18 @@ const claimInterval = 200 * time.Millisecond
 func TestTwoClustersWithOneOwnerIDRefuseToSweep(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			if !b.keepsClaims {
-				t.Skipf("the %s client keeps no installation claims, so two clusters sharing an owner ID are not detected there", b.name)
-			}
 			g := NewWithT(t)
-			d := b.start(t)
+			newClient := b.start(t)
+			d := newClient()
 			a, bb := clusters[0], clusters[1]
 			const shared = "restored-from-snapshot"
 			claims := map[*cluster]*myapp.OwnerIDClaim{}
 			stops := map[*cluster]func(){}
 			for _, cl := range clusters {
-				claims[cl] = &myapp.OwnerIDClaim{DNS: d, OwnerID: shared, Cluster: cl.ownerID, Instance: cl.ownerID + "-manager",
+				own := newClient()
+				claims[cl] = &myapp.OwnerIDClaim{DNS: own, OwnerID: shared, Cluster: cl.ownerID, Instance: cl.ownerID + "-manager",
 					Interval: claimInterval}
-				stops[cl] = startInstallationAs(t, cl, d, shared, claims[cl])
+				stops[cl] = startInstallationAs(t, cl, own, shared, claims[cl])
 			}
 			ns := "clone-" + b.name
 			for _, cl := range clusters {
@@ -378,7 +383,8 @@ func TestTwoClustersWithOneOwnerIDRefuseToSweep(t *testing.T) {
 			g.Expect(bb.c.Delete(t.Context(), api)).To(Succeed())
 			expectOwner(t, g, d, host("api"), "")
 			stops[bb]()
-			startInstallationAs(t, bb, d, bb.ownerID, &myapp.OwnerIDClaim{DNS: d, OwnerID: bb.ownerID, Cluster: bb.ownerID,
+			own := newClient()
+			startInstallationAs(t, bb, own, bb.ownerID, &myapp.OwnerIDClaim{DNS: own, OwnerID: bb.ownerID, Cluster: bb.ownerID,
 				Interval: claimInterval})
 			g.Eventually(claims[a].Shared, timeout, poll).Should(BeFalse(), "A alone with its ID")
 			gone := create(t, g, a, ns, "gone", host("gone"))

@@ -68,6 +68,16 @@ limitations under the License.
 // Bodies are capped at 32 MiB by default, as external-dns caps them: at 364
 // bytes of JSON per MyApp (its record and owner TXT), about 92,000 MyApps
 // in a zone with nothing else.
+//
+// # Installation claims
+//
+// An installation's claim of its owner ID (extdns.InstallationClaims) is a
+// TXT at "_myapp-installation.<owner-id>.<zone>", the RFC 2136 client's
+// name, written with the same compare-and-swap as a record and kept apart
+// from the records in the zone state, so that no list ever holds it. A
+// claim is always read from a zone read sent after the call, never from the
+// cache, which may hold the client's own claim where another installation's
+// now stands; see claim.go.
 package webhook
 
 import (
@@ -859,9 +869,13 @@ func (c *Client) checkName(op, name string) (string, error) {
 	if name != c.zone && !strings.HasSuffix(name, "."+c.zone) {
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s", name, c.zone), nil)
 	}
-	if first, _, _ := strings.Cut(name, "."); first == rfc2136.OwnerLabel {
+	switch first, _, _ := strings.Cut(name, "."); first {
+	case rfc2136.OwnerLabel:
 		return "", c.fail(op, external.KindInvalid,
 			fmt.Sprintf("record name %q: the label %s is reserved for owner records", name, rfc2136.OwnerLabel), nil)
+	case claimLabel:
+		return "", c.fail(op, external.KindInvalid,
+			fmt.Sprintf("record name %q: the label %s is reserved for installation claims", name, claimLabel), nil)
 	}
 	return name, nil
 }

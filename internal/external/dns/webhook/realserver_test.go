@@ -318,3 +318,70 @@ func rfc2136Client(t *testing.T, b *controlplane.BIND) *rfc2136.Client {
 	}
 	return c
 }
+
+// TestRealServerInstallationClaim: through each provider, an installation
+// claim is written, read back, replaced by another installation's and
+// read as that one by the first, whose cached zone read is within its read
+// interval; the replace leaves one claim (in BIND itself, behind rfc2136),
+// and the record list holds the MyApp record only.
+func TestRealServerInstallationClaim(t *testing.T) {
+	for _, provider := range realProviders {
+		t.Run(provider, func(t *testing.T) {
+			rs := startRealServer(t, provider)
+			cfg := func(cfg *webhook.Config) { cfg.Zone = rs.srv.Zone; cfg.ReadInterval = time.Hour }
+			a, b := newClient(t, rs.srv.URL, cfg), newClient(t, rs.srv.URL, cfg)
+			ctx := t.Context()
+			const ownerID = "restored"
+			claimName := "_myapp-installation." + ownerID + "." + rs.srv.Zone
+			claim := func(nonce, cluster string) extdns.InstallationClaim {
+				return extdns.InstallationClaim{OwnerID: ownerID, Nonce: nonce, Cluster: cluster, Instance: cluster + "-manager-7d9f8-x2k4p",
+					CheckInterval: time.Minute}
+			}
+			if _, err := a.GetInstallationClaim(ctx, ownerID); !errors.Is(err, external.ErrNotFound) {
+				t.Fatalf("GetInstallationClaim of an empty zone: %v", err)
+			}
+			host := ownerID + "." + rs.srv.Zone
+			if _, err := a.Upsert(ctx, aRecord(host, "192.0.2.10", ownerA)); err != nil {
+				t.Fatal(err)
+			}
+			mine, err := a.PutInstallationClaim(ctx, claim("aaaa", "3f2c9a51-0d4e-4c1b-9e7a-5b8d2f6c1a90"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := a.GetInstallationClaim(ctx, ownerID); err != nil || got != mine {
+				t.Fatalf("GetInstallationClaim = %+v, %v; want %+v", got, err, mine)
+			}
+			theirs, err := b.PutInstallationClaim(ctx, claim("bbbb", "9c1e7b20-5a3f-4d8e-a6b4-0f2d9e8c7b31"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := a.GetInstallationClaim(ctx, ownerID); err != nil || got != theirs {
+				t.Fatalf("after another installation's claim, GetInstallationClaim = %+v, %v; want %+v", got, err, theirs)
+			}
+			if rs.bind != nil {
+				wantBIND(t, rs.bind, claimName, dns.TypeTXT, webhookClaimValue(theirs))
+			}
+			if mine, err = a.PutInstallationClaim(ctx, claim("aaaa", "3f2c9a51-0d4e-4c1b-9e7a-5b8d2f6c1a90")); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := b.GetInstallationClaim(ctx, ownerID); err != nil || got != mine {
+				t.Fatalf("GetInstallationClaim = %+v, %v; want %+v", got, err, mine)
+			}
+			if rs.bind != nil {
+				wantBIND(t, rs.bind, claimName, dns.TypeTXT, webhookClaimValue(mine))
+			}
+			for _, c := range []*webhook.Client{a, newClient(t, rs.srv.URL, cfg)} {
+				recs, err := c.List(ctx, "")
+				if err != nil || len(recs) != 1 || recs[0].Name != host {
+					t.Fatalf("the list is %+v, %v; want the one MyApp record", recs, err)
+				}
+			}
+		})
+	}
+}
+
+// webhookClaimValue is a claim's TXT as the webhook client writes it.
+func webhookClaimValue(c extdns.InstallationClaim) string {
+	return fmt.Sprintf("nonce=%s,cluster=%s,instance=%s,every=%g,written=%s", c.Nonce, c.Cluster, c.Instance,
+		c.CheckInterval.Seconds(), c.WrittenAt.UTC().Format(time.RFC3339))
+}

@@ -118,9 +118,12 @@ func (s *nameState) written() []Endpoint {
 
 // fingerprint identifies what the state holds, to tell whether a write
 // whose outcome is unknown changed anything.
-func (s *nameState) fingerprint() string {
-	written := s.written()
-	parts := make([]string, 0, len(written)+len(s.externalDNS))
+func (s *nameState) fingerprint() string { return fingerprint(s.written(), s.externalDNS) }
+
+// fingerprint identifies a set of endpoints and external-dns registry
+// owners, whatever their order.
+func fingerprint(written []Endpoint, externalDNS []string) string {
+	parts := make([]string, 0, len(written)+len(externalDNS))
 	for _, ep := range written {
 		targets := make([]string, len(ep.Targets))
 		for i, t := range ep.Targets {
@@ -130,7 +133,7 @@ func (s *nameState) fingerprint() string {
 		parts = append(parts, fmt.Sprintf("%s %s %d %s", normalizeName(ep.DNSName), ep.RecordType, ep.RecordTTL, strings.Join(targets, ",")))
 	}
 	slices.Sort(parts)
-	parts = append(parts, s.externalDNS...)
+	parts = append(parts, externalDNS...)
 	return strings.Join(parts, "|")
 }
 
@@ -175,6 +178,9 @@ const (
 	kindRecord
 	kindOwnerTXT
 	kindExternalDNS
+	// kindClaim is a TXT at an installation claim's name (claim.go); it
+	// concerns no managed name.
+	kindClaim
 )
 
 // external-dns's TXT registry puts the record type in front of the name it
@@ -186,8 +192,9 @@ const (
 var registryTypePrefixes = []string{"a-", "aaaa-", "cname-", "txt-", "ns-", "mx-", "srv-", "naptr-", "ptr-", "caa-"}
 
 // classify says what ep is, the name it concerns (the managed name for an
-// owner TXT, the claimed names for an external-dns registry record) and,
-// for those, the owner identities it holds.
+// owner TXT, the claimed names for an external-dns registry record, its own
+// name for an installation claim) and, for the first two, the owner
+// identities it holds.
 func classify(ep Endpoint) (endpointKind, []string, []string) {
 	name := normalizeName(ep.DNSName)
 	switch ep.RecordType {
@@ -210,7 +217,10 @@ func classify(ep Endpoint) (endpointKind, []string, []string) {
 			ids = append(ids, id)
 		}
 	}
-	if len(ids) == 0 {
+	switch {
+	case len(ids) == 0 && strings.HasPrefix(name, claimLabel+"."):
+		return kindClaim, []string{name}, nil
+	case len(ids) == 0:
 		return kindOther, nil, nil
 	}
 	claimed := []string{name}
@@ -241,14 +251,17 @@ func externalDNSOwner(value string) (string, bool) {
 	return owner, heritage
 }
 
-// zoneState holds the names of one zone read.
+// zoneState holds the names of one zone read, and apart from them the
+// installation claims, so that no list of records ever holds a claim.
 type zoneState struct {
 	zone  string
 	names map[string]*nameState
+	// claims are the TXT endpoints at each installation claim's name.
+	claims map[string][]Endpoint
 }
 
 func newZoneState(zone string) *zoneState {
-	return &zoneState{zone: zone, names: map[string]*nameState{}}
+	return &zoneState{zone: zone, names: map[string]*nameState{}, claims: map[string][]Endpoint{}}
 }
 
 func (z *zoneState) inZone(name string) bool {
@@ -274,6 +287,12 @@ func (z *zoneState) add(ep Endpoint) {
 		if !z.inZone(name) {
 			continue
 		}
+		if kind == kindClaim {
+			if !slices.ContainsFunc(z.claims[name], func(e Endpoint) bool { return sameEndpoint(e, ep) }) {
+				z.claims[name] = append(z.claims[name], ep)
+			}
+			continue
+		}
 		st := z.get(name)
 		switch kind {
 		case kindRecord:
@@ -296,6 +315,13 @@ func (z *zoneState) add(ep Endpoint) {
 func (z *zoneState) remove(ep Endpoint) {
 	kind, names, _ := classify(ep)
 	for _, name := range names {
+		if kind == kindClaim {
+			z.claims[name] = slices.DeleteFunc(z.claims[name], func(e Endpoint) bool { return sameEndpoint(e, ep) })
+			if len(z.claims[name]) == 0 {
+				delete(z.claims, name)
+			}
+			continue
+		}
 		st := z.names[name]
 		if st == nil {
 			continue
@@ -475,6 +501,20 @@ func (c *recordCache) lookup(ctx context.Context, name string, fresh bool) (name
 		return st.clone(), !pending, nil
 	}
 	return nameState{name: name}, !pending, nil
+}
+
+// claimAt returns what the zone holds at an installation claim's name,
+// read within the interval or, when fresh, by a read sent after the call.
+func (c *recordCache) claimAt(ctx context.Context, name string, fresh bool) (claimState, error) {
+	if err := c.ensure(ctx, fresh); err != nil {
+		return claimState{}, err
+	}
+	defer c.mu.Unlock()
+	st := claimState{name: name, txts: slices.Clone(c.state.claims[name])}
+	if ns := c.state.names[name]; ns != nil {
+		st.externalDNS = slices.Clone(ns.externalDNS)
+	}
+	return st, nil
 }
 
 // each calls fn with every name's state and whether it is confirmed, in no
