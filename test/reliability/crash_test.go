@@ -65,6 +65,7 @@ var lifecycles = withS3Path([]lifecycle{
 	{name: "backupconfig-schedule", run: scheduleLifecycle, fakeClock: true},
 	{name: "backupconfig-retention", run: retentionLifecycle},
 	{name: "backupconfig-appref", run: appRefLifecycle},
+	{name: "restore", run: restoreLifecycle},
 })
 
 // withS3Path adds to lifecycles each BackupConfig lifecycle again on the S3
