@@ -129,67 +129,68 @@ func (o *oracle) checkRestores(r *Report, apps []appsv1alpha1.MyApp, restores []
 	}
 
 	for oldUID, h := range handedOver {
-		var marked []*appsv1alpha1.MyApp
-		for _, app := range live {
-			if app.Annotations[backupv1alpha1.RestoredFromUIDAnnotation] == string(oldUID) {
-				marked = append(marked, app)
-			}
-		}
-		switch len(marked) {
-		case 0:
-			r.add(&r.RestoreMismatches, "no live MyApp is restored from %s (uid %s)", h.app, oldUID)
-		case 1:
-		default:
-			r.add(&r.DuplicateRestoredApps, "%d live MyApps are restored from %s (uid %s)", len(marked), h.app, oldUID)
-		}
-		rec, ok := recordOf[h.host]
-		switch {
-		case !ok:
-			r.add(&r.RecordsNotHandedOver, "record %s, left by %s (uid %s) for its restore, is gone", h.host, h.app, oldUID)
-		case rec.Owner == h.oldOwner:
-			r.add(&r.RecordsNotHandedOver, "record %s is still held by %s (uid %s), deleted", h.host, h.app, oldUID)
-		case !rec.CreatedAt.Equal(h.createdAt):
-			r.add(&r.RecordsNotHandedOver, "record %s was deleted and created again (created %s, the old one %s), not transferred",
-				h.host, rec.CreatedAt.Format(time.RFC3339Nano), h.createdAt.Format(time.RFC3339Nano))
-		case len(marked) == 1 && rec.Owner != wantedRecordOwner(marked[0]):
-			r.add(&r.RecordsNotHandedOver, "record %s is held by %s, not by MyApp %s (uid %s), restored from %s",
-				h.host, rec.Owner, marked[0].Name, marked[0].UID, h.app)
-		}
+		checkHandOver(r, oldUID, h, live, recordOf)
 	}
-
 	for _, out := range outcomes {
-		app := live[out.target]
-		switch {
-		case app == nil:
-			r.add(&r.RestoreMismatches, "MyApp %s, restored by Restore %s, is gone", out.target, out.restore)
-		case app.UID != out.appUID:
-			r.add(&r.RestoreMismatches, "MyApp %s is uid %s, not the uid %s Restore %s restored", out.target, app.UID,
-				out.appUID, out.restore)
-		default:
-			checkRestoreMark(r, app, out)
-		}
+		checkRestored(r, live, out)
 	}
-
 	for i := range restores {
 		rs := &restores[i]
-		key := rs.Namespace + "/" + rs.Name
 		if rs.Status.Phase != backupv1alpha1.RestoreSucceeded {
-			r.add(&r.RestoreMismatches, "Restore %s is %q, not Succeeded", key, rs.Status.Phase)
+			r.add(&r.RestoreMismatches, "Restore %s/%s is %q, not Succeeded", rs.Namespace, rs.Name, rs.Status.Phase)
 			continue
 		}
-		if _, seen := outcomes[rs.UID]; seen {
-			continue
+		if _, seen := outcomes[rs.UID]; !seen {
+			checkRestored(r, live, outcomeOf(rs))
 		}
-		app := live[rs.Status.TargetName]
-		switch {
-		case app == nil:
-			r.add(&r.RestoreMismatches, "Restore %s succeeded, but its MyApp %s is gone", key, rs.Status.TargetName)
-		case app.UID != rs.Status.RestoredAppUID:
-			r.add(&r.RestoreMismatches, "Restore %s restored uid %s, but MyApp %s is uid %s", key,
-				rs.Status.RestoredAppUID, app.Name, app.UID)
-		default:
-			checkRestoreMark(r, app, outcomeOf(rs))
+	}
+}
+
+// checkHandOver judges the hand-over of the record the MyApp oldUID left
+// under Orphan: exactly one live MyApp restored from it, holding that very
+// record under the owner its policy asks for.
+func checkHandOver(r *Report, oldUID types.UID, h handedOverRecord, live map[string]*appsv1alpha1.MyApp,
+	recordOf map[string]simulator.Record) {
+	var marked []*appsv1alpha1.MyApp
+	for _, app := range live {
+		if app.Annotations[backupv1alpha1.RestoredFromUIDAnnotation] == string(oldUID) {
+			marked = append(marked, app)
 		}
+	}
+	switch len(marked) {
+	case 0:
+		r.add(&r.RestoreMismatches, "no live MyApp is restored from %s (uid %s)", h.app, oldUID)
+	case 1:
+	default:
+		r.add(&r.DuplicateRestoredApps, "%d live MyApps are restored from %s (uid %s)", len(marked), h.app, oldUID)
+	}
+	rec, ok := recordOf[h.host]
+	switch {
+	case !ok:
+		r.add(&r.RecordsNotHandedOver, "record %s, left by %s (uid %s) for its restore, is gone", h.host, h.app, oldUID)
+	case rec.Owner == h.oldOwner:
+		r.add(&r.RecordsNotHandedOver, "record %s is still held by %s (uid %s), deleted", h.host, h.app, oldUID)
+	case !rec.CreatedAt.Equal(h.createdAt):
+		r.add(&r.RecordsNotHandedOver, "record %s was deleted and created again (created %s, the old one %s), not transferred",
+			h.host, rec.CreatedAt.Format(time.RFC3339Nano), h.createdAt.Format(time.RFC3339Nano))
+	case len(marked) == 1 && rec.Owner != wantedRecordOwner(marked[0]):
+		r.add(&r.RecordsNotHandedOver, "record %s is held by %s, not by MyApp %s (uid %s), restored from %s",
+			h.host, rec.Owner, marked[0].Name, marked[0].UID, h.app)
+	}
+}
+
+// checkRestored judges what a Restore reported when it succeeded: its
+// MyApp is live, the very incarnation it restored, and carries its mark.
+func checkRestored(r *Report, live map[string]*appsv1alpha1.MyApp, out restoreOutcome) {
+	app := live[out.target]
+	switch {
+	case app == nil:
+		r.add(&r.RestoreMismatches, "MyApp %s, restored by Restore %s, is gone", out.target, out.restore)
+	case app.UID != out.appUID:
+		r.add(&r.RestoreMismatches, "MyApp %s is uid %s, not the uid %s Restore %s restored", out.target, app.UID,
+			out.appUID, out.restore)
+	default:
+		checkRestoreMark(r, app, out)
 	}
 }
 
