@@ -65,16 +65,19 @@ var lifecycles = withS3Path([]lifecycle{
 	{name: "backupconfig-schedule", run: scheduleLifecycle, fakeClock: true},
 	{name: "backupconfig-retention", run: retentionLifecycle},
 	{name: "backupconfig-appref", run: appRefLifecycle},
+	{name: "restore", run: restoreLifecycle},
 })
 
-// withS3Path adds to lifecycles each BackupConfig lifecycle again on the S3
-// path, named "<name>-s3": the same steps with the backups in a bucket, the
-// crash gate under the s3 provider's calls (its PUTs and DELETEs are writes
-// like the backup service's), and the oracle reading the bucket.
+// withS3Path adds to lifecycles each BackupConfig lifecycle, and the
+// restore lifecycle, again on the S3 path, named "<name>-s3": the same steps
+// with the backups in a bucket, the crash gate under the s3 provider's calls
+// (its PUTs and DELETEs are writes like the backup service's, its reads of a
+// backup's content fail after the crash like every call), and the oracle
+// reading the bucket.
 func withS3Path(lifecycles []lifecycle) []lifecycle {
 	out := slices.Clone(lifecycles)
 	for _, lc := range lifecycles {
-		if strings.HasPrefix(lc.name, "backupconfig-") {
+		if strings.HasPrefix(lc.name, "backupconfig-") || lc.name == "restore" {
 			lc.name += "-s3"
 			lc.s3 = true
 			out = append(out, lc)

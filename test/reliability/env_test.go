@@ -44,6 +44,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -125,8 +126,8 @@ type managerRun struct {
 	ext    *http.Transport
 }
 
-// startManager starts both controllers behind gate, watching only the
-// scenario's namespace.
+// startManager starts the controllers (MyApp, BackupConfig, Restore) behind
+// gate, watching only the scenario's namespace.
 func (s *scenario) startManager(gate *crashGate) {
 	s.t.Helper()
 	g := NewWithT(s.t)
@@ -208,6 +209,18 @@ func (s *scenario) startManager(gate *crashGate) {
 		bcReconciler.Clock = s.clock
 	}
 	g.Expect(bcReconciler.SetupWithManager(ctx, mgr)).To(Succeed())
+	// As cmd/manager wires it: the same backup client (so its calls go
+	// through the gate like the BackupConfig controller's), the same owner
+	// ID, and the client the other controllers write through; with no
+	// Restore in a scenario it reads nothing and writes nothing.
+	g.Expect((&restore.Reconciler{
+		Client:             controllerClient,
+		Backups:            backupClient,
+		OwnerID:            ownerID,
+		Recorder:           mgr.GetEventRecorder("restore-controller"),
+		BackupPollInterval: 200 * time.Millisecond,
+		AppPollInterval:    200 * time.Millisecond,
+	}).SetupWithManager(ctx, mgr)).To(Succeed())
 
 	run := &managerRun{gate: gate, cancel: cancel, done: make(chan error, 1), ext: ext}
 	go func() { run.done <- mgr.Start(ctx) }()

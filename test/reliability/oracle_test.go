@@ -67,27 +67,43 @@ type Report struct {
 	LostRecords int
 	// DuplicateRoutes: a host two Ingresses route at once.
 	DuplicateRoutes int
+	// DuplicateRestoredApps: a second live MyApp marked as restored from
+	// one backed-up MyApp.
+	DuplicateRestoredApps int
+	// RestoreMismatches: a Restore not Succeeded, or one whose MyApp is
+	// missing, is another incarnation than the one it reported, or lacks
+	// its mark (the Restore's UID, the backup's ID, the backed-up UID).
+	RestoreMismatches int
+	// RecordsNotHandedOver: the record a MyApp deleted under Orphan left
+	// behind, which the MyApp restored from it must take over in one
+	// transfer, that is gone, still held by the old owner, held by another,
+	// or deleted and created again.
+	RecordsNotHandedOver int
 
 	// Problems describes each count, for the log of a failing scenario.
 	Problems []string
 }
 
 // Leaks, Duplicates and Stuck are the campaign's headline figures.
-func (r Report) Leaks() int      { return r.LeakedRecords + r.LeakedBackups + r.OrphanedHolds }
-func (r Report) Duplicates() int { return r.DuplicateRecords + r.DuplicateBackups + r.DuplicateRoutes }
+func (r Report) Leaks() int { return r.LeakedRecords + r.LeakedBackups + r.OrphanedHolds }
+func (r Report) Duplicates() int {
+	return r.DuplicateRecords + r.DuplicateBackups + r.DuplicateRoutes + r.DuplicateRestoredApps
+}
 func (r Report) Wrong() int {
-	return r.NotReady + r.MissingRecords + r.StatusMismatches + r.MissedBackups + r.LostRecords
+	return r.NotReady + r.MissingRecords + r.StatusMismatches + r.MissedBackups + r.LostRecords +
+		r.RestoreMismatches + r.RecordsNotHandedOver
 }
 
 // Clean reports whether nothing at all was counted.
 func (r Report) Clean() bool { return r.Leaks()+r.Duplicates()+r.Stuck+r.Wrong() == 0 }
 
 func (r Report) String() string {
-	return fmt.Sprintf("leaks %d (records %d, backups %d, holds %d), duplicates %d (records %d, backups %d, routes %d), stuck %d, "+
-		"wrong %d (not ready %d, missing records %d, status mismatches %d, missed backups %d, lost orphaned records %d)",
+	return fmt.Sprintf("leaks %d (records %d, backups %d, holds %d), duplicates %d (records %d, backups %d, routes %d, "+
+		"restored apps %d), stuck %d, wrong %d (not ready %d, missing records %d, status mismatches %d, missed backups %d, "+
+		"lost orphaned records %d, restore mismatches %d, records not handed over %d)",
 		r.Leaks(), r.LeakedRecords, r.LeakedBackups, r.OrphanedHolds, r.Duplicates(), r.DuplicateRecords,
-		r.DuplicateBackups, r.DuplicateRoutes, r.Stuck, r.Wrong(), r.NotReady, r.MissingRecords, r.StatusMismatches,
-		r.MissedBackups, r.LostRecords)
+		r.DuplicateBackups, r.DuplicateRoutes, r.DuplicateRestoredApps, r.Stuck, r.Wrong(), r.NotReady, r.MissingRecords,
+		r.StatusMismatches, r.MissedBackups, r.LostRecords, r.RestoreMismatches, r.RecordsNotHandedOver)
 }
 
 func (r *Report) add(count *int, format string, args ...any) {
@@ -114,10 +130,17 @@ type oracle struct {
 	// kept maps the orphaned owner of each MyApp a scenario deleted under
 	// deletionPolicy Orphan to the host whose record must outlive it.
 	kept map[string]string
+	// handedOver maps the UID of each MyApp a scenario deleted under
+	// deletionPolicy Orphan to be restored to the record the restored
+	// MyApp must take over (oracle_restore_test.go).
+	handedOver map[types.UID]handedOverRecord
+	// restores are the Restores a scenario saw succeed, by their UID.
+	restores map[types.UID]restoreOutcome
 }
 
 func newOracle(ns string, sim *simulator.Server) *oracle {
-	return &oracle{ns: ns, sim: sim, retained: map[types.UID]bool{}, kept: map[string]string{}}
+	return &oracle{ns: ns, sim: sim, retained: map[types.UID]bool{}, kept: map[string]string{},
+		handedOver: map[types.UID]handedOverRecord{}, restores: map[types.UID]restoreOutcome{}}
 }
 
 func (o *oracle) retain(uid types.UID) {
@@ -202,6 +225,10 @@ func (o *oracle) check(ctx context.Context) (Report, error) {
 	if err := k8sClient.List(ctx, &ingresses, client.InNamespace(o.ns)); err != nil {
 		return r, err
 	}
+	var restores backupv1alpha1.RestoreList
+	if err := k8sClient.List(ctx, &restores, client.InNamespace(o.ns)); err != nil {
+		return r, err
+	}
 	records := o.sim.Records()
 	backups := o.sim.Backups()
 	if o.backupsOf != nil {
@@ -219,6 +246,7 @@ func (o *oracle) check(ctx context.Context) (Report, error) {
 	o.checkApps(&r, apps.Items, bcs.Items, records)
 	o.checkRoutes(&r, ingresses.Items)
 	o.checkBackupConfigs(&r, apps.Items, bcs.Items, backups)
+	o.checkRestores(&r, apps.Items, restores.Items, records)
 	return r, nil
 }
 
@@ -248,9 +276,14 @@ func (o *oracle) checkApps(r *Report, apps []appsv1alpha1.MyApp, bcs []backupv1a
 	o.mu.Lock()
 	kept := maps.Clone(o.kept)
 	o.mu.Unlock()
+	handedOver := o.handedOverOwners()
 	owned := map[*appsv1alpha1.MyApp][]simulator.Record{}
 	for _, rec := range records {
 		app, ok := owners[rec.Owner]
+		if !ok && handedOver[rec.Owner] {
+			// A record left for a restore, judged by checkRestores.
+			continue
+		}
 		if !ok {
 			if host, ok := kept[rec.Owner]; ok && host == rec.Name {
 				delete(kept, rec.Owner)
