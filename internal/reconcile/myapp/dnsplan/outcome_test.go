@@ -256,7 +256,7 @@ func TestTheProviderClassShowsOnlyWhereItMatters(t *testing.T) {
 }
 
 // classWorlds calls check for the worlds of the records space (see
-// everyRecordsWorld) whose third name is empty and whose Ingress routes
+// recordsWorldShard) whose third name is empty and whose Ingress routes
 // nothing or spec.host alone, and returns how many it checked.
 func classWorlds(check func(w *tworld, o Observation)) int {
 	statuses := []status{{}, {held: []string{"a"}}, {held: []string{"a"}, marked: true}, {held: []string{"b"}},

@@ -145,19 +145,15 @@ func recordsWorld(sa, sb, sc recordState, st status, routed []string, orphan boo
 	return w, o
 }
 
-// everyRecordsWorld calls check for every world of the records space:
+// recordsWorldShard calls check for every world of one of shards parts of
+// the records space, cut by the states of a and b so the parts can run
+// side by side. The space:
 // spec.host "a" and two other hosts "b", "c"; each name's record and read
 // fault; the held hosts and whether the status shows them marked; the
 // routed hosts; the policy; the deletion state (live, deleting just now,
 // deleting past the Orphan wait); whether the API server shows this MyApp
 // live, the adoption annotation and leak replacement; and peer, a MyApp
 // that wants b (none, live, suspended). It returns how many it checked.
-func everyRecordsWorld(check func(w *tworld, o Observation)) int {
-	return recordsWorldShard(0, 1, check)
-}
-
-// recordsWorldShard is everyRecordsWorld for one of shards parts of the
-// space, cut by the states of a and b, so the parts can run side by side.
 func recordsWorldShard(shard, shards int, check func(w *tworld, o Observation)) int {
 	statuses := []status{{}, {held: []string{"a"}}, {held: []string{"a"}, marked: true}, {held: []string{"b"}},
 		{held: []string{"a", "b"}}, {held: []string{"b", "c"}}, {held: []string{"a", "b"}, marked: true}}
@@ -503,7 +499,7 @@ func converge(w *tworld, a *wapp, o Observation, steps int) (int, error) {
 			}
 			return step, nil
 		}
-		if _, err := w.applyPlan(p); err != nil {
+		if err := w.applyPlan(p); err != nil {
 			return step, fmt.Errorf("apply: %w", err)
 		}
 		a.held = nil

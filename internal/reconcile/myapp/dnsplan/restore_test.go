@@ -122,7 +122,7 @@ func checkRestoreWorld(owner, value, mark string, live, orphan, adopt, leaks boo
 			return fmt.Errorf("deletes the record of the MyApp it was restored from (%+v): the name would not resolve", c)
 		}
 	}
-	if _, err := w.applyPlan(p); err != nil {
+	if err := w.applyPlan(p); err != nil {
 		return fmt.Errorf("applying %+v: %w", p.Calls, err)
 	}
 	after := w.svc["a"].Owner
