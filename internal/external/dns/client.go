@@ -425,3 +425,33 @@ func validateRecord(r *Record) error {
 	}
 	return nil
 }
+
+// OwnerProblem says what makes owner unusable as a record's owner, or ""
+// when nothing does. The clients that write records themselves (RFC 2136,
+// the webhook provider) check it before they send anything, as the DNS
+// service checks it on its side.
+func OwnerProblem(owner string) string {
+	if owner == "" {
+		return "record owner is required"
+	}
+	if err := contract.ValidateOwner(owner); err != nil {
+		return "record owner: " + err.Error()
+	}
+	return ""
+}
+
+// RecordProblem says what makes rec unwritable (its owner, target or TTL),
+// or "" when nothing does; the name is each client's to check, against its
+// zone.
+func RecordProblem(rec Record) string {
+	if p := OwnerProblem(rec.Owner); p != "" {
+		return p
+	}
+	if err := contract.ValidateTarget(rec.Type, rec.Value); err != nil {
+		return fmt.Sprintf("record %s %s: %v", rec.Type, rec.Value, err)
+	}
+	if err := contract.ValidateTTL(int64(rec.TTL)); err != nil {
+		return "record TTL: " + err.Error()
+	}
+	return ""
+}

@@ -695,24 +695,15 @@ func (c *Client) checkName(op, name string) (string, error) {
 }
 
 func (c *Client) checkOwner(op, owner string) error {
-	if owner == "" {
-		return c.fail(op, external.KindInvalid, "record owner is required", nil)
-	}
-	if err := contract.ValidateOwner(owner); err != nil {
-		return c.fail(op, external.KindInvalid, "record owner: "+err.Error(), nil)
+	if p := extdns.OwnerProblem(owner); p != "" {
+		return c.fail(op, external.KindInvalid, p, nil)
 	}
 	return nil
 }
 
 func (c *Client) checkRecord(op string, rec extdns.Record) error {
-	if err := c.checkOwner(op, rec.Owner); err != nil {
-		return err
-	}
-	if err := contract.ValidateTarget(rec.Type, rec.Value); err != nil {
-		return c.fail(op, external.KindInvalid, fmt.Sprintf("record %s %s: %v", rec.Type, rec.Value, err), nil)
-	}
-	if err := contract.ValidateTTL(int64(rec.TTL)); err != nil {
-		return c.fail(op, external.KindInvalid, "record TTL: "+err.Error(), nil)
+	if p := extdns.RecordProblem(rec); p != "" {
+		return c.fail(op, external.KindInvalid, p, nil)
 	}
 	return nil
 }
