@@ -61,6 +61,7 @@ func (e *contentTooLargeError) Error() string {
 // trigger and key holds.
 func (r *Reconciler) backupContent(s *scope, trigger backupv1alpha1.BackupTrigger, key string) ([]byte, error) {
 	app := s.app
+	record := dnsRecordOf(app)
 	p := &backup.Payload{
 		Metadata: backup.PayloadMetadata{
 			Trigger:         string(trigger),
@@ -73,7 +74,7 @@ func (r *Reconciler) backupContent(s *scope, trigger backupv1alpha1.BackupTrigge
 			IdempotencyKey:  key,
 		},
 		MyApp:     backup.SnapshotApp(app),
-		DNSRecord: dnsRecordOf(app),
+		DNSRecord: record,
 	}
 	for _, child := range r.RenderChildren(app, r.IngressClassName) {
 		// The rendered objects are of the built-in kinds, which the

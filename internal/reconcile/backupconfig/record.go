@@ -315,7 +315,9 @@ func (r *Reconciler) startedBackup(ctx context.Context, s *scope, b backup.Backu
 	startedNow := startedByThisPass(s, b)
 	if startedNow {
 		backupsStarted.WithLabelValues(string(trigger)).Inc()
-		if restore := followsRestore(s); restore != "" {
+		// The first backup of a restored MyApp names its Restore in a
+		// label (startLabels).
+		if restore := b.Labels[labelFollowsRestore]; restore != "" {
 			s.event(corev1.EventTypeNormal, eventBackupStarted, actionStartBackup,
 				"Started backup %s of MyApp %s (trigger %s), its first since Restore %s restored it", b.ID, s.app.Name,
 				trigger, restore)

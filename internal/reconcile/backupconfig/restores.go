@@ -81,18 +81,6 @@ func (r *Reconciler) restoresInProgress(ctx context.Context, s *scope) (restores
 // Restore's mark in the MyApp's own annotations as well.
 const labelFollowsRestore = "backup.myapp.dev/follows-restore"
 
-// followsRestore is the name of the Restore that created the MyApp when the
-// backup this pass starts is the first of it (the status has not seen this
-// incarnation of the MyApp yet), "" otherwise.
-func followsRestore(s *scope) string {
-	app := s.app
-	if app == nil || s.bc.Status.ObservedAppUID == app.UID ||
-		app.Annotations[backupv1alpha1.RestoreUIDAnnotation] == "" {
-		return ""
-	}
-	return app.Labels[backupv1alpha1.RestoreNameLabel]
-}
-
 // backupConfigsForRestore maps a Restore onto the BackupConfigs of its
 // namespace: any of them may keep the backup it chose, or hold back a
 // backup of the MyApp it writes. Restores are few, so the mapping does not

@@ -339,6 +339,18 @@ func serviceAppName(namespace, name string) string {
 	return strings.TrimRight(full[:min(len(full), maxServiceAppName-len(suffix))], "-") + suffix
 }
 
+// followsRestore is the name of the Restore that created the MyApp when the
+// backup this pass starts is the first of it (the status has not seen this
+// incarnation of the MyApp yet), "" otherwise.
+func followsRestore(s *scope) string {
+	app := s.app
+	if app == nil || s.bc.Status.ObservedAppUID == app.UID ||
+		app.Annotations[backupv1alpha1.RestoreUIDAnnotation] == "" {
+		return ""
+	}
+	return app.Labels[backupv1alpha1.RestoreNameLabel]
+}
+
 // backupLabels are the labels a backup is started with.
 // startLabels are the labels of a backup this pass starts: backupLabels,
 // and for the first backup of a restored MyApp the Restore's name.
