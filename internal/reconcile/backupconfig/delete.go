@@ -106,6 +106,8 @@ func (r *Reconciler) deleteAllBackups(ctx context.Context, s *scope) (ctrl.Resul
 		// finished, whose status change brings the next pass.
 		ctrl.LoggerFrom(ctx).Info("Keeping a backup while a Restore needs it; the deletion waits",
 			"backupID", b.ID, "restore", restores.pinned[b.ID])
+		s.readiness.keptForRestores = append(s.readiness.keptForRestores,
+			keptBackup{id: b.ID, restore: restores.pinned[b.ID]})
 	}
 	deleted, err := r.deleteBackups(ctx, s, own)
 	backupsDeleted.WithLabelValues(deleteCauseCleanup).Add(float64(deleted))

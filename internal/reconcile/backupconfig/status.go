@@ -118,7 +118,14 @@ type readiness struct {
 	// backup service refused to start its backup; it stands until a backup
 	// is started again.
 	refusedSlot string
+	// keptForRestores names, for a BackupConfig being deleted with
+	// deletionPolicy Delete, the backups it keeps while Restores in
+	// progress restore from them, and those Restores.
+	keptForRestores []keptBackup
 }
+
+// keptBackup is a backup a deletion keeps and the Restore it waits for.
+type keptBackup struct{ id, restore string }
 
 // setReadyCondition sets the Ready condition from what the pass learned. The
 // first matching case wins, so the most pressing problem is the one shown.
@@ -197,6 +204,15 @@ func deletingReady(r readiness) (status metav1.ConditionStatus, reason, message 
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupBlockedReason
 		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr, r.serviceCause) +
 			" The BackupConfig stays until its backups are gone; set spec.deletionPolicy to Retain to keep them and let it go now."
+	case len(r.keptForRestores) > 0:
+		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
+		kept := make([]string, 0, len(r.keptForRestores))
+		for _, k := range r.keptForRestores {
+			kept = append(kept, fmt.Sprintf("backup %s while Restore %q restores from it", k.id, k.restore))
+		}
+		message = "This BackupConfig is being deleted; its other backups are removed, but it keeps " +
+			strings.Join(kept, ", ") + ". It deletes what it kept and lets go once those Restores have " +
+			"succeeded or failed; deleting a Restore releases its backup too."
 	default:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
 		message = "This BackupConfig is being deleted; its backups are removed first when spec.deletionPolicy is Delete."

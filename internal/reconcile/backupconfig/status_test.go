@@ -153,6 +153,15 @@ func TestSetReadyCondition(t *testing.T) {
 			wantMessages: []string{"being deleted"},
 		},
 		{
+			name: "cleanup names the backups kept for Restores and the Restores",
+			readiness: readiness{deleting: true, keptForRestores: []keptBackup{
+				{id: "b-1", restore: "from-monday"}, {id: "b-2", restore: "from-tuesday"}}},
+			wantStatus: metav1.ConditionFalse,
+			wantReason: backupv1alpha1.CleanupInProgressReason,
+			wantMessages: []string{`backup b-1 while Restore "from-monday" restores from it`,
+				`backup b-2 while Restore "from-tuesday"`, "deleting a Restore releases its backup"},
+		},
+		{
 			name:         "cleanup blocked offers Retain",
 			readiness:    readiness{deleting: true, serviceErr: unavailable, appMissing: true},
 			wantStatus:   metav1.ConditionFalse,

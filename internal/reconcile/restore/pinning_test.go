@@ -101,6 +101,16 @@ func TestABackupARestoreNeedsOutlivesRetentionAndItsBackupConfig(t *testing.T) {
 		g.Expect(e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), &backupv1alpha1.BackupConfig{})).To(Succeed())
 		g.Expect(listOwn(g)).To(Equal([]string{pinned.ID}))
 	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+	// Its Ready condition names the backup it keeps and the Restore it
+	// waits for, not only the log.
+	g.Eventually(func(g Gomega) {
+		got := &backupv1alpha1.BackupConfig{}
+		g.Expect(e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), got)).To(Succeed())
+		ready := fixtures.Condition(got.Status.Conditions, backupv1alpha1.ReadyCondition)
+		g.Expect(ready.Reason).To(Equal(backupv1alpha1.CleanupInProgressReason))
+		g.Expect(ready.Message).To(ContainSubstring(fmt.Sprintf("keeps backup %s while Restore %q restores from it",
+			pinned.ID, r.Name)))
+	}, eventually, tick).Should(Succeed())
 
 	e.sim.SetOutage(simulator.ServiceDNS, false)
 	e.waitForPhase(r, backupv1alpha1.RestoreSucceeded)
