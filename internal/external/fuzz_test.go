@@ -27,6 +27,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 )
 
 const fuzzToken = "fuzz-token-do-not-leak"
@@ -102,7 +103,7 @@ func FuzzDecodeResponse(f *testing.F) {
 			MaxResponseBytes: 64 << 10,
 			Transport:        cannedTransport{status: status, contentType: contentType, retryAfter: retryAfter, body: body},
 		}
-		dnsClient, err := dns.New(cfg)
+		dnsClient, err := httpdns.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 )
@@ -79,7 +80,7 @@ func (c *runningClaim) allowed() bool {
 func TestOwnerIDClaimFindsAnotherInstallationWithTheSameID(t *testing.T) {
 	g := NewWithT(t)
 	_, url := simtest.Start(t, simulator.Options{Token: simToken})
-	d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
+	d, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	a := startClaim(t, d, "shared-id", "cluster-a")
@@ -119,7 +120,7 @@ func TestOwnerIDClaimFindsAnotherInstallationWithTheSameID(t *testing.T) {
 func TestOwnerIDClaimWaitsForAnInstallationThatChecksLessOften(t *testing.T) {
 	g := NewWithT(t)
 	_, url := simtest.Start(t, simulator.Options{Token: simToken})
-	d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
+	d, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	slow := startClaimEvery(t, d, "slow-and-fast", "cluster-slow", 6*claimInterval)
@@ -139,7 +140,7 @@ func TestOwnerIDClaimWaitsForAnInstallationThatChecksLessOften(t *testing.T) {
 func TestOwnerIDClaimWithoutClaimsInTheServiceLetsTheSweepRun(t *testing.T) {
 	g := NewWithT(t)
 	_, url := simtest.Start(t, simulator.Options{Token: simToken})
-	d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
+	d, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 	c := startClaim(t, noClaims{d}, "some-id", "cluster-a")
 	g.Eventually(c.allowed, 20*claimInterval, claimInterval/4).Should(BeTrue())

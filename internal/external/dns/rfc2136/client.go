@@ -28,7 +28,7 @@ limitations under the License.
 // hyphens), and the client refuses to manage a name whose first label is
 // "_myapp-owner", so an owner record can never be mistaken for a user's
 // record or overwritten through this client. The owner name is 13
-// characters longer than N, so N is at most MaxNameLength (240) characters.
+// characters longer than N, so N is at most 240 characters (extdns.MaxNameLength).
 //
 // Every write is one UPDATE message whose prerequisites make it atomic on
 // the server: a create requires that neither N nor its owner name is in use,
@@ -41,7 +41,7 @@ limitations under the License.
 //
 // A name whose owner TXT RRset holds more than one identity (someone added
 // a TXT by hand next to ours) is held by no owner the client can prove:
-// Get, Upsert, Delete and Transfer all see UnmanagedOwner, so every write is
+// Get, Upsert, Delete and Transfer all see extdns.UnmanagedOwner, so every write is
 // a conflict naming it and nothing is deleted, and List leaves the name out
 // for every owner, so no sweep or confirm list ever counts it as its own.
 // Removing all but one owner TXT by hand gives the name back to that owner.
@@ -96,19 +96,6 @@ import (
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/internal/httpapi"
 )
-
-// OwnerLabel is the first label of the name an owner TXT record lives at.
-const OwnerLabel = "_myapp-owner"
-
-// MaxNameLength is the longest record name this client manages: the owner
-// name, OwnerLabel and a dot in front of it, must fit the 253 characters a
-// domain name may have.
-const MaxNameLength = contract.MaxNameLength - len(OwnerLabel) - 1
-
-// UnmanagedOwner is the Owner of a record that has no owner TXT: one someone
-// wrote by hand. No owner identity can equal it (parentheses are not
-// allowed in one), so nothing this client writes ever matches it.
-const UnmanagedOwner = "(unmanaged)"
 
 // DefaultTimeout bounds one exchange with a server.
 const DefaultTimeout = 5 * time.Second
@@ -217,14 +204,14 @@ type state struct {
 
 func (s state) exists() bool { return len(s.rrs) > 0 }
 
-// holder is who holds the name: its owner, or UnmanagedOwner for records
+// holder is who holds the name: its owner, or extdns.UnmanagedOwner for records
 // without one or with owner TXTs that disagree. It is "" for a free name.
 func (s state) holder() string {
 	switch {
 	case len(s.owners) == 1:
 		return s.owners[0]
 	case len(s.owners) > 1, s.exists():
-		return UnmanagedOwner
+		return extdns.UnmanagedOwner
 	default:
 		return ""
 	}
@@ -311,7 +298,7 @@ func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (_ extdns.Record
 				// The name is in use, but not by an A, a CNAME or an owner
 				// TXT: someone keeps other records there.
 				e := c.fail(op, external.KindConflict, fmt.Sprintf("%s has records of other types, written outside this operator", name), nil)
-				e.Owner = UnmanagedOwner
+				e.Owner = extdns.UnmanagedOwner
 				return extdns.Record{}, e
 			}
 			createRefused = true
@@ -680,16 +667,16 @@ func (c *Client) checkName(op, name string) (string, error) {
 	if err := contract.ValidateName(name); err != nil {
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q: %v", name, err), nil)
 	}
-	if len(name) > MaxNameLength {
+	if len(name) > extdns.MaxNameLength {
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q: must be at most %d characters, so that its owner "+
-			"record %s.<name> fits in a domain name", name, MaxNameLength, OwnerLabel), nil)
+			"record %s.<name> fits in a domain name", name, extdns.MaxNameLength, extdns.OwnerLabel), nil)
 	}
 	if !dns.IsSubDomain(c.zone, dns.Fqdn(name)) {
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s", name, strings.TrimSuffix(c.zone, ".")), nil)
 	}
-	if first, _, _ := strings.Cut(name, "."); first == OwnerLabel {
+	if first, _, _ := strings.Cut(name, "."); first == extdns.OwnerLabel {
 		return "", c.fail(op, external.KindInvalid,
-			fmt.Sprintf("record name %q: the label %s is reserved for owner records", name, OwnerLabel), nil)
+			fmt.Sprintf("record name %q: the label %s is reserved for owner records", name, extdns.OwnerLabel), nil)
 	}
 	return name, nil
 }
@@ -709,7 +696,7 @@ func (c *Client) checkRecord(op string, rec extdns.Record) error {
 }
 
 // ownerName is where name's owner TXT lives.
-func ownerName(name string) string { return OwnerLabel + "." + name }
+func ownerName(name string) string { return extdns.OwnerLabel + "." + name }
 
 func ownerTXT(name, owner string, ttl uint32) dns.RR {
 	return &dns.TXT{

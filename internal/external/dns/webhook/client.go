@@ -99,7 +99,6 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
 // Defaults of Config.
@@ -119,7 +118,7 @@ const (
 
 // MaxNameLength is the longest record name this client manages, as for the
 // RFC 2136 client: the owner name must fit a domain name.
-const MaxNameLength = rfc2136.MaxNameLength
+const MaxNameLength = extdns.MaxNameLength
 
 // Config configures a Client.
 type Config struct {
@@ -274,12 +273,20 @@ func (c *Client) Start(ctx context.Context) (ProbeResult, error) {
 }
 
 // ProviderClass returns what the probe measured, or a zero ProbeResult
-// (ClassUnknown) before it ran. The controller reads it for the DNS
+// (extdns.ClassUnknown) before it ran. The controller reads it for the DNS
 // condition's message.
 func (c *Client) ProviderClass() ProbeResult {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
 	return c.probe
+}
+
+var _ extdns.Classer = (*Client)(nil)
+
+// Class returns the class the probe measured, extdns.ClassUnknown before it
+// ran: the webhook client is the one backend whose class is measured.
+func (c *Client) Class() extdns.Class {
+	return c.ProviderClass().Class
 }
 
 // DomainFilter returns the server's domain filter, as negotiated.
@@ -334,7 +341,7 @@ func (c *Client) readZone(ctx context.Context) ([]Endpoint, error) {
 
 // class returns the measured class and whether the provider replaces in
 // one batch.
-func (c *Client) class() (Class, bool) {
+func (c *Client) measured() (extdns.Class, bool) {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
 	return c.probe.Class, c.probe.ReplaceInOneBatch
@@ -394,12 +401,12 @@ func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (out extdns.Reco
 		return extdns.Record{}, err
 	}
 	defer c.locks.lock(rec.Name)()
-	class, oneBatch := c.class()
+	class, oneBatch := c.measured()
 	u := upsert{c: c, rec: rec, want: desiredRecord(rec), oneBatch: oneBatch}
 	// On a last-writer-wins provider nothing guards a write, so the read it
 	// is decided on is made just before it: that narrows the window in
 	// which another writer's change is overwritten to one round trip.
-	fresh := class != ClassAtomic
+	fresh := class != extdns.ClassAtomic
 	for range 3 {
 		st, confirmed, err := c.cache.lookup(ctx, rec.Name, fresh)
 		if err != nil {
@@ -499,8 +506,8 @@ func (c *Client) Delete(ctx context.Context, name, owner string) (err error) {
 		return err
 	}
 	defer c.locks.lock(name)()
-	class, _ := c.class()
-	fresh := class != ClassAtomic
+	class, _ := c.measured()
+	fresh := class != extdns.ClassAtomic
 	gone := func(st nameState) bool { return st.holder() == "" }
 	for range 3 {
 		st, _, err := c.cache.lookup(ctx, name, fresh)
@@ -554,9 +561,9 @@ func (c *Client) Transfer(ctx context.Context, name, from, to string) (rec extdn
 		return extdns.Record{}, err
 	}
 	defer c.locks.lock(name)()
-	class, oneBatch := c.class()
+	class, oneBatch := c.measured()
 	tr := transfer{c: c, name: name, from: from, to: to, oneBatch: oneBatch}
-	fresh := class != ClassAtomic
+	fresh := class != extdns.ClassAtomic
 	for range 3 {
 		st, confirmed, err := c.cache.lookup(ctx, name, fresh)
 		if err != nil {
@@ -864,15 +871,15 @@ func (c *Client) checkName(op, name string) (string, error) {
 	}
 	if len(name) > MaxNameLength {
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q: must be at most %d characters, so that its owner "+
-			"record %s.<name> fits in a domain name", name, MaxNameLength, rfc2136.OwnerLabel), nil)
+			"record %s.<name> fits in a domain name", name, MaxNameLength, extdns.OwnerLabel), nil)
 	}
 	if name != c.zone && !strings.HasSuffix(name, "."+c.zone) {
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s", name, c.zone), nil)
 	}
 	switch first, _, _ := strings.Cut(name, "."); first {
-	case rfc2136.OwnerLabel:
+	case extdns.OwnerLabel:
 		return "", c.fail(op, external.KindInvalid,
-			fmt.Sprintf("record name %q: the label %s is reserved for owner records", name, rfc2136.OwnerLabel), nil)
+			fmt.Sprintf("record name %q: the label %s is reserved for owner records", name, extdns.OwnerLabel), nil)
 	case claimLabel:
 		return "", c.fail(op, external.KindInvalid,
 			fmt.Sprintf("record name %q: the label %s is reserved for installation claims", name, claimLabel), nil)
@@ -905,7 +912,7 @@ func (c *Client) conflict(op string, st nameState) error {
 	case len(st.owners) > 1:
 		msg = fmt.Sprintf("%s has %d owner records at %s (%s), so no one provably holds it; remove all but one by hand",
 			st.name, len(st.owners), ownerName(st.name), strings.Join(st.owners, ", "))
-	case holder == rfc2136.UnmanagedOwner:
+	case holder == extdns.UnmanagedOwner:
 		msg = fmt.Sprintf("%s has records without an owner record at %s, written outside this operator", st.name, ownerName(st.name))
 	}
 	e := c.fail(op, external.KindConflict, msg, nil)

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
 // Record types the client reads.
@@ -66,7 +65,7 @@ func (s *nameState) exists() bool { return len(s.records) > 0 }
 
 // holder is who holds the name: an external-dns installation whose
 // registry claims it, the one owner its owner TXT names, or
-// rfc2136.UnmanagedOwner for records without one owner (none, or several
+// extdns.UnmanagedOwner for records without one owner (none, or several
 // that disagree). It is "" for a free name.
 func (s *nameState) holder() string {
 	switch {
@@ -75,7 +74,7 @@ func (s *nameState) holder() string {
 	case len(s.owners) == 1:
 		return s.owners[0]
 	case len(s.owners) > 1, s.exists():
-		return rfc2136.UnmanagedOwner
+		return extdns.UnmanagedOwner
 	default:
 		return ""
 	}
@@ -168,7 +167,7 @@ func unquote(s string) string {
 
 // ownerName is where name's owner TXT lives: the RFC 2136 client's layout,
 // so the owner records of both clients are the same records.
-func ownerName(name string) string { return rfc2136.OwnerLabel + "." + name }
+func ownerName(name string) string { return extdns.OwnerLabel + "." + name }
 
 // endpointKind says what an endpoint is to this client.
 type endpointKind int
@@ -187,7 +186,7 @@ const (
 // claims ("a-www.example.com", "cname-www.example.com"), and its old format
 // claims the name itself; both are recognised. A registry with its own
 // --txt-prefix or --txt-suffix is not: such a name's A or CNAME still has
-// no owner TXT of this client's, so it is held by rfc2136.UnmanagedOwner
+// no owner TXT of this client's, so it is held by extdns.UnmanagedOwner
 // and never touched either.
 var registryTypePrefixes = []string{"a-", "aaaa-", "cname-", "txt-", "ns-", "mx-", "srv-", "naptr-", "ptr-", "caa-"}
 
@@ -204,7 +203,7 @@ func classify(ep Endpoint) (endpointKind, []string, []string) {
 	default:
 		return kindOther, nil, nil
 	}
-	if rest, ok := strings.CutPrefix(name, rfc2136.OwnerLabel+"."); ok {
+	if rest, ok := strings.CutPrefix(name, extdns.OwnerLabel+"."); ok {
 		owners := make([]string, 0, len(ep.Targets))
 		for _, t := range ep.Targets {
 			owners = append(owners, unquote(t))
