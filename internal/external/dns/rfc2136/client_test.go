@@ -793,3 +793,45 @@ func waitActive(t *testing.T, c *rfc2136.Client, name string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestNamesWithOtherTypesAreConflicts: a name that holds only records of
+// another type is a conflict naming extdns.UnmanagedOwner, reads as no
+// record and has nothing of ours to delete: the answer the webhook client
+// gives for the same names (its TestNamesWithOtherTypesAreConflicts), so a
+// zone moved between the two RFC 2136 paths keeps its conflicts (D7).
+func TestNamesWithOtherTypesAreConflicts(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	const owner = "myapp-operator/shop/web/uid-1"
+	for _, tc := range []struct{ label, rr string }{
+		{"v6", "AAAA 2001:db8::1"},
+		{"mail", "MX 10 mx.example.net."},
+		{"spf", `TXT "v=spf1 -all"`},
+		{"svc", "SRV 0 5 443 web.example.net."},
+		{"ca", `CAA 0 issue "letsencrypt.org"`},
+	} {
+		name := host(t, tc.label)
+		m := new(dns.Msg)
+		m.SetUpdate(dns.Fqdn(server.Zone))
+		rr, err := dns.NewRR(dns.Fqdn(name) + " 300 IN " + tc.rr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Insert([]dns.RR{rr})
+		signed(t, m)
+		_, err = c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: owner})
+		if e := wantKind(t, err, external.KindConflict); e.Owner != extdns.UnmanagedOwner ||
+			!strings.Contains(e.Message, "records of other types") {
+			t.Errorf("Upsert of an A at %s, which holds only %s: %v (owner %q)", name, tc.rr, err, e.Owner)
+		}
+		if _, err := c.Get(ctx, name); !errors.Is(err, external.ErrNotFound) {
+			t.Errorf("Get(%s) = %v; want NotFound", name, err)
+		}
+		if err := c.Delete(ctx, name, owner); err != nil {
+			t.Errorf("Delete(%s): %v; want success, nothing of ours being there", name, err)
+		}
+		if v := resolve(t, server.Addr, name, dns.TypeA); len(v) != 0 {
+			t.Errorf("an A was written at %s: %v", name, v)
+		}
+	}
+}

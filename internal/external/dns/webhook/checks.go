@@ -74,6 +74,13 @@ func (c *Client) checkRecord(op string, rec extdns.Record) error {
 // conflict is the error for a name someone else holds.
 func (c *Client) conflict(op string, st nameState) error {
 	holder := st.holder()
+	if holder == "" && st.otherTypes {
+		// The RFC 2136 client's answer for the same name.
+		holder = extdns.UnmanagedOwner
+		e := c.fail(op, external.KindConflict, fmt.Sprintf("%s has records of other types, written outside this operator", st.name), nil)
+		e.Owner = holder
+		return e
+	}
 	msg := fmt.Sprintf("%s is held by %q", st.name, holder)
 	switch {
 	case len(st.externalDNS) > 0:

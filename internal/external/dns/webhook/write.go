@@ -96,6 +96,9 @@ type upsert struct {
 func (u *upsert) plan(ctx context.Context, st nameState) (steps []Changes, inPlace bool, err error) {
 	switch st.holder() {
 	case "":
+		if st.otherTypes {
+			return nil, false, u.c.conflict("upsert", st)
+		}
 		if err := u.adjust(ctx); err != nil {
 			return nil, false, err
 		}
