@@ -82,6 +82,8 @@ type InstallationClaims interface {
 	// PutInstallationClaim stores claim under claim.OwnerID, replacing
 	// whatever claim was there, whoever wrote it, and returns it as
 	// stored. A service that keeps no claims answers an error matching
-	// external.ErrNotFound or external.ErrInvalid.
+	// external.ErrNotFound or external.ErrInvalid; the caller takes every
+	// error as a check that could not tell (the sweep waits), never as a
+	// reason to stop checking.
 	PutInstallationClaim(ctx context.Context, claim InstallationClaim) (InstallationClaim, error)
 }
