@@ -30,6 +30,7 @@ package dns
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/contract"
@@ -75,6 +76,12 @@ type Record struct {
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
+
+// ErrNotServed is wrapped by the error (external.KindInvalid) a backend
+// gives for a name outside what it serves: its zone, or a provider's domain
+// filter. No retry can write such a name, and the error's message names
+// what leaves it out, so a MyApp's condition can say it.
+var ErrNotServed = errors.New("the DNS backend does not serve this name")
 
 // Client manages records in the DNS service.
 type Client interface {

@@ -42,7 +42,8 @@ func (c *Client) checkName(op, name string) (string, error) {
 			"record %s.<name> fits in a domain name", name, extdns.MaxNameLength, extdns.OwnerLabel), nil)
 	}
 	if !dns.IsSubDomain(c.zone, dns.Fqdn(name)) {
-		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s", name, strings.TrimSuffix(c.zone, ".")), nil)
+		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s (--rfc2136-zone); choose a host under it",
+			name, strings.TrimSuffix(c.zone, ".")), extdns.ErrNotServed)
 	}
 	if first, _, _ := strings.Cut(name, "."); first == extdns.OwnerLabel {
 		return "", c.fail(op, external.KindInvalid,

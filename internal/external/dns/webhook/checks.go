@@ -44,7 +44,8 @@ func (c *Client) checkName(op, name string) (string, error) {
 			"record %s.<name> fits in a domain name", name, MaxNameLength, extdns.OwnerLabel), nil)
 	}
 	if name != c.zone && !strings.HasSuffix(name, "."+c.zone) {
-		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s", name, c.zone), nil)
+		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("record name %q is not in zone %s (--dns-webhook-zone); "+
+			"choose a host under it", name, c.zone), extdns.ErrNotServed)
 	}
 	switch first, _, _ := strings.Cut(name, "."); first {
 	case extdns.OwnerLabel:
@@ -55,6 +56,25 @@ func (c *Client) checkName(op, name string) (string, error) {
 			fmt.Sprintf("record name %q: the label %s is reserved for installation claims", name, claimLabel), nil)
 	}
 	return name, nil
+}
+
+// checkServed refuses a name the provider's domain filter, as negotiated,
+// leaves out, or whose owner name it leaves out: a provider drops a change
+// to such a name and answers 2xx, and hides it from its reads, so a write
+// there would never show and a delete would read it free and leak it.
+// Start has run.
+func (c *Client) checkServed(op, name string) error {
+	c.startMu.Lock()
+	m, f := c.matcher, c.filter
+	c.startMu.Unlock()
+	for _, n := range []string{name, ownerName(name)} {
+		if m != nil && !m.match(n) {
+			return c.fail(op, external.KindInvalid, fmt.Sprintf("%s is outside the webhook server's domain filter (%s): "+
+				"the provider neither writes nor shows it; choose a host the filter covers, or widen the provider's "+
+				"--domain-filter, --exclude-domains or --regex-domain-filter", n, f), extdns.ErrNotServed)
+		}
+	}
+	return nil
 }
 
 func (c *Client) checkOwner(op, owner string) error {

@@ -166,6 +166,7 @@ type Client struct {
 	startMu sync.Mutex
 	started bool
 	filter  DomainFilter
+	matcher *matcher
 	probe   ProbeResult
 
 	// adjusted remembers what AdjustEndpoints made of the records the
@@ -320,7 +321,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 		return c.fail("negotiate", external.KindInvalid, fmt.Sprintf("the webhook server's domain filter (%s) does not cover zone %s; "+
 			"give the provider a --domain-filter that includes it", f, c.zone), nil)
 	}
-	c.filter = f
+	c.filter, c.matcher = f, m
 	return nil
 }
 

@@ -38,6 +38,9 @@ func (c *Client) Get(ctx context.Context, name string) (rec extdns.Record, err e
 	if err := c.ready(ctx); err != nil {
 		return extdns.Record{}, err
 	}
+	if err := c.checkServed(op, name); err != nil {
+		return extdns.Record{}, err
+	}
 	st, confirmed, err := c.cache.lookup(ctx, name, false)
 	if err != nil {
 		return extdns.Record{}, err

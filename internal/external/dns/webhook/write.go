@@ -43,6 +43,9 @@ func (c *Client) Upsert(ctx context.Context, rec extdns.Record) (out extdns.Reco
 	if err := c.ready(ctx); err != nil {
 		return extdns.Record{}, err
 	}
+	if err := c.checkServed(op, rec.Name); err != nil {
+		return extdns.Record{}, err
+	}
 	defer c.locks.lock(rec.Name)()
 	class, oneBatch := c.measured()
 	u := upsert{c: c, rec: rec, want: desiredRecord(rec), oneBatch: oneBatch}
@@ -151,6 +154,9 @@ func (c *Client) Delete(ctx context.Context, name, owner string) (err error) {
 	if err := c.ready(ctx); err != nil {
 		return err
 	}
+	if err := c.checkServed(op, name); err != nil {
+		return err
+	}
 	defer c.locks.lock(name)()
 	class, _ := c.measured()
 	fresh := class != extdns.ClassAtomic
@@ -204,6 +210,9 @@ func (c *Client) Transfer(ctx context.Context, name, from, to string) (rec extdn
 		return extdns.Record{}, err
 	}
 	if err := c.ready(ctx); err != nil {
+		return extdns.Record{}, err
+	}
+	if err := c.checkServed(op, name); err != nil {
 		return extdns.Record{}, err
 	}
 	defer c.locks.lock(name)()
