@@ -38,6 +38,7 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnstest"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
@@ -1064,4 +1065,13 @@ func TestListPages(t *testing.T) {
 			g.Expect(calls).To(Equal(tt.wantCalls))
 		})
 	}
+}
+
+// TestConformance runs the dns.Client contract's suite on the HTTP client
+// against the simulator.
+func TestConformance(t *testing.T) {
+	dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
+		_, url := simtest.Start(t, simulator.Options{Token: testToken})
+		return dnstest.Backend{Client: newClient(t, url), Zone: "example.com"}
+	})
 }

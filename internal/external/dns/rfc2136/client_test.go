@@ -31,6 +31,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnstest"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
@@ -834,4 +835,13 @@ func TestNamesWithOtherTypesAreConflicts(t *testing.T) {
 			t.Errorf("an A was written at %s: %v", name, v)
 		}
 	}
+}
+
+// TestConformance runs the dns.Client contract's suite on the RFC 2136
+// client against BIND.
+func TestConformance(t *testing.T) {
+	dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
+		b := needBIND(t)
+		return dnstest.Backend{Client: newClient(t), Zone: strings.TrimSuffix(b.Zone, ".")}
+	})
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnstest"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 )
 
@@ -648,5 +649,20 @@ func TestDeleteDoesNotTrustACachedAbsence(t *testing.T) {
 	}
 	if left := f.at(name); len(left) != 0 {
 		t.Fatalf("the delete trusted its cached read: the provider still holds %+v", left)
+	}
+}
+
+// TestConformance runs the dns.Client contract's suite on the webhook
+// client, on each class of provider the fake plays.
+func TestConformance(t *testing.T) {
+	for _, sem := range []struct {
+		name string
+		sem  semantics
+	}{{"transactional", transactional}, {"inmemory", inmemoryLike}, {"last-writer-wins", lastWriterWins}} {
+		t.Run(sem.name, func(t *testing.T) {
+			dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
+				return dnstest.Backend{Client: newClient(t, newFake(t, sem.sem).URL()), Zone: zone}
+			})
+		})
 	}
 }
