@@ -39,22 +39,26 @@ type pass struct {
 	wanted bool
 }
 
-// passes decides, for each of v.others (index for index), who receives
-// it, given whether spec.host is held once the calls succeeded: while it
+// passes decides, for each of v.others (index for index; nil when it
+// decides nothing), who receives it, given whether spec.host is held once the calls succeeded: while it
 // is, the receiver of each host this MyApp may hand over, and the giver it
 // may go back to; in a conflict, the hand-overs of a cycle and of debts.
 func (v *view) passes(holds bool) []pass {
-	if len(v.others) == 0 {
-		return nil
-	}
-	ps := make([]pass, len(v.others))
 	if !holds {
+		if len(v.ownOthers) == 0 {
+			return nil
+		}
+		ps := make([]pass, len(v.others))
 		v.conflictPasses(ps)
 		return ps
 	}
+	var ps []pass
 	for i, h := range v.others {
 		r, read := v.Records[h]
 		if read && (r.Name == "" && slices.Contains(v.known, h) || slices.Contains(v.ownOthers, h)) {
+			if ps == nil {
+				ps = make([]pass, len(v.others))
+			}
 			ps[i].peer, ps[i].wait = v.receiver(h, true)
 			ps[i].back = v.returnTo(h)
 		}

@@ -28,7 +28,7 @@ type moves struct {
 
 // planOthers decides each host held other than spec.host, given whether
 // spec.host is held once the calls succeeded and who receives each
-// (passes, index for index with v.others).
+// (passes, index for index with v.others, or nil for nobody).
 func planOthers(v *view, holds bool, ps []pass) moves {
 	routed := setOf(v.Routed)
 	specRouted := holds && routed[v.Host]
@@ -37,19 +37,23 @@ func planOthers(v *view, holds bool, ps []pass) moves {
 		m.routes = append(m.routes, v.Host)
 	}
 	for i, h := range v.others {
+		var p pass
+		if ps != nil {
+			p = ps[i]
+		}
 		r, read := v.Records[h]
 		known := slices.Contains(v.known, h)
 		switch {
 		case read && r.Name == "" && known:
-			m.heldReadAbsent(v, h, ps[i], routed[h], holds, specRouted)
+			m.heldReadAbsent(v, h, p, routed[h], holds, specRouted)
 		case !read && known:
 			m.keep(h, routed[h]) // not read: kept as it is
 		case !slices.Contains(v.ownOthers, h):
 			// Not ours: nothing to keep, route or release.
 		case holds:
-			m.release(v, h, r, ps[i], routed[h], specRouted)
+			m.release(v, h, r, p, routed[h], specRouted)
 		default:
-			m.conflicted(v, h, r, ps[i], routed[h])
+			m.conflicted(v, h, r, p, routed[h])
 		}
 	}
 	if !holds {

@@ -27,8 +27,9 @@ type view struct {
 	// target is what spec.host's record must point at (Target).
 	target Target
 	// owner and orphaned are this MyApp's identities under Delete and
-	// Orphan; want the one its policy writes (Self.Want); key its
-	// "<namespace>/<name>".
+	// Orphan (made for a deletion only); want the one its policy writes
+	// (Self.Want); key its "<namespace>/<name>" (made when a chain was
+	// read).
 	owner, orphaned, want, key string
 	// statusOurs is set when the status names one of this MyApp's
 	// identities (Self.Names).
@@ -83,7 +84,19 @@ func see(o Observation) view {
 	}
 	v.target = o.Target()
 	s := o.Self
-	v.owner, v.orphaned, v.want, v.key = s.Owner(), s.Orphaned(), s.Want(o.Orphan), s.Key()
+	// Each identity is a new string: only those the plan may use are made.
+	if o.Deleting {
+		v.owner, v.orphaned = s.Owner(), s.Orphaned()
+		v.want = v.owner
+		if o.Orphan {
+			v.want = v.orphaned
+		}
+	} else {
+		v.want = s.Want(o.Orphan)
+	}
+	if len(o.Chain) > 0 {
+		v.key = s.Key()
+	}
 	st := o.Status.Record
 	v.statusOurs = st != nil && s.Names(st.Owner)
 	v.lost = o.Answered&NeedLost == 0 && o.Generation > 1 && !(v.statusOurs && st.Name == o.Host) &&
