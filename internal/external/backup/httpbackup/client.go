@@ -81,8 +81,8 @@ func (c *client) Start(ctx context.Context, req backup.StartRequest) (backup.Bac
 }
 
 func (c *client) Get(ctx context.Context, id string) (backup.Backup, error) {
-	if id == "" {
-		return backup.Backup{}, c.api.Invalid("get", "backup ID is required")
+	if !mayName(id) {
+		return backup.Backup{}, unknownID("get", id)
 	}
 	out := backupBody{id: id}
 	err := c.api.Do(ctx, httpapi.Call{
@@ -138,8 +138,8 @@ func (c *client) Delete(ctx context.Context, id, owner string) error {
 }
 
 func (c *client) Content(ctx context.Context, id string) ([]byte, error) {
-	if id == "" {
-		return nil, c.api.Invalid("content", "backup ID is required")
+	if !mayName(id) {
+		return nil, unknownID("content", id)
 	}
 	out := contentBody{id: id}
 	err := c.api.Do(ctx, httpapi.Call{
@@ -171,6 +171,21 @@ func (b *contentBody) Validate() error {
 		return fmt.Errorf("backup %q: content is %d bytes, more than the %d a backup may hold", b.id, len(b.Content), backup.MaxPayloadBytes)
 	}
 	return nil
+}
+
+// mayName reports whether id could be an ID the service gave: one path
+// segment of the collection (a / in it is escaped), other than the empty
+// one, . and .., which would name the collection or its parent.
+func mayName(id string) bool {
+	return id != "" && id != "." && id != ".."
+}
+
+// unknownID answers a read of an ID no backup can have: not found, so a
+// Restore naming it fails BackupNotFound rather than retrying for ever.
+// Nothing is sent.
+func unknownID(op, id string) error {
+	return &external.Error{Kind: external.KindNotFound, Service: backup.ServiceName, Operation: op,
+		Message: fmt.Sprintf("backup %q does not exist: an ID is one path segment, other than . and ..", id)}
 }
 
 // backupsPath is the path of the backup collection, or of the backup with

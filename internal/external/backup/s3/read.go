@@ -137,11 +137,23 @@ func (c *Client) forget(key string) {
 	delete(c.described, key)
 }
 
-// Get returns the backup with the given ID.
+// unknownID answers a read of an ID that cannot name an object of the
+// layout (a typo, the HTTP service's bk-… form): no backup has it, so it is
+// not found, and a Restore naming it fails BackupNotFound rather than
+// retrying for ever. err, from parseID, says which form an ID has.
+func unknownID(op string, err error) error {
+	xerr := &external.Error{Kind: external.KindNotFound, Service: serviceName, Operation: op,
+		Message: err.Error() + ", so it names no backup"}
+	observe(op, 0, xerr)
+	return xerr
+}
+
+// Get returns the backup with the given ID, not found for one that cannot
+// name a backup.
 func (c *Client) Get(ctx context.Context, id string) (backup.Backup, error) {
 	ref, err := parseID(id)
 	if err != nil {
-		return backup.Backup{}, invalid(opGet, err.Error())
+		return backup.Backup{}, unknownID(opGet, err)
 	}
 	begin := time.Now()
 	b, err := c.stat(ctx, opGet, ref, c.layout.key(ref))
@@ -162,7 +174,7 @@ func (c *Client) Get(ctx context.Context, id string) (backup.Backup, error) {
 func (c *Client) Content(ctx context.Context, id string) (data []byte, err error) {
 	ref, err := parseID(id)
 	if err != nil {
-		return nil, invalid(opContent, err.Error())
+		return nil, unknownID(opContent, err)
 	}
 	begin := time.Now()
 	defer func() { observe(opContent, time.Since(begin), err) }()
