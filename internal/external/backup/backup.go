@@ -118,11 +118,32 @@ type ListOptions struct {
 	// (s3) lists one prefix instead of looking for the owner in every
 	// namespace.
 	Namespace string
+	// Labels, when set, keeps in the answer only the backups whose labels
+	// hold every one of these keys with that value. A provider whose
+	// service filters by label asks it to, so a listing of one MyApp's
+	// backups does not read every backup of the service.
+	Labels map[string]string
 }
 
 // InNamespace says in which namespace the owner's backups are filed.
 func InNamespace(namespace string) ListOption {
 	return func(o *ListOptions) { o.Namespace = namespace }
+}
+
+// WithLabels keeps in the answer only the backups labelled with every one of
+// labels.
+func WithLabels(labels map[string]string) ListOption {
+	return func(o *ListOptions) { o.Labels = labels }
+}
+
+// Matches reports whether b is one the options keep in an answer.
+func (o ListOptions) Matches(b Backup) bool {
+	for k, v := range o.Labels {
+		if got, ok := b.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // ApplyListOptions returns the options opts set.
@@ -146,8 +167,10 @@ type Client interface {
 	// external.ErrNotFound. Poll it to learn when the backup finished.
 	Get(ctx context.Context, id string) (Backup, error)
 	// List returns the backups started by owner, or all backups when owner is
-	// empty, oldest first. Options narrow where the provider looks, never
-	// what it answers.
+	// empty, oldest first, however many there are (a provider whose service
+	// answers in pages follows them to the end). InNamespace narrows where
+	// the provider looks, never what it answers; WithLabels narrows the
+	// answer to the backups with those labels.
 	List(ctx context.Context, owner string, opts ...ListOption) ([]Backup, error)
 	// Delete removes the backup with the given ID on behalf of owner. A backup
 	// that does not exist is success; one started by another owner is

@@ -147,7 +147,8 @@ func (r *Reconciler) resolveBackupID(ctx context.Context, s *scope, id string) e
 // is chosen too, so its Restore fails naming it, rather than silently
 // restoring an older one; spec.source.backupID then picks that one.
 func (r *Reconciler) resolveStorage(ctx context.Context, s *scope, namespace, name string) error {
-	all, err := r.Backups.List(ctx, "", backup.InNamespace(namespace))
+	all, err := r.Backups.List(ctx, "", backup.InNamespace(namespace),
+		backup.WithLabels(map[string]string{backup.LabelNamespace: namespace, labelMyApp: name}))
 	if err != nil {
 		return fmt.Errorf("listing the backups in namespace %s: %w", namespace, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -96,29 +97,68 @@ func (c *client) Get(ctx context.Context, id string) (backup.Backup, error) {
 	return out.Backup, nil
 }
 
-// List ignores the options: the service finds an owner's backups by owner.
-func (c *client) List(ctx context.Context, owner string, _ ...backup.ListOption) ([]backup.Backup, error) {
-	var query url.Values
+// List follows the service's pages to the end. The owner and the labels
+// are sent as filters, so the service answers only those backups; the
+// answer is filtered again, because a proxy or an older service that drops
+// a filter would answer with every backup, and a caller waiting for its own
+// to be gone would then wait forever.
+func (c *client) List(ctx context.Context, owner string, opts ...backup.ListOption) ([]backup.Backup, error) {
+	o := backup.ApplyListOptions(opts...)
+	query := url.Values{}
 	if owner != "" {
-		query = url.Values{"owner": {owner}}
+		query.Set("owner", owner)
 	}
-	var out listBody
-	err := c.api.Do(ctx, httpapi.Call{
-		Operation: "list",
-		Method:    http.MethodGet,
-		Path:      backupsPath(),
-		Query:     query,
-	}, &out)
-	if err != nil {
-		return nil, err
+	for _, k := range slices.Sorted(maps.Keys(o.Labels)) {
+		query.Add("label", k+"="+o.Labels[k])
 	}
-	if owner != "" {
-		// The query is only a request: a proxy or an older service that drops
-		// it answers with every owner's backups, and a caller waiting for its
-		// own to be gone would then wait forever.
-		out.Backups = slices.DeleteFunc(out.Backups, func(b backup.Backup) bool { return b.Owner != owner })
+	var all []backup.Backup
+	token := ""
+	for {
+		q := maps.Clone(query)
+		if token != "" {
+			q.Set("pageToken", token)
+		}
+		var out listBody
+		err := c.api.Do(ctx, httpapi.Call{
+			Operation: "list",
+			Method:    http.MethodGet,
+			Path:      backupsPath(),
+			Query:     q,
+		}, &out)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(all); n > 0 && len(out.Backups) > 0 && !listedAfter(out.Backups[0], all[n-1]) {
+			return nil, listError(fmt.Sprintf("the page after token %q does not continue the list (backup %q after %q)",
+				token, out.Backups[0].ID, all[n-1].ID))
+		}
+		all = append(all, out.Backups...)
+		if out.NextPageToken == "" {
+			break
+		}
+		if out.NextPageToken == token {
+			return nil, listError(fmt.Sprintf("the service answered page token %q with itself", token))
+		}
+		token = out.NextPageToken
 	}
-	return out.Backups, nil
+	return slices.DeleteFunc(all, func(b backup.Backup) bool {
+		return owner != "" && b.Owner != owner || !o.Matches(b)
+	}), nil
+}
+
+// listedAfter reports whether b comes after prev in the list's order: start
+// time, then ID.
+func listedAfter(b, prev backup.Backup) bool {
+	if c := b.StartedAt.Compare(prev.StartedAt); c != 0 {
+		return c > 0
+	}
+	return b.ID > prev.ID
+}
+
+// listError is a listing that cannot go on: a retry may find the service
+// (or whatever stands between) answering pages in order again.
+func listError(message string) error {
+	return &external.Error{Kind: external.KindTransient, Service: backup.ServiceName, Operation: "list", Message: message}
 }
 
 func (c *client) Delete(ctx context.Context, id, owner string) error {
@@ -215,9 +255,11 @@ func (b *backupBody) Validate() error {
 	return nil
 }
 
-// listBody is the response of a list call.
+// listBody is a page of the response of a list call.
 type listBody struct {
 	Backups []backup.Backup `json:"backups"`
+	// NextPageToken asks for the next page; the last page has none.
+	NextPageToken string `json:"nextPageToken,omitempty"`
 }
 
 func (l *listBody) Validate() error {

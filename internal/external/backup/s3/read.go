@@ -213,7 +213,8 @@ func (c *Client) List(ctx context.Context, owner string, opts ...backup.ListOpti
 			return nil, invalid(opList, err.Error())
 		}
 	}
-	namespace := backup.ApplyListOptions(opts...).Namespace
+	o := backup.ApplyListOptions(opts...)
+	namespace := o.Namespace
 	if namespace != "" {
 		if err := checkNamespace(namespace); err != nil {
 			return nil, invalid(opList, err.Error())
@@ -246,6 +247,7 @@ func (c *Client) List(ctx context.Context, owner string, opts ...backup.ListOpti
 	if owner != "" && len(out) > 0 {
 		c.namespaces.Store(uid, namespace)
 	}
+	out = slices.DeleteFunc(out, func(b backup.Backup) bool { return !o.Matches(b) })
 	slices.SortFunc(out, func(a, b backup.Backup) int {
 		if n := a.StartedAt.Compare(b.StartedAt); n != 0 {
 			return n
