@@ -17,11 +17,14 @@ limitations under the License.
 package httpbackup_test
 
 import (
+	"net/http"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
@@ -46,3 +49,25 @@ func TestAnIDOfAnyWrongFormIsNotFound(t *testing.T) {
 		g.Expect(err).To(MatchError(external.ErrNotFound), "Content(%q)", id)
 	}
 }
+
+// TestConformance runs the backup.Client contract against the simulator.
+func TestConformance(t *testing.T) {
+	backuptest.RunConformance(t, backuptest.Harness{
+		OwnerID: "cluster-a",
+		New: func(t *testing.T, transport http.RoundTripper) backup.Client {
+			_, url := simtest.Start(t, simulator.Options{Token: testToken})
+			return newClient(t, url, func(c *external.Config) { c.Transport = transport })
+		},
+		// The client keeps no clock: only the service's can be off.
+		Skewed: func(t *testing.T, server, _ time.Duration) (backup.Client, backup.Client) {
+			_, url := simtest.Start(t, simulator.Options{Token: testToken, Clock: offsetClock(server)})
+			return newClient(t, url), newClient(t, url)
+		},
+	})
+}
+
+// offsetClock is the real clock off by its value.
+type offsetClock time.Duration
+
+func (o offsetClock) Now() time.Time                  { return time.Now().Add(time.Duration(o)) }
+func (o offsetClock) Since(t time.Time) time.Duration { return o.Now().Sub(t) }

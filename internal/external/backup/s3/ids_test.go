@@ -20,11 +20,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
 	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
 )
@@ -57,4 +59,33 @@ func TestAnIDOfAnyWrongFormIsNotFound(t *testing.T) {
 		_, err = c.Content(t.Context(), id)
 		g.Expect(err).To(MatchError(external.ErrNotFound), "Content(%q)", id)
 	}
+}
+
+// TestConformance runs the backup.Client contract against versitygw, a
+// bucket per client.
+func TestConformance(t *testing.T) {
+	srv := s3Server(t)
+	backuptest.RunConformance(t, backuptest.Harness{
+		OwnerID: "cluster-a",
+		New: func(t *testing.T, transport http.RoundTripper) backup.Client {
+			return newClient(t, srv, clientOptions{bucket: newBucket(t, srv), transport: transport})
+		},
+		Skewed: func(t *testing.T, server, client time.Duration) (backup.Client, backup.Client) {
+			if server != 0 {
+				t.Skip("versitygw keeps the host's clock")
+			}
+			bucket := newBucket(t, srv)
+			skewed, err := s3.New(s3.Config{
+				ReadContent: backupcontent.Identity,
+				Endpoint:    srv.Endpoint, Bucket: bucket, Region: srv.Region, PathStyle: true, OwnerID: "cluster-a",
+				Credentials: s3.StaticCredentials(srv.AccessKey, srv.SecretKey), MaxRetries: 2,
+				MinRetryWait: time.Millisecond, MaxRetryWait: 20 * time.Millisecond,
+				Now: func() time.Time { return time.Now().Add(client) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return newClient(t, srv, clientOptions{bucket: bucket}), skewed
+		},
+	})
 }
