@@ -41,6 +41,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
@@ -173,7 +174,7 @@ func (s *scenario) startManager(gate *crashGate) {
 	if s.s3 != nil {
 		backupClient, err = s.s3.newBackupClient(gate.wrap("backup", ext), s.now)
 	} else {
-		backupClient, err = backup.New(extConfig("backup"))
+		backupClient, err = httpbackup.New(extConfig("backup"))
 	}
 	g.Expect(err).NotTo(HaveOccurred())
 
