@@ -94,7 +94,7 @@ test: manifests generate fmt vet controlplane kustomize helm-lint helm4 bind9 pd
 UNIT_PKGS ?= ./internal/reconcile/pass/... ./internal/reconcile/backupconfig/backupplan/... \
 	./internal/reconcile/myapp/dnsplan/... ./internal/contract/... ./internal/external \
 	./internal/external/backup/... ./internal/external/dns ./internal/external/internal/... \
-	./internal/simulator/... ./internal/health/... ./test/docs/...
+	./internal/external/dns/httpdns ./internal/simulator/... ./internal/health/... ./test/docs/...
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane (the planners, pass, the contract, the external clients, the simulator), in under two minutes on 2 cores; make test runs them too.

@@ -25,12 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
-	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore"
 )
 
@@ -114,37 +110,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("setting up the Restore controller: %w", err)
 	}
 	return nil
-}
-
-// dnsClassOf is the class the DNS client's provider was measured to have:
-// only a webhook provider can be last-writer-wins.
-func dnsClassOf(c dns.Client) dnsplan.Class {
-	if w, ok := c.(*webhook.Client); ok && w.ProviderClass().Class == webhook.ClassLastWriterWins {
-		return dnsplan.ClassLastWriterWins
-	}
-	return dnsplan.ClassAtomic
-}
-
-// newDNSClient builds the client of the DNS backend --dns-provider picks.
-func newDNSClient(ctx context.Context, mgr ctrl.Manager, opts *options) (dns.Client, error) {
-	if opts.dnsProvider == dnsProviderWebhook {
-		return newWebhookDNSClient(ctx, ctrl.Log.WithName("external"), opts.webhook)
-	}
-	if opts.dnsProvider != dnsProviderRFC2136 {
-		return dns.New(externalConfig(mgr, opts, opts.dns, "dns"))
-	}
-	r := opts.rfc2136
-	// The TSIG key is read, cached and rotated like a bearer token.
-	key := rfc2136.KeyFromTokenSource(tokenSource(mgr.GetAPIReader(),
-		serviceOptions{tokenFile: r.keyFile, tokenSecret: r.keySecret}, tsigKeySecretKey))
-	return rfc2136.New(rfc2136.Config{
-		Server:      r.server,
-		Zone:        r.zone,
-		Key:         key,
-		Nameservers: r.nameserverList(),
-		Timeout:     r.timeout,
-		Logger:      ctrl.Log.WithName("external").WithName("rfc2136"),
-	})
 }
 
 // externalConfig is the client configuration of one external service.

@@ -129,74 +129,6 @@ type serviceOptions struct {
 	tokenSecret string
 }
 
-// DNS providers --dns-provider accepts.
-const (
-	dnsProviderHTTP    = "http"
-	dnsProviderRFC2136 = "rfc2136"
-)
-
-// rfc2136Options say how to reach an RFC 2136 server and where its TSIG key
-// comes from.
-type rfc2136Options struct {
-	server      string
-	zone        string
-	keyFile     string
-	keySecret   string
-	nameservers string
-	timeout     time.Duration
-}
-
-// tsigKeySecretKey is the key a TSIG key Secret holds the key under.
-const tsigKeySecretKey = "tsig-key"
-
-func (r *rfc2136Options) bind(fs *flag.FlagSet) {
-	fs.StringVar(&r.server, "rfc2136-server", "", "With --dns-provider=rfc2136: the primary server, host:port (port 53 by default).")
-	fs.StringVar(&r.zone, "rfc2136-zone", "", "With --dns-provider=rfc2136: the zone every MyApp host must be in, such as example.com.")
-	fs.StringVar(&r.keyFile, "rfc2136-tsig-key-file", "",
-		"A file holding the TSIG key as [algorithm:]name:secret (nsupdate -y form; hmac-sha256 by default), re-read when it changes.")
-	fs.StringVar(&r.keySecret, "rfc2136-tsig-key-secret", "",
-		fmt.Sprintf("Instead, a Secret holding the TSIG key under the key %q, as namespace/name.", tsigKeySecretKey))
-	fs.StringVar(&r.nameservers, "rfc2136-nameservers", "",
-		"Comma-separated host:port of every nameserver that must serve a record before it is ACTIVE; empty means the primary.")
-	fs.DurationVar(&r.timeout, "rfc2136-timeout", externalAttemptTimeout,
-		"How long one exchange with a DNS server may take; in a zone transfer, how long each envelope may take.")
-}
-
-func (r *rfc2136Options) validate() error {
-	var errs []error
-	if r.server == "" {
-		errs = append(errs, errors.New("--rfc2136-server is required with --dns-provider=rfc2136"))
-	}
-	if r.zone == "" {
-		errs = append(errs, errors.New("--rfc2136-zone is required with --dns-provider=rfc2136"))
-	}
-	switch {
-	case r.keyFile == "" && r.keySecret == "":
-		errs = append(errs, errors.New("--dns-provider=rfc2136 needs --rfc2136-tsig-key-file or --rfc2136-tsig-key-secret"))
-	case r.keyFile != "" && r.keySecret != "":
-		errs = append(errs, errors.New("--rfc2136-tsig-key-file and --rfc2136-tsig-key-secret are exclusive"))
-	case r.keySecret != "":
-		if _, err := parseNamespacedName(r.keySecret); err != nil {
-			errs = append(errs, fmt.Errorf("--rfc2136-tsig-key-secret: %w", err))
-		}
-	}
-	if r.timeout <= 0 {
-		errs = append(errs, errors.New("--rfc2136-timeout must be positive"))
-	}
-	return errors.Join(errs...)
-}
-
-// nameserverList splits --rfc2136-nameservers.
-func (r *rfc2136Options) nameserverList() []string {
-	var out []string
-	for ns := range strings.SplitSeq(r.nameservers, ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			out = append(out, ns)
-		}
-	}
-	return out
-}
-
 func bindOptions(fs *flag.FlagSet) *options {
 	o := &options{}
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "",
@@ -250,13 +182,7 @@ func bindOptions(fs *flag.FlagSet) *options {
 			return nil
 		})
 
-	fs.StringVar(&o.dnsProvider, "dns-provider", dnsProviderHTTP,
-		"Where DNS records are kept: http (the DNS service at --dns-url), rfc2136 (a DNS server that accepts "+
-			"TSIG-signed dynamic updates, see the --rfc2136-* flags) or webhook (any DNS provider external-dns reaches, "+
-			"through its webhook protocol, see the --dns-webhook-* flags).")
-	o.dns.bind(fs, "dns", "DNS", "https://dns.example.com")
-	o.rfc2136.bind(fs)
-	o.webhook.bind(fs)
+	bindDNSProviders(fs, o)
 	o.bindBackupProviders(fs)
 	fs.StringVar(&o.externalCAFile, "external-ca-file", "",
 		"A PEM bundle of CA certificates to trust for the external services, besides the system roots.")
@@ -351,25 +277,7 @@ const tokenSecretKey = "token"
 
 func (o *options) validate() error {
 	errs := []error{o.dns.validate("dns"), o.backup.validate("backup")}
-	switch o.dnsProvider {
-	case dnsProviderHTTP:
-		if o.dns.url == "" {
-			errs = append(errs, errors.New("--dns-url is required: the MyApp controller registers every MyApp's host there"))
-		}
-	case dnsProviderRFC2136:
-		if o.dns.url != "" {
-			errs = append(errs, errors.New("--dns-url is for --dns-provider=http; rfc2136 uses --rfc2136-server"))
-		}
-		errs = append(errs, o.rfc2136.validate())
-	case dnsProviderWebhook:
-		if o.dns.url != "" {
-			errs = append(errs, errors.New("--dns-url is for --dns-provider=http; webhook uses --dns-webhook-url"))
-		}
-		errs = append(errs, o.webhook.validate())
-	default:
-		errs = append(errs, fmt.Errorf("--dns-provider must be %s, %s or %s, not %q", dnsProviderHTTP, dnsProviderRFC2136,
-			dnsProviderWebhook, o.dnsProvider))
-	}
+	errs = append(errs, o.validateDNSProvider())
 	errs = append(errs, o.validateBackups(), validateWatchNamespaces(o.watchNamespaces))
 	if o.myApp.pendingPollInterval <= 0 || o.myApp.driftCheckInterval <= 0 {
 		errs = append(errs, errors.New("--dns-pending-poll-interval and --dns-drift-check-interval must be positive"))

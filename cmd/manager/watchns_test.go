@@ -31,6 +31,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -82,7 +83,7 @@ func TestWatchNamespacesKeepsTwoInstallsApart(t *testing.T) {
 	// neither install watches: neither may judge it.
 	unjudged := "gone." + other + ".example.com"
 	unjudgedOwner := "myapp-operator/" + sharedID + "/" + other + "/gone/0b7a4f60-0000-4000-8000-00000000cafe"
-	seed, err := extdns.New(external.Config{BaseURL: simURL, Token: external.StaticTokenSource("watch-test-token")})
+	seed, err := httpdns.New(external.Config{BaseURL: simURL, Token: external.StaticTokenSource("watch-test-token")})
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = seed.Upsert(t.Context(), extdns.Record{
 		Name: unjudged, Type: extdns.TypeA, Value: "192.0.2.10", TTL: 300, Owner: unjudgedOwner})

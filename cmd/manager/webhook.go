@@ -27,12 +27,9 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 )
-
-// dnsProviderWebhook is --dns-provider's value for a DNS provider behind
-// external-dns's webhook protocol (docs/webhook.md).
-const dnsProviderWebhook = "webhook"
 
 // webhookOptions say how to reach the webhook server, usually a sidecar on
 // loopback, and what the operator accepts of its provider.
@@ -130,7 +127,7 @@ func newWebhookDNSClient(ctx context.Context, log logr.Logger, w webhookOptions)
 	if err := webhookClassAllowed(res, w.singleWriter); err != nil {
 		return nil, err
 	}
-	if res.Class == webhook.ClassLastWriterWins {
+	if res.Class == dns.ClassLastWriterWins {
 		log.Info("The webhook DNS provider is last-writer-wins; --dns-webhook-single-writer says this installation is "+
 			"the zone's only writer", "probe", res.Message())
 	}
@@ -142,7 +139,7 @@ func newWebhookDNSClient(ctx context.Context, log logr.Logger, w webhookOptions)
 // several installations on one zone, and the orphan sweep deleting a name
 // another writer took meanwhile, are promises the operator cannot keep.
 func webhookClassAllowed(res webhook.ProbeResult, singleWriter bool) error {
-	if res.Class == webhook.ClassAtomic || singleWriter {
+	if res.Class == dns.ClassAtomic || singleWriter {
 		return nil
 	}
 	return fmt.Errorf("the webhook DNS provider is last-writer-wins (a second create of a name took: %v; a delete of a "+

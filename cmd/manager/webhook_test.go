@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
@@ -90,7 +91,7 @@ func TestWebhookProviderClassGatesTheStart(t *testing.T) {
 	opts.singleWriter = true
 	c, err := newWebhookDNSClient(t.Context(), logr.Discard(), opts)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(c.ProviderClass().Class).To(Equal(webhook.ClassLastWriterWins))
+	g.Expect(c.ProviderClass().Class).To(Equal(dns.ClassLastWriterWins))
 	g.Expect(dnsClassOf(c)).To(Equal(dnsplan.ClassLastWriterWins), "the MyApp controller is told the class")
 
 	t.Run("atomic", func(t *testing.T) {
@@ -101,7 +102,7 @@ func TestWebhookProviderClassGatesTheStart(t *testing.T) {
 		opts.url, opts.singleWriter = srv.URL, false
 		c, err := newWebhookDNSClient(t.Context(), logr.Discard(), opts)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(c.ProviderClass().Class).To(Equal(webhook.ClassAtomic))
+		g.Expect(c.ProviderClass().Class).To(Equal(dns.ClassAtomic))
 		g.Expect(dnsClassOf(c)).To(Equal(dnsplan.ClassAtomic))
 	})
 }

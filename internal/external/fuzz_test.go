@@ -28,6 +28,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 )
 
 const fuzzToken = "fuzz-token-do-not-leak"
@@ -103,7 +104,7 @@ func FuzzDecodeResponse(f *testing.F) {
 			MaxResponseBytes: 64 << 10,
 			Transport:        cannedTransport{status: status, contentType: contentType, retryAfter: retryAfter, body: body},
 		}
-		dnsClient, err := dns.New(cfg)
+		dnsClient, err := httpdns.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,6 +51,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -241,7 +242,7 @@ func claimTheOwnerIDElsewhere(t *testing.T, g *WithT) string {
 	kubeSystem := &corev1.Namespace{}
 	g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, kubeSystem)).To(Succeed())
 	ownerID := string(kubeSystem.UID)
-	d, err := dns.New(external.Config{BaseURL: simURL, Token: external.StaticTokenSource(simToken), MaxRetries: 1})
+	d, err := httpdns.New(external.Config{BaseURL: simURL, Token: external.StaticTokenSource(simToken), MaxRetries: 1})
 	g.Expect(err).NotTo(HaveOccurred())
 	claims := d.(dns.InstallationClaims)
 	ctx, cancel := context.WithCancel(context.Background())

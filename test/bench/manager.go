@@ -41,7 +41,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/test/bench/baseline"
 )
 
@@ -360,7 +360,7 @@ func runBaselineManager(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	dnsClient, err := dns.New(external.Config{BaseURL: *dnsURL, Token: external.NewFileTokenSource(*tokenFile)})
+	dnsClient, err := httpdns.New(external.Config{BaseURL: *dnsURL, Token: external.NewFileTokenSource(*tokenFile)})
 	if err != nil {
 		return fail(err)
 	}

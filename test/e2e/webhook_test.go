@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -79,9 +79,9 @@ func TestManagerWithTheWebhookProvider(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		zone := webhookZone(g, srv.URL)
 		g.Expect(zone.targets(app.Spec.Host, "A")).To(Equal([]string{"192.0.2.10"}), "the MyApp's A record")
-		g.Expect(zone.targets(rfc2136.OwnerLabel+"."+app.Spec.Host, "TXT")).To(Equal([]string{owner}), "its owner TXT")
+		g.Expect(zone.targets(extdns.OwnerLabel+"."+app.Spec.Host, "TXT")).To(Equal([]string{owner}), "its owner TXT")
 		// The leader's claim of its owner ID, which the orphan sweep asks.
-		g.Expect(zone.targets(rfc2136.InstallationLabel+"."+ownerID+"."+srv.Zone, "TXT")).To(ConsistOf(HavePrefix("nonce=")),
+		g.Expect(zone.targets(extdns.InstallationLabel+"."+ownerID+"."+srv.Zone, "TXT")).To(ConsistOf(HavePrefix("nonce=")),
 			"the leader's claim of its owner ID")
 	}, timeout, interval).Should(Succeed(), "the webhook server holds the MyApp's record and its owner, and the owner ID's claim")
 
@@ -97,8 +97,8 @@ func TestManagerWithTheWebhookProvider(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		zone := webhookZone(g, srv.URL)
 		g.Expect(zone.targets(app.Spec.Host, "A")).To(Equal([]string{"192.0.2.10"}), "the new host's A record")
-		g.Expect(zone.targets(rfc2136.OwnerLabel+"."+app.Spec.Host, "TXT")).To(Equal([]string{owner}), "the new host's owner TXT")
-		g.Expect(zone.names()).NotTo(ContainElements(oldHost, rfc2136.OwnerLabel+"."+oldHost), "the old host's record and owner TXT are gone")
+		g.Expect(zone.targets(extdns.OwnerLabel+"."+app.Spec.Host, "TXT")).To(Equal([]string{owner}), "the new host's owner TXT")
+		g.Expect(zone.names()).NotTo(ContainElements(oldHost, extdns.OwnerLabel+"."+oldHost), "the old host's record and owner TXT are gone")
 	}, timeout, interval).Should(Succeed(), "the record moves with the host")
 
 	g.Expect(k8sClient.Delete(t.Context(), app)).To(Succeed())
@@ -106,7 +106,7 @@ func TestManagerWithTheWebhookProvider(t *testing.T) {
 		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app))
 	}, timeout, interval).Should(BeTrue(), "the MyApp's cleanup completes")
 	zone := webhookZone(g, srv.URL)
-	g.Expect(zone.names()).NotTo(ContainElements(app.Spec.Host, rfc2136.OwnerLabel+"."+app.Spec.Host),
+	g.Expect(zone.names()).NotTo(ContainElements(app.Spec.Host, extdns.OwnerLabel+"."+app.Spec.Host),
 		"the record and its owner TXT are deleted before the finalizer goes")
 	g.Expect(zone.names()).NotTo(ContainElement(HaveSuffix("."+ns+"."+srv.Zone)), "nothing of the namespace's MyApp remains")
 	t.Logf("the manager served a MyApp through the webhook provider (create, move, delete) in %s; the zone ends with %d endpoints",

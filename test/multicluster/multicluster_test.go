@@ -47,6 +47,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
@@ -190,7 +191,7 @@ func backends() []backend {
 		{name: "simulator", start: func(t *testing.T) func() dns.Client {
 			_, url := simtest.Start(t, simulator.Options{Token: simToken, PropagationDelay: 100 * time.Millisecond})
 			return func() dns.Client {
-				d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
+				d, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
 					MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)

@@ -43,6 +43,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore"
@@ -166,7 +167,7 @@ func (s *scenario) startManager(gate *crashGate) {
 	if s.dnsFor != nil {
 		dnsClient = s.dnsFor(gate.wrap("dns", ext))
 	} else {
-		dnsClient, err = dns.New(extConfig("dns"))
+		dnsClient, err = httpdns.New(extConfig("dns"))
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	var backupClient backup.Client

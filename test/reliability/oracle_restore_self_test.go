@@ -28,6 +28,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -39,7 +40,7 @@ func TestOracleCountsEachRestoreProblem(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	s := newScenario(t)
-	dnsClient, err := dns.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
+	dnsClient, err := httpdns.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	// deleted is a MyApp deleted under Orphan (it never existed in the

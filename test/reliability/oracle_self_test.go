@@ -33,6 +33,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -45,7 +46,7 @@ func TestOracleCountsEachKindOfProblem(t *testing.T) {
 	ctx := t.Context()
 	s := newScenario(t)
 	cfg := external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)}
-	dnsClient, err := dns.New(cfg)
+	dnsClient, err := httpdns.New(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
 	backups, err := httpbackup.New(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -213,7 +214,7 @@ func TestOracleTellsOrphanedRecords(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	s := newScenario(t)
-	dnsClient, err := dns.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
+	dnsClient, err := httpdns.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 	upsert := func(name, owner string) {
 		_, err := dnsClient.Upsert(ctx, dns.Record{Name: name, Type: dns.TypeA, Value: defaultTarget, TTL: 60, Owner: owner})

@@ -35,7 +35,6 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 )
 
@@ -242,8 +241,8 @@ func runWebhookFaultPoint(t *testing.T, fault webhookFault, class faultClass, ph
 	if phase != "delete" {
 		owner := fmt.Sprintf("myapp-operator/%s/%s/%s/%s", ownerID, app.Namespace, app.Name, app.UID)
 		want = map[string][]string{
-			"A " + app.Spec.Host:                              {defaultTarget},
-			"TXT " + rfc2136.OwnerLabel + "." + app.Spec.Host: {owner},
+			"A " + app.Spec.Host:                          {defaultTarget},
+			"TXT " + dns.OwnerLabel + "." + app.Spec.Host: {owner},
 		}
 	}
 	s.waitFor("the zone holds what the MyApp should", func(ctx context.Context) error {

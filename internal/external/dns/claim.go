@@ -20,11 +20,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/contract"
-	"github.com/myapp-operator/myapp-operator/internal/external/internal/httpapi"
 )
 
 // InstallationClaim is an installation's claim of its owner ID in the DNS
@@ -84,80 +82,8 @@ type InstallationClaims interface {
 	// PutInstallationClaim stores claim under claim.OwnerID, replacing
 	// whatever claim was there, whoever wrote it, and returns it as
 	// stored. A service that keeps no claims answers an error matching
-	// external.ErrNotFound or external.ErrInvalid.
+	// external.ErrNotFound or external.ErrInvalid; the caller takes every
+	// error as a check that could not tell (the sweep waits), never as a
+	// reason to stop checking.
 	PutInstallationClaim(ctx context.Context, claim InstallationClaim) (InstallationClaim, error)
-}
-
-var _ InstallationClaims = (*client)(nil)
-
-// claimBody is a claim on the wire: the check interval in seconds.
-type claimBody struct {
-	InstallationClaim
-	CheckIntervalSeconds float64 `json:"checkIntervalSeconds"`
-	// ownerID is the owner ID the call asked about.
-	ownerID string
-}
-
-func (b *claimBody) Validate() error {
-	b.CheckInterval = time.Duration(b.CheckIntervalSeconds * float64(time.Second))
-	if err := b.InstallationClaim.Validate(); err != nil {
-		return err
-	}
-	if b.OwnerID != b.ownerID {
-		return fmt.Errorf("asked for the claim of %q, got %q", b.ownerID, b.OwnerID)
-	}
-	return nil
-}
-
-// putClaimBody is the request body of a claim's PUT; the owner ID travels
-// in the path.
-type putClaimBody struct {
-	Nonce                string  `json:"nonce"`
-	Cluster              string  `json:"cluster"`
-	Instance             string  `json:"instance"`
-	CheckIntervalSeconds float64 `json:"checkIntervalSeconds"`
-}
-
-func (c *client) GetInstallationClaim(ctx context.Context, ownerID string) (InstallationClaim, error) {
-	if err := contract.ValidateLabel(ownerID); err != nil {
-		return InstallationClaim{}, c.api.Invalid("get-claim", "owner ID: "+err.Error())
-	}
-	out := claimBody{ownerID: ownerID}
-	if err := c.api.Do(ctx, httpapi.Call{
-		Operation: "get-claim",
-		Method:    http.MethodGet,
-		Path:      installationsPath(ownerID),
-	}, &out); err != nil {
-		return InstallationClaim{}, err
-	}
-	return out.InstallationClaim, nil
-}
-
-func (c *client) PutInstallationClaim(ctx context.Context, claim InstallationClaim) (InstallationClaim, error) {
-	if err := claim.Validate(); err != nil {
-		return InstallationClaim{}, c.api.Invalid("put-claim", err.Error())
-	}
-	out := claimBody{ownerID: claim.OwnerID}
-	// A PUT of the whole claim is idempotent, so the client may retry it
-	// after a lost response like any other PUT.
-	if err := c.api.Do(ctx, httpapi.Call{
-		Operation: "put-claim",
-		Method:    http.MethodPut,
-		Path:      installationsPath(claim.OwnerID),
-		Body: putClaimBody{Nonce: claim.Nonce, Cluster: claim.Cluster, Instance: claim.Instance,
-			CheckIntervalSeconds: claim.CheckInterval.Seconds()},
-	}, &out); err != nil {
-		return InstallationClaim{}, err
-	}
-	if out.Nonce != claim.Nonce {
-		// An answer that is not the claim written would let a writer believe
-		// it holds a claim it does not.
-		return InstallationClaim{}, c.api.Invalid("put-claim", "the service answered another claim than the one written")
-	}
-	return out.InstallationClaim, nil
-}
-
-// installationsPath is the path of ownerID's claim.
-func installationsPath(ownerID string) []string {
-	return []string{"dns", "v1", "installations", ownerID}
 }

@@ -184,7 +184,7 @@ func (r *Reconciler) showDNSFailure(ctx context.Context, s *scope, run dnsRun) (
 	if app.Status.DNS != nil {
 		app.Status.DNS.State = appsv1alpha1.DNSRecordUnknown
 	}
-	msg := failureMessage(o, f)
+	msg := failureMessage(o, f, run.err)
 	log.FromContext(ctx).Error(run.err, "DNS service call failed", "reason", show.Reason)
 	if show.Warn {
 		r.event(app, nil, corev1.EventTypeWarning, eventReason(show.Reason), "DNS", "%s", msg)

@@ -17,11 +17,14 @@ limitations under the License.
 package myapp
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
@@ -206,17 +209,36 @@ const deleteRejectedAdvice = "the DNS service, or a proxy in front of it, reject
 	"(see the operator's log for the answer); the operator retries with backoff. To let the MyApp go and leave " +
 	"the record in place, set deletionPolicy: Orphan"
 
-// failureMessage is DNSReady's message for a failed read or call: what
+// failureMessage is DNSReady's message for a failed read or call, err: what
 // could not be done, why, and what happens next. A deletion under Orphan
 // says it is letting go, and when it gives up marking the record, so
 // nobody removes the finalizer by hand.
-func failureMessage(o observation, f dnsplan.Failure) string {
-	msg := fmt.Sprintf("Could not %s the DNS record for %s: %s", failureAction(o, f), o.Host, failureAdvice(o, f))
+func failureMessage(o observation, f dnsplan.Failure, err error) string {
+	advice := failureAdvice(o, f)
+	if why, ok := notServed(err); ok {
+		advice = why
+		if o.Deleting {
+			advice += "; the record stays and the deletion waits: widen the filter again to delete it, or set " +
+				"deletionPolicy: Orphan to let the MyApp go and leave the record in place"
+		}
+	}
+	msg := fmt.Sprintf("Could not %s the DNS record for %s: %s", failureAction(o, f), o.Host, advice)
 	if o.Deleting && o.Orphan {
 		msg += fmt.Sprintf("; deletionPolicy is Orphan: the MyApp is let go once the record is marked orphaned, or at %s "+
 			"at the latest, leaving the record unmarked", o.GiveUpAt().UTC().Format(time.RFC3339))
 	}
 	return msg
+}
+
+// notServed is the DNS client's own words for a name its provider does not
+// serve (dns.ErrNotServed): what leaves it out, the zone or the domain
+// filter, which the configuration fixes, so the words do not churn.
+func notServed(err error) (string, bool) {
+	var e *external.Error
+	if !errors.Is(err, dns.ErrNotServed) || !errors.As(err, &e) || e.Message == "" {
+		return "", false
+	}
+	return e.Message, true
 }
 
 // failureAction names what failed: "Could not <action> the DNS record".

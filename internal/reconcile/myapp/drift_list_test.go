@@ -47,6 +47,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -199,7 +200,7 @@ func pagedDNS(t *testing.T, failPages *atomic.Bool) (*simulator.Server, dns.Clie
 			next.ServeHTTP(w, r)
 		})
 	})
-	c, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
+	c, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
 		MaxRetries: 1, MaxRetryWait: 10 * time.Millisecond})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	return sim, c
@@ -466,7 +467,7 @@ func failingListDNS(t *testing.T, fail *atomic.Bool) (*simulator.Server, dns.Cli
 			next.ServeHTTP(w, r)
 		})
 	})
-	c, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
+	c, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken),
 		MaxRetries: 1, MaxRetryWait: 10 * time.Millisecond})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	return sim, c

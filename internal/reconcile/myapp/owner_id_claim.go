@@ -85,9 +85,11 @@ func init() {
 // A leader of the same installation that takes over writes a claim of its
 // own at start, and the one it replaced reads no more.
 type OwnerIDClaim struct {
-	// DNS is the external DNS service. A client that keeps no claims
-	// (dns.InstallationClaims) leaves a shared owner ID undetected, and
-	// says so when it starts.
+	// DNS is the external DNS service. A client that keeps no claims (not
+	// a dns.InstallationClaims) leaves a shared owner ID undetected, and
+	// says so when it starts. A client that does keeps the detection on
+	// whatever it answers: a claim check that fails, with any error,
+	// refuses the sweep until a check succeeds.
 	DNS dns.Client
 	// OwnerID is this installation's owner ID. Required.
 	OwnerID string
@@ -112,8 +114,11 @@ type OwnerIDClaim struct {
 
 	// mu makes checks, from the claim's own loop and from the sweep, one at
 	// a time.
-	mu          sync.Mutex
-	claims      dns.InstallationClaims
+	mu     sync.Mutex
+	claims dns.InstallationClaims
+	// unsupported is set at start when the client keeps no claims at all,
+	// and by nothing else: no answer of the service turns the detection
+	// off.
 	unsupported bool
 	nonce       string
 	// wroteAt is when this leader last wrote its claim; zero before.
@@ -204,7 +209,7 @@ func (c *OwnerIDClaim) start(ctx context.Context) error {
 	}
 	for {
 		err := c.writeLocked(ctx)
-		if err == nil || c.unsupported || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil {
 			return nil
 		}
 		c.Log.Error(err, "Writing this installation's claim of its owner ID failed; the orphan sweep waits for it",
@@ -218,18 +223,20 @@ func (c *OwnerIDClaim) start(ctx context.Context) error {
 	}
 }
 
-// writeLocked writes this leader's claim. A service that answers that it
-// keeps no claims (an HTTP service without the endpoint) leaves the
-// detection off, and says so. c.mu is held.
+// writeLocked writes this leader's claim. Any error is a check that could
+// not tell, and the sweep waits for the next one: an answer that looks
+// like "no claims here" (a 400, 404 or 422) may be one stray answer of a
+// proxy or a sidecar, and taking it for good would remove the only guard
+// against a shared owner ID. A service that really keeps none keeps the
+// sweep refused, and says so; --owner-id-claim-interval=0 turns the claim
+// off. c.mu is held.
 func (c *OwnerIDClaim) writeLocked(ctx context.Context) error {
 	_, err := c.claims.PutInstallationClaim(ctx, dns.InstallationClaim{
 		OwnerID: c.OwnerID, Nonce: c.nonce, Cluster: c.Cluster, Instance: c.Instance, CheckInterval: c.interval(),
 	})
 	if errors.Is(err, external.ErrNotFound) || errors.Is(err, external.ErrInvalid) {
-		c.unsupported = true
-		c.Log.Error(err, "The DNS service keeps no installation claims: another installation using this owner ID would not be detected",
-			"ownerID", c.OwnerID)
-		return nil
+		return fmt.Errorf("%w (if the DNS service keeps no installation claims, the orphan sweep stays refused; "+
+			"--owner-id-claim-interval=0 turns the claim off, and with it the detection of a shared owner ID)", err)
 	}
 	if err != nil {
 		return err
@@ -312,7 +319,7 @@ func (c *OwnerIDClaim) SweepAllowed(ctx context.Context) (allowed bool, why stri
 		return false, "this installation's claim of its owner ID is not written yet"
 	}
 	if err := c.checkLocked(ctx); err != nil {
-		return false, "this installation's claim of its owner ID could not be read: " + err.Error()
+		return false, "this installation's claim of its owner ID could not be checked (the sweep waits for a check that succeeds): " + err.Error()
 	}
 	if c.other != nil {
 		return false, fmt.Sprintf("another installation (cluster %s, manager %s) uses owner ID %s",

@@ -30,6 +30,7 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 )
@@ -79,7 +80,7 @@ func (c *runningClaim) allowed() bool {
 func TestOwnerIDClaimFindsAnotherInstallationWithTheSameID(t *testing.T) {
 	g := NewWithT(t)
 	_, url := simtest.Start(t, simulator.Options{Token: simToken})
-	d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
+	d, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	a := startClaim(t, d, "shared-id", "cluster-a")
@@ -119,7 +120,7 @@ func TestOwnerIDClaimFindsAnotherInstallationWithTheSameID(t *testing.T) {
 func TestOwnerIDClaimWaitsForAnInstallationThatChecksLessOften(t *testing.T) {
 	g := NewWithT(t)
 	_, url := simtest.Start(t, simulator.Options{Token: simToken})
-	d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
+	d, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	slow := startClaimEvery(t, d, "slow-and-fast", "cluster-slow", 6*claimInterval)
@@ -133,13 +134,14 @@ func TestOwnerIDClaimWaitsForAnInstallationThatChecksLessOften(t *testing.T) {
 	g.Eventually(func() bool { return fast.Shared() && slow.Shared() }, 30*claimInterval, claimInterval/4).Should(BeTrue())
 }
 
-// TestOwnerIDClaimWithoutClaimsInTheServiceLetsTheSweepRun: a DNS service
-// that keeps no claims (an HTTP service without the endpoint) cannot tell;
-// the sweep runs as before, and the start says the detection is off.
+// TestOwnerIDClaimWithoutClaimsInTheServiceLetsTheSweepRun: a DNS client
+// that keeps no claims (not a dns.InstallationClaims) cannot tell; the
+// sweep runs as before, and the start says the detection is off. A client
+// that keeps them but answers an error is TestOwnerIDClaimFailsClosed.
 func TestOwnerIDClaimWithoutClaimsInTheServiceLetsTheSweepRun(t *testing.T) {
 	g := NewWithT(t)
 	_, url := simtest.Start(t, simulator.Options{Token: simToken})
-	d, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
+	d, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 	c := startClaim(t, noClaims{d}, "some-id", "cluster-a")
 	g.Eventually(c.allowed, 20*claimInterval, claimInterval/4).Should(BeTrue())
@@ -159,4 +161,96 @@ func drain(rec *events.FakeRecorder) []string {
 			return out
 		}
 	}
+}
+
+// TestOwnerIDClaimFailsClosed (issue 39, D6): a claim check that cannot
+// tell, whatever the error (one 400, 404 or 422 answer to a claim write
+// included, which once switched the detection off until a restart), pauses
+// the sweep with a reason until a check succeeds; the detection stays on,
+// so another installation with the same owner ID is still found.
+func TestOwnerIDClaimFailsClosed(t *testing.T) {
+	for _, fault := range []struct {
+		name string
+		kind external.Kind
+		code int
+	}{
+		{"400", external.KindInvalid, 400},
+		{"404", external.KindNotFound, 404},
+		{"422", external.KindInvalid, 422},
+		{"500", external.KindTransient, 500},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			g := NewWithT(t)
+			_, url := simtest.Start(t, simulator.Options{Token: simToken})
+			d, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken)})
+			g.Expect(err).NotTo(HaveOccurred())
+			f := &failingClaims{Client: d, claims: d.(dns.InstallationClaims),
+				err: &external.Error{Kind: fault.kind, Service: dns.ServiceName, Operation: "put-claim",
+					StatusCode: fault.code, Message: "an answer the test gives"}}
+			id := "fails-closed-" + fault.name
+
+			// Every write fails for a while: the sweep waits, with a
+			// reason, and runs only once a claim was written and has stood.
+			f.failWrites(1 << 30)
+			a := startClaim(t, f, id, "cluster-a")
+			g.Consistently(func() string {
+				ok, why := a.SweepAllowed(t.Context())
+				if ok {
+					return "allowed"
+				}
+				return why
+			}, 4*claimInterval, claimInterval/4).ShouldNot(Or(Equal("allowed"), BeEmpty()),
+				"the sweep waits, with a reason, while the claim cannot be written")
+			f.failWrites(0)
+			g.Eventually(a.allowed, 30*claimInterval, claimInterval/4).Should(BeTrue(), "the claim was written and has stood")
+
+			// A write answered with the error once, while a second
+			// installation with this owner ID runs: the first refuses to
+			// sweep for as long as the other runs, and finds it.
+			f.failWrites(1)
+			b := startClaim(t, d, id, "cluster-b")
+			g.Eventually(func() string {
+				claim, _ := d.(dns.InstallationClaims).GetInstallationClaim(t.Context(), id)
+				return claim.Cluster
+			}, 10*claimInterval, claimInterval/8).Should(Equal("cluster-b"), "the second installation wrote its claim")
+			g.Consistently(a.allowed, 15*claimInterval, claimInterval/4).Should(BeFalse(),
+				"the first installation never sweeps while another uses its owner ID")
+			g.Eventually(a.Shared, 30*claimInterval, claimInterval/4).Should(BeTrue(), "the detection is still on")
+			b.stop()
+			g.Eventually(a.allowed, 40*claimInterval, claimInterval/4).Should(BeTrue(), "alone again, it sweeps")
+		})
+	}
+}
+
+// failingClaims is a DNS client whose next claim writes fail with err.
+type failingClaims struct {
+	dns.Client
+	claims dns.InstallationClaims
+	err    error
+
+	mu       sync.Mutex
+	failures int
+}
+
+func (f *failingClaims) failWrites(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failures = n
+}
+
+func (f *failingClaims) GetInstallationClaim(ctx context.Context, ownerID string) (dns.InstallationClaim, error) {
+	return f.claims.GetInstallationClaim(ctx, ownerID)
+}
+
+func (f *failingClaims) PutInstallationClaim(ctx context.Context, claim dns.InstallationClaim) (dns.InstallationClaim, error) {
+	f.mu.Lock()
+	fail := f.failures > 0
+	if fail {
+		f.failures--
+	}
+	f.mu.Unlock()
+	if fail {
+		return dns.InstallationClaim{}, f.err
+	}
+	return f.claims.PutInstallationClaim(ctx, claim)
 }

@@ -33,6 +33,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -95,7 +96,7 @@ func sharedDNS() phaseDNS {
 func ownDNS(t *testing.T) phaseDNS {
 	t.Helper()
 	s, url := simtest.Start(t, simulator.Options{Token: simToken})
-	c, err := dns.New(external.Config{
+	c, err := httpdns.New(external.Config{
 		BaseURL:      url,
 		Token:        external.StaticTokenSource(simToken),
 		MaxRetries:   1,

@@ -40,6 +40,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -153,7 +154,7 @@ func startStepCluster(t *testing.T) *stepCluster {
 	stepSim := simulator.New(simulator.Options{Token: simToken, PropagationDelay: time.Hour, Clock: simClock})
 	srv := httptest.NewServer(stepSim)
 	t.Cleanup(func() { stepSim.Close(); srv.Close() })
-	d, err := dns.New(external.Config{
+	d, err := httpdns.New(external.Config{
 		BaseURL: srv.URL, Token: external.StaticTokenSource(simToken), MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond,
 	})
 	g.Expect(err).NotTo(HaveOccurred())

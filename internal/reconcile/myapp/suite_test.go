@@ -48,6 +48,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -99,7 +100,7 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 
 	sim = simulator.New(simulator.Options{Token: simToken, PropagationDelay: 300 * time.Millisecond})
 	srv := httptest.NewServer(sim)
-	dnsClient, err = dns.New(external.Config{
+	dnsClient, err = httpdns.New(external.Config{
 		BaseURL:      srv.URL,
 		Token:        external.StaticTokenSource(simToken),
 		MaxRetries:   1,

@@ -31,7 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 )
@@ -81,7 +81,7 @@ func TestSweepHandlesTwentyThousandRecords(t *testing.T) {
 		return fmt.Sprintf("myapp-operator/%s/%s/%s/%s", testOwnerID, key.Namespace, key.Name, scaleUID(name))
 	}
 	sim, url := simtest.StartWithRecords(t, simulator.Options{Token: simToken}, ours+theirs, owner)
-	c, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken), MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
+	c, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken), MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	s := &OrphanSweeper{OwnerID: testOwnerID, DNS: c, Reader: appsExcept{gone: gone}, Pace: time.Nanosecond, Log: logr.Discard()}
@@ -115,7 +115,7 @@ func TestSweepJudgesOnlyWatchedNamespaces(t *testing.T) {
 		return fmt.Sprintf("myapp-operator/%s/%s/%s/%s", testOwnerID, ns, name, scaleUID(name))
 	}
 	sim, url := simtest.StartWithRecords(t, simulator.Options{Token: simToken}, 6, owner)
-	c, err := dns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken), MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
+	c, err := httpdns.New(external.Config{BaseURL: url, Token: external.StaticTokenSource(simToken), MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	s := &OrphanSweeper{OwnerID: testOwnerID, DNS: c, Reader: appsExcept{gone: gone}, Pace: time.Nanosecond,

@@ -33,6 +33,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
@@ -98,7 +99,7 @@ func TestMyAppsBecomeReadyInAZoneWithAWildcard(t *testing.T) {
 			deleteAndWait(t, g, taken)
 			rec, err := c.Get(t.Context(), taken.Spec.Host)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(rec.Owner).To(Equal(rfc2136.UnmanagedOwner), "the record written by hand stays")
+			g.Expect(rec.Owner).To(Equal(extdns.UnmanagedOwner), "the record written by hand stays")
 		})
 	}
 }

@@ -52,7 +52,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
@@ -220,7 +220,7 @@ func (e *testEnv) startMyApps() {
 	g := NewWithT(e.t)
 	mgr, err := ctrl.NewManager(e.cp.Config, managerOptions(e.ns))
 	g.Expect(err).NotTo(HaveOccurred())
-	d, err := dns.New(external.Config{BaseURL: e.simURL, Token: external.StaticTokenSource(simToken),
+	d, err := httpdns.New(external.Config{BaseURL: e.simURL, Token: external.StaticTokenSource(simToken),
 		MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect((&myapp.Reconciler{

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkDeletionDNSCost(b *testing.B) {
 			srv, err := controlplane.StartBIND(b.Context(), controlplane.BINDOptions{Zone: "bench.test", Seed: func(w io.Writer) error {
 				for i := range size {
 					if _, err := fmt.Fprintf(w, "r%d IN A 10.%d.%d.%d\n%s.r%d IN TXT %q\n",
-						i, i>>16&255, i>>8&255, i&255, rfc2136.OwnerLabel, i, benchOwner(i)); err != nil {
+						i, i>>16&255, i>>8&255, i&255, extdns.OwnerLabel, i, benchOwner(i)); err != nil {
 						return err
 					}
 				}

@@ -30,12 +30,10 @@ import (
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 )
 
-// InstallationLabel is the first label of the name an installation claim
-// lives at: "_myapp-installation.<owner-id>.<zone>", a TXT record whose
-// strings are "key=value" pairs (nonce, cluster, instance, every in
-// seconds, written).
-// Like the owner label, it cannot be a host name.
-const InstallationLabel = "_myapp-installation"
+// An installation claim lives at "_myapp-installation.<owner-id>.<zone>"
+// (extdns.InstallationLabel), a TXT record whose strings are "key=value"
+// pairs (nonce, cluster, instance, every in seconds, written). Like the
+// owner label, its first label cannot be a host name.
 
 // claimTTL is the TTL of a claim record: it is read from the primary, never
 // through a cache, so it only matters to people looking at it with dig.
@@ -48,7 +46,7 @@ func (c *Client) claimName(op, ownerID string) (string, error) {
 	if err := contract.ValidateLabel(ownerID); err != nil {
 		return "", c.fail(op, external.KindInvalid, "owner ID: "+err.Error(), nil)
 	}
-	name := InstallationLabel + "." + ownerID + "." + c.zone
+	name := extdns.InstallationLabel + "." + ownerID + "." + c.zone
 	if len(name) > contract.MaxNameLength+1 { // the zone is fully qualified
 		return "", c.fail(op, external.KindInvalid, fmt.Sprintf("the claim name %s is longer than a domain name may be", name), nil)
 	}

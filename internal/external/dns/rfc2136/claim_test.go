@@ -25,7 +25,6 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
 // TestInstallationClaimsInTheZone (issue 32 item 5, T2): an installation's
@@ -58,7 +57,7 @@ func TestInstallationClaimsInTheZone(t *testing.T) {
 			if got, err := c.GetInstallationClaim(ctx, "prod-eu"); err != nil || got.Nonce != "bbbb2222" {
 				t.Fatalf("after another installation's claim: %+v, %v", got, err)
 			}
-			if v := resolveTXT(t, b.Addr, rfc2136.InstallationLabel+".prod-eu."+b.Zone); len(v) != 1 {
+			if v := resolveTXT(t, b.Addr, extdns.InstallationLabel+".prod-eu."+b.Zone); len(v) != 1 {
 				t.Fatalf("the claim is one TXT record, not %d", len(v))
 			}
 			if _, err := c.GetInstallationClaim(ctx, "other-id"); !errors.Is(err, external.ErrNotFound) {

@@ -31,6 +31,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnstest"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
@@ -146,7 +147,7 @@ func TestCreateReadUpdateDelete(t *testing.T) {
 	if v := resolve(t, server.Addr, name, dns.TypeA); len(v) != 1 || v[0] != "192.0.2.1" {
 		t.Fatalf("the server answers %v for %s", v, name)
 	}
-	if v := resolve(t, server.Addr, rfc2136.OwnerLabel+"."+name, dns.TypeTXT); len(v) != 1 || v[0] != owner {
+	if v := resolve(t, server.Addr, extdns.OwnerLabel+"."+name, dns.TypeTXT); len(v) != 1 || v[0] != owner {
 		t.Fatalf("the owner TXT holds %v", v)
 	}
 
@@ -164,7 +165,7 @@ func TestCreateReadUpdateDelete(t *testing.T) {
 	if _, err := c.Get(ctx, name); !errors.Is(err, external.ErrNotFound) {
 		t.Fatalf("Get after delete: want not found, got %v", err)
 	}
-	if v := resolve(t, server.Addr, rfc2136.OwnerLabel+"."+name, dns.TypeTXT); len(v) != 0 {
+	if v := resolve(t, server.Addr, extdns.OwnerLabel+"."+name, dns.TypeTXT); len(v) != 0 {
 		t.Fatalf("the owner TXT survived the delete: %v", v)
 	}
 	if err := c.Delete(ctx, name, owner); err != nil {
@@ -247,11 +248,11 @@ func TestOwnershipIsRefusedBothWays(t *testing.T) {
 	m.Insert([]dns.RR{rr})
 	signed(t, m)
 	got, err := c.Get(ctx, manual)
-	if err != nil || got.Owner != rfc2136.UnmanagedOwner {
+	if err != nil || got.Owner != extdns.UnmanagedOwner {
 		t.Fatalf("Get of a hand-written record = %+v, %v", got, err)
 	}
 	_, err = c.Upsert(ctx, extdns.Record{Name: manual, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: alice})
-	if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
+	if e := wantKind(t, err, external.KindConflict); e.Owner != extdns.UnmanagedOwner {
 		t.Errorf("upsert over a hand-written record: conflict names %q", e.Owner)
 	}
 	_ = wantKind(t, c.Delete(ctx, manual, alice), external.KindConflict)
@@ -264,7 +265,7 @@ func TestOwnershipIsRefusedBothWays(t *testing.T) {
 	m.Insert([]dns.RR{rr})
 	signed(t, m)
 	_, err = c.Upsert(ctx, extdns.Record{Name: mx, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: alice})
-	if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
+	if e := wantKind(t, err, external.KindConflict); e.Owner != extdns.UnmanagedOwner {
 		t.Errorf("upsert over an MX record: conflict names %q", e.Owner)
 	}
 	if v := resolve(t, server.Addr, manual, dns.TypeA); len(v) != 1 || v[0] != "203.0.113.7" {
@@ -498,13 +499,13 @@ func TestNamesAtTheLengthLimits(t *testing.T) {
 	const owner = "myapp-operator/a/b/c"
 	label63 := strings.Repeat("a", 63)
 	// The longest name: labels of up to 63 characters under the zone,
-	// rfc2136.MaxNameLength characters in all.
+	// extdns.MaxNameLength characters in all.
 	longest := server.Zone
-	for len(longest) < rfc2136.MaxNameLength {
-		n := min(63, rfc2136.MaxNameLength-len(longest)-1)
+	for len(longest) < extdns.MaxNameLength {
+		n := min(63, extdns.MaxNameLength-len(longest)-1)
 		longest = strings.Repeat("x", n) + "." + longest
 	}
-	if len(longest) != rfc2136.MaxNameLength {
+	if len(longest) != extdns.MaxNameLength {
 		t.Fatalf("built a name of %d characters", len(longest))
 	}
 	for _, name := range []string{longest, label63 + "." + server.Zone} {
@@ -524,8 +525,8 @@ func TestNamesAtTheLengthLimits(t *testing.T) {
 	for _, bad := range []string{
 		"y" + longest, // one character too long for its owner record
 		strings.Repeat("a", 64) + "." + server.Zone, // a label too long
-		"www.example.org",                          // outside the zone
-		rfc2136.OwnerLabel + ".www." + server.Zone, // an owner record's name
+		"www.example.org",                         // outside the zone
+		extdns.OwnerLabel + ".www." + server.Zone, // an owner record's name
 		"bad name." + server.Zone,
 	} {
 		_, err := c.Upsert(ctx, extdns.Record{Name: bad, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: owner})
@@ -643,19 +644,19 @@ func TestTwoOwnerRecordsAtOneNameHoldItForNoOne(t *testing.T) {
 	for _, other := range []string{"myapp-operator/aaa/first/uid-0", "myapp-operator/zzz/last/uid-9"} {
 		const ours = "myapp-operator/mmm/middle/uid-5"
 		name := host(t, strings.Split(other, "/")[1])
-		t.Cleanup(func() { removeByHand(t, name, rfc2136.OwnerLabel+"."+name) })
+		t.Cleanup(func() { removeByHand(t, name, extdns.OwnerLabel+"."+name) })
 		if _, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeA, Value: "192.0.2.5", TTL: 300, Owner: ours}); err != nil {
 			t.Fatal(err)
 		}
 		m := new(dns.Msg)
 		m.SetUpdate(dns.Fqdn(server.Zone))
-		m.Insert([]dns.RR{&dns.TXT{Hdr: dns.RR_Header{Name: dns.Fqdn(rfc2136.OwnerLabel + "." + name), Rrtype: dns.TypeTXT,
+		m.Insert([]dns.RR{&dns.TXT{Hdr: dns.RR_Header{Name: dns.Fqdn(extdns.OwnerLabel + "." + name), Rrtype: dns.TypeTXT,
 			Class: dns.ClassINET, Ttl: 300}, Txt: []string{other}}})
 		signed(t, m)
 
 		got, err := c.Get(ctx, name)
-		if err != nil || got.Owner != rfc2136.UnmanagedOwner || got.Value != "192.0.2.5" {
-			t.Fatalf("Get with owners %s and %s = %+v, %v; want the record, held by %s", ours, other, got, err, rfc2136.UnmanagedOwner)
+		if err != nil || got.Owner != extdns.UnmanagedOwner || got.Value != "192.0.2.5" {
+			t.Fatalf("Get with owners %s and %s = %+v, %v; want the record, held by %s", ours, other, got, err, extdns.UnmanagedOwner)
 		}
 		for _, o := range []string{ours, other, ""} {
 			list, err := c.List(ctx, o)
@@ -670,18 +671,18 @@ func TestTwoOwnerRecordsAtOneNameHoldItForNoOne(t *testing.T) {
 		}
 		for _, o := range []string{ours, other} {
 			e := wantKind(t, c.Delete(ctx, name, o), external.KindConflict)
-			if e.Owner != rfc2136.UnmanagedOwner || !strings.Contains(e.Error(), "2 owner records") {
-				t.Fatalf("Delete by %s: %v (owner %q); want a conflict naming %s that says why", o, e, e.Owner, rfc2136.UnmanagedOwner)
+			if e.Owner != extdns.UnmanagedOwner || !strings.Contains(e.Error(), "2 owner records") {
+				t.Fatalf("Delete by %s: %v (owner %q); want a conflict naming %s that says why", o, e, e.Owner, extdns.UnmanagedOwner)
 			}
 			_, err := c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeA, Value: "198.51.100.1", TTL: 300, Owner: o})
-			if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
+			if e := wantKind(t, err, external.KindConflict); e.Owner != extdns.UnmanagedOwner {
 				t.Fatalf("Upsert by %s: conflict names %q", o, e.Owner)
 			}
 		}
 		if v := resolve(t, server.Addr, name, dns.TypeA); len(v) != 1 || v[0] != "192.0.2.5" {
 			t.Fatalf("the record was touched: %v", v)
 		}
-		if v := resolve(t, server.Addr, rfc2136.OwnerLabel+"."+name, dns.TypeTXT); len(v) != 2 {
+		if v := resolve(t, server.Addr, extdns.OwnerLabel+"."+name, dns.TypeTXT); len(v) != 2 {
 			t.Fatalf("the owner records were touched: %v", v)
 		}
 	}
@@ -716,7 +717,7 @@ func TestUnrelatedUpdatesLeaveASettledRecordActive(t *testing.T) {
 	var written []string // removed at the end, so that a repeated run writes them again
 	t.Cleanup(func() {
 		for _, n := range written {
-			removeByHand(t, n, rfc2136.OwnerLabel+"."+n)
+			removeByHand(t, n, extdns.OwnerLabel+"."+n)
 		}
 	})
 	written = append(written, settled)
@@ -792,4 +793,55 @@ func waitActive(t *testing.T, c *rfc2136.Client, name string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestNamesWithOtherTypesAreConflicts: a name that holds only records of
+// another type is a conflict naming extdns.UnmanagedOwner, reads as no
+// record and has nothing of ours to delete: the answer the webhook client
+// gives for the same names (its TestNamesWithOtherTypesAreConflicts), so a
+// zone moved between the two RFC 2136 paths keeps its conflicts (D7).
+func TestNamesWithOtherTypesAreConflicts(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	const owner = "myapp-operator/shop/web/uid-1"
+	for _, tc := range []struct{ label, rr string }{
+		{"v6", "AAAA 2001:db8::1"},
+		{"mail", "MX 10 mx.example.net."},
+		{"spf", `TXT "v=spf1 -all"`},
+		{"svc", "SRV 0 5 443 web.example.net."},
+		{"ca", `CAA 0 issue "letsencrypt.org"`},
+	} {
+		name := host(t, tc.label)
+		m := new(dns.Msg)
+		m.SetUpdate(dns.Fqdn(server.Zone))
+		rr, err := dns.NewRR(dns.Fqdn(name) + " 300 IN " + tc.rr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Insert([]dns.RR{rr})
+		signed(t, m)
+		_, err = c.Upsert(ctx, extdns.Record{Name: name, Type: extdns.TypeA, Value: "192.0.2.1", TTL: 300, Owner: owner})
+		if e := wantKind(t, err, external.KindConflict); e.Owner != extdns.UnmanagedOwner ||
+			!strings.Contains(e.Message, "records of other types") {
+			t.Errorf("Upsert of an A at %s, which holds only %s: %v (owner %q)", name, tc.rr, err, e.Owner)
+		}
+		if _, err := c.Get(ctx, name); !errors.Is(err, external.ErrNotFound) {
+			t.Errorf("Get(%s) = %v; want NotFound", name, err)
+		}
+		if err := c.Delete(ctx, name, owner); err != nil {
+			t.Errorf("Delete(%s): %v; want success, nothing of ours being there", name, err)
+		}
+		if v := resolve(t, server.Addr, name, dns.TypeA); len(v) != 0 {
+			t.Errorf("an A was written at %s: %v", name, v)
+		}
+	}
+}
+
+// TestConformance runs the dns.Client contract's suite on the RFC 2136
+// client against BIND.
+func TestConformance(t *testing.T) {
+	dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
+		b := needBIND(t)
+		return dnstest.Backend{Client: newClient(t), Zone: strings.TrimSuffix(b.Zone, ".")}
+	})
 }

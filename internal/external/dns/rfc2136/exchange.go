@@ -276,7 +276,7 @@ func (c *Client) conflict(op string, st state) error {
 	case len(st.owners) > 1:
 		msg = fmt.Sprintf("%s has %d owner records at %s (%s), so no one provably holds it; remove all but one by hand",
 			st.name, len(st.owners), ownerName(st.name), strings.Join(st.owners, ", "))
-	case holder == UnmanagedOwner:
+	case holder == extdns.UnmanagedOwner:
 		msg = fmt.Sprintf("%s has records without an owner record at %s, written outside this operator", st.name, ownerName(st.name))
 	}
 	e := c.fail(op, external.KindConflict, msg, nil)

@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 )
 
 // ownedNames gathers, from the records of a zone transfer as they arrive,
@@ -72,7 +74,7 @@ func (o *ownedNames) add(rr dns.RR) {
 	switch v := rr.(type) {
 	case *dns.A, *dns.CNAME:
 	case *dns.TXT:
-		rest, ok := strings.CutPrefix(full, OwnerLabel+".")
+		rest, ok := strings.CutPrefix(full, extdns.OwnerLabel+".")
 		if !ok {
 			return
 		}

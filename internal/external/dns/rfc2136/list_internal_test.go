@@ -24,6 +24,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 )
 
 // TestOwnedNamesKeepsWhatTheOwnerFilterAccepts states the promise of the
@@ -101,7 +103,7 @@ func randomZone(rng *rand.Rand) []dns.RR {
 			rrs = append(rrs, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET}, A: []byte{192, 0, 2, byte(rng.IntN(250))}})
 		}
 		for range rng.IntN(3) {
-			rrs = append(rrs, &dns.TXT{Hdr: dns.RR_Header{Name: OwnerLabel + "." + name, Rrtype: dns.TypeTXT, Class: dns.ClassINET},
+			rrs = append(rrs, &dns.TXT{Hdr: dns.RR_Header{Name: extdns.OwnerLabel + "." + name, Rrtype: dns.TypeTXT, Class: dns.ClassINET},
 				Txt: []string{owners[rng.IntN(len(owners))]}})
 		}
 		if rng.IntN(4) == 0 {
@@ -125,7 +127,7 @@ func expectedOwned(rrs []dns.RR, keep func(string) bool) map[string]*state {
 			}
 			all[name].rrs = append(all[name].rrs, rr)
 		case *dns.TXT:
-			if rest, ok := strings.CutPrefix(name, OwnerLabel+"."); ok {
+			if rest, ok := strings.CutPrefix(name, extdns.OwnerLabel+"."); ok {
 				if all[rest] == nil {
 					all[rest] = &state{name: rest}
 				}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
@@ -46,7 +47,7 @@ func startMixedZone(tb testing.TB, owned, unowned int) *rfc2136.Client {
 	b, err := controlplane.StartBIND(tb.Context(), controlplane.BINDOptions{Zone: "mixed.test", Seed: func(w io.Writer) error {
 		for i := range owned {
 			if _, err := fmt.Fprintf(w, "app%d.shop IN A 192.0.2.1\n%s.app%d.shop IN TXT %q\n",
-				i, rfc2136.OwnerLabel, i, fmt.Sprintf("%sshop/app%d/uid-%d", mixedZoneOwner, i, i)); err != nil {
+				i, extdns.OwnerLabel, i, fmt.Sprintf("%sshop/app%d/uid-%d", mixedZoneOwner, i, i)); err != nil {
 				return err
 			}
 		}

@@ -239,7 +239,7 @@ const loopOwner = "myapp-operator/shop/web/uid-1"
 func (z zoneServer) handle(t *testing.T) func(l *loopback, w dns.ResponseWriter, q *dns.Msg) {
 	soa := mustRR(t, loopZone+" 300 IN SOA ns.loop.test. hostmaster.loop.test. 7 60 60 3600 30")
 	www := mustRR(t, "www."+loopZone+" 300 IN A 192.0.2.1")
-	owner := mustRR(t, rfc2136.OwnerLabel+".www."+loopZone+" 300 IN TXT \""+loopOwner+"\"")
+	owner := mustRR(t, extdns.OwnerLabel+".www."+loopZone+" 300 IN TXT \""+loopOwner+"\"")
 	return func(l *loopback, w dns.ResponseWriter, q *dns.Msg) {
 		if q.Opcode == dns.OpcodeUpdate {
 			l.reply(w, q, answer(q, dns.RcodeSuccess))
@@ -285,7 +285,7 @@ func (z zoneServer) handle(t *testing.T) func(l *loopback, w dns.ResponseWriter,
 			l.reply(w, q, answer(q, dns.RcodeSuccess, soa))
 		case strings.EqualFold(qq.Name, "www."+loopZone) && qq.Qtype == dns.TypeA:
 			l.reply(w, q, answer(q, dns.RcodeSuccess, www))
-		case strings.EqualFold(qq.Name, rfc2136.OwnerLabel+".www."+loopZone) && qq.Qtype == dns.TypeTXT:
+		case strings.EqualFold(qq.Name, extdns.OwnerLabel+".www."+loopZone) && qq.Qtype == dns.TypeTXT:
 			l.reply(w, q, answer(q, dns.RcodeSuccess, owner))
 		default:
 			l.reply(w, q, answer(q, dns.RcodeNameError))

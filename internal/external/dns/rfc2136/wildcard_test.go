@@ -128,14 +128,14 @@ func handWrittenIsAConflict(t *testing.T, b *controlplane.BIND, c *rfc2136.Clien
 	signedAt(t, b, m)
 	serial := soaSerial(t, b.Addr, b.Zone)
 	got, err := c.Get(ctx, taken)
-	if err != nil || got.Owner != rfc2136.UnmanagedOwner || got.Value != "203.0.113.5" {
-		t.Fatalf("Get of a record written by hand = %+v, %v; want it, held by %s", got, err, rfc2136.UnmanagedOwner)
+	if err != nil || got.Owner != extdns.UnmanagedOwner || got.Value != "203.0.113.5" {
+		t.Fatalf("Get of a record written by hand = %+v, %v; want it, held by %s", got, err, extdns.UnmanagedOwner)
 	}
 	if after := soaSerial(t, b.Addr, b.Zone); after != serial {
 		t.Fatalf("reading %s moved the zone's serial from %d to %d: a confirming update changed the zone", taken, serial, after)
 	}
 	_, err = c.Upsert(ctx, extdns.Record{Name: taken, Type: extdns.TypeA, Value: "192.0.2.10", TTL: 300, Owner: owner})
-	if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
+	if e := wantKind(t, err, external.KindConflict); e.Owner != extdns.UnmanagedOwner {
 		t.Fatalf("Upsert over a record written by hand: conflict names %q", e.Owner)
 	}
 	if v := resolveAt(t, b.Addr, taken, dns.TypeA); len(v) != 1 || v[0] != "203.0.113.5" {

@@ -28,7 +28,6 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
 // An installation claim (extdns.InstallationClaims) lives where the RFC 2136
@@ -42,7 +41,7 @@ import (
 // which no MyApp host has (the CRD refuses it) and which checkName refuses,
 // so it is never a record's name; and the zone state keeps it apart from
 // the names it manages, so no record list, drift pass or sweep sees it.
-const claimLabel = rfc2136.InstallationLabel
+const claimLabel = extdns.InstallationLabel
 
 // claimTTL is the claim's TTL: it is read through the protocol, never
 // through a resolver's cache, so it only matters to people using dig.
@@ -170,8 +169,8 @@ func (c *Client) PutInstallationClaim(ctx context.Context, claim extdns.Installa
 	claim.WrittenAt = c.now().UTC().Truncate(time.Second)
 	claim, value := fitClaim(claim)
 	want := Endpoint{DNSName: name, RecordType: typeTXT, Targets: []string{`"` + value + `"`}, RecordTTL: claimTTL}
-	class, oneBatch := c.class()
-	fresh := class != ClassAtomic
+	class, oneBatch := c.measured()
+	fresh := class != extdns.ClassAtomic
 	for range 3 {
 		st, err := c.cache.claimAt(ctx, name, fresh)
 		if err != nil {

@@ -295,7 +295,9 @@ func TestInstallationClaimLimits(t *testing.T) {
 	})
 	t.Run("a domain filter that leaves out the claim's name", func(t *testing.T) {
 		f := newFake(t, transactional)
-		f.filter = webhook.DomainFilter{RegexInclude: `^[a-z0-9.-]+$`}
+		// The fake applies its filter as a provider does, so the filter
+		// covers the owner records and leaves out only the claims.
+		f.filter = webhook.DomainFilter{RegexInclude: `\.example\.com$`, RegexExclude: `^_myapp-installation\.`}
 		c := newClient(t, f.URL())
 		_, err := c.PutInstallationClaim(t.Context(), installationClaim("aaaa", "uid-a"))
 		if e := wantKind(t, err, external.KindInvalid); !strings.Contains(e.Message, "domain filter") {

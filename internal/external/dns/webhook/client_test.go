@@ -28,7 +28,7 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnstest"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 )
 
@@ -85,13 +85,13 @@ func TestProbeMeasuresTheClass(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		sem        semantics
-		class      webhook.Class
+		class      extdns.Class
 		oneBatch   bool
 		wantPhrase string
 	}{
-		{"transactional", transactional, webhook.ClassAtomic, true, "a race for a name has one winner"},
-		{"inmemory", inmemoryLike, webhook.ClassAtomic, false, "in two batches"},
-		{"last writer wins", lastWriterWins, webhook.ClassLastWriterWins, false, "detected by the next read"},
+		{"transactional", transactional, extdns.ClassAtomic, true, "a race for a name has one winner"},
+		{"inmemory", inmemoryLike, extdns.ClassAtomic, false, "in two batches"},
+		{"last writer wins", lastWriterWins, extdns.ClassLastWriterWins, false, "detected by the next read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, tc.sem)
@@ -251,7 +251,7 @@ func wantHeld(t *testing.T, f *fakeProvider, name, value, owner string) {
 	if owner == "" {
 		return
 	}
-	txt := f.at(rfc2136.OwnerLabel + "." + name)
+	txt := f.at(extdns.OwnerLabel + "." + name)
 	if len(txt) != 1 || txt[0].RecordType != "TXT" || len(txt[0].Targets) != 1 || txt[0].Targets[0] != `"`+owner+`"` ||
 		txt[0].Labels["ownedRecord"] != name {
 		t.Fatalf("the owner TXT of %s is %+v, want %q labelled ownedRecord=%s", name, txt, owner, name)
@@ -488,7 +488,7 @@ func TestNamesHeldByNoOne(t *testing.T) {
 	c := newClient(t, f.URL())
 	for _, name := range []string{"hand.example.com", "two.example.com"} {
 		_, err := c.Upsert(t.Context(), aRecord(name, "192.0.2.1", ownerA))
-		if e := wantKind(t, err, external.KindConflict); e.Owner != rfc2136.UnmanagedOwner {
+		if e := wantKind(t, err, external.KindConflict); e.Owner != extdns.UnmanagedOwner {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if err := c.Delete(t.Context(), name, ownerA); !errors.Is(err, external.ErrConflict) {
@@ -649,5 +649,20 @@ func TestDeleteDoesNotTrustACachedAbsence(t *testing.T) {
 	}
 	if left := f.at(name); len(left) != 0 {
 		t.Fatalf("the delete trusted its cached read: the provider still holds %+v", left)
+	}
+}
+
+// TestConformance runs the dns.Client contract's suite on the webhook
+// client, on each class of provider the fake plays.
+func TestConformance(t *testing.T) {
+	for _, sem := range []struct {
+		name string
+		sem  semantics
+	}{{"transactional", transactional}, {"inmemory", inmemoryLike}, {"last-writer-wins", lastWriterWins}} {
+		t.Run(sem.name, func(t *testing.T) {
+			dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
+				return dnstest.Backend{Client: newClient(t, newFake(t, sem.sem).URL()), Zone: zone}
+			})
+		})
 	}
 }

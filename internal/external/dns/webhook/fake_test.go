@@ -21,6 +21,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -110,7 +111,10 @@ func (f *fakeProvider) records(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		f.zoneReads.Add(1)
 		f.mu.Lock()
-		data, _ := json.Marshal(f.eps)
+		// A provider reads and writes only the names its domain filter
+		// serves: the rest is hidden, and changes to it dropped.
+		served := slices.DeleteFunc(slices.Clone(f.eps), func(ep webhook.Endpoint) bool { return !f.serves(ep.DNSName) })
+		data, _ := json.Marshal(served)
 		f.mu.Unlock()
 		f.zoneBytes.Add(int64(len(data)))
 		w.Header().Set("Content-Type", webhook.MediaType)
@@ -125,6 +129,10 @@ func (f *fakeProvider) records(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
+		f.mu.Lock()
+		outside := func(ep webhook.Endpoint) bool { return !f.serves(ep.DNSName) }
+		ch.Create, ch.Delete = slices.DeleteFunc(ch.Create, outside), slices.DeleteFunc(ch.Delete, outside)
+		f.mu.Unlock()
 		if len(ch.UpdateOld) > 0 || len(ch.UpdateNew) > 0 {
 			// The client promises never to send them: Route 53 makes
 			// updateNew an unconditional UPSERT.
@@ -159,6 +167,26 @@ func (f *fakeProvider) records(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.WriteHeader(http.StatusBadRequest)
 	}
+}
+
+// serves applies the filter's lists and regular expressions, as
+// external-dns's domain filter does. f.mu is held.
+func (f *fakeProvider) serves(name string) bool {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	under := func(list []string) bool {
+		return slices.ContainsFunc(list, func(d string) bool {
+			d = strings.TrimPrefix(strings.ToLower(d), ".")
+			return name == d || strings.HasSuffix(name, "."+d)
+		})
+	}
+	if f.filter.RegexInclude != "" || f.filter.RegexExclude != "" {
+		if f.filter.RegexExclude != "" && regexp.MustCompile(f.filter.RegexExclude).MatchString(name) {
+			return false
+		}
+		return f.filter.RegexInclude == "" || regexp.MustCompile(f.filter.RegexInclude).MatchString(name)
+	}
+	include := append(slices.Clone(f.filter.Include), f.filter.Filters...)
+	return (len(include) == 0 || under(include)) && !under(f.filter.Exclude)
 }
 
 func (f *fakeProvider) adjustEndpoints(w http.ResponseWriter, r *http.Request) {

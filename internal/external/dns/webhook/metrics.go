@@ -69,8 +69,8 @@ func observe(operation string, d time.Duration, err error) {
 }
 
 // setProviderClass exports the probe's result.
-func setProviderClass(c Class) {
-	for _, k := range []Class{ClassAtomic, ClassLastWriterWins} {
+func setProviderClass(c extdns.Class) {
+	for _, k := range []extdns.Class{extdns.ClassAtomic, extdns.ClassLastWriterWins} {
 		v := 0.0
 		if k == c {
 			v = 1

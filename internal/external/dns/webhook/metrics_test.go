@@ -26,6 +26,7 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 )
 
 // TestCallsAreCountedInTheSharedRequestSeries: the webhook client's calls
@@ -57,7 +58,7 @@ func TestCallsAreCountedInTheSharedRequestSeries(t *testing.T) {
 			count, sum, countBefore, sumBefore)
 	}
 
-	if _, err := extdns.New(external.Config{BaseURL: "http://127.0.0.1:1", Token: external.StaticTokenSource("t")}); err != nil {
+	if _, err := httpdns.New(external.Config{BaseURL: "http://127.0.0.1:1", Token: external.StaticTokenSource("t")}); err != nil {
 		t.Fatalf("an HTTP DNS client built after the webhook client: %v", err)
 	}
 }

@@ -25,28 +25,13 @@ import (
 	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
-)
-
-// Class is what a provider does with a write another writer got to first.
-type Class string
-
-const (
-	// ClassUnknown is the class before the probe ran.
-	ClassUnknown Class = ""
-	// ClassAtomic is a provider that refuses a create of a name that exists
-	// and a delete of a value that is not there, so a compare-and-swap
-	// batch lets one of several concurrent writers win and the others fail.
-	ClassAtomic Class = "atomic"
-	// ClassLastWriterWins is a provider that applies a batch without those
-	// conditions: a lost race is detected by a read after the write, never
-	// prevented.
-	ClassLastWriterWins Class = "last_writer_wins"
+	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 )
 
 // ProbeResult is what the start-up probe measured.
 type ProbeResult struct {
-	// Class is ClassAtomic when both conditions held.
-	Class Class
+	// Class is extdns.ClassAtomic when both conditions held.
+	Class extdns.Class
 	// CreateRefused: a second create of the probe name failed and left the
 	// first in place.
 	CreateRefused bool
@@ -65,13 +50,13 @@ type ProbeResult struct {
 // condition when it matters and for the log.
 func (r ProbeResult) Message() string {
 	switch r.Class {
-	case ClassAtomic:
+	case extdns.ClassAtomic:
 		if !r.ReplaceInOneBatch {
 			return "the webhook DNS provider is atomic: a race for a name has one winner; it changes a record in two " +
 				"batches, so a concurrent creator can take a name while it changes, which shows as a conflict"
 		}
 		return "the webhook DNS provider is atomic: a race for a name has one winner"
-	case ClassLastWriterWins:
+	case extdns.ClassLastWriterWins:
 		return "the webhook DNS provider is last-writer-wins: a race for a name with another writer is detected by the next " +
 			"read of the zone, not prevented; run one installation per zone"
 	}
@@ -170,9 +155,9 @@ func (c *Client) runProbe(ctx context.Context) (ProbeResult, error) {
 	res.ReplaceInOneBatch = replaced && st.holder() == owner("first") && len(st.ownerTXTs) == 1 &&
 		st.matches(changed[0]) && (st.records[0].RecordTTL == probeChangedTTL || st.records[0].RecordTTL == 0)
 
-	res.Class = ClassLastWriterWins
+	res.Class = extdns.ClassLastWriterWins
 	if res.CreateRefused && res.WrongDeleteRefused {
-		res.Class = ClassAtomic
+		res.Class = extdns.ClassAtomic
 	}
 	return res, nil
 }

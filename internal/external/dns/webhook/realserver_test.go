@@ -44,7 +44,7 @@ import (
 // realServer is one provider behind external-dns's webhook server.
 type realServer struct {
 	name  string
-	class webhook.Class
+	class extdns.Class
 	srv   *controlplane.WebhookServer
 	// bind is the BIND behind the rfc2136 provider.
 	bind *controlplane.BIND
@@ -57,11 +57,11 @@ func startRealServer(t *testing.T, provider string) realServer {
 	if _, err := controlplane.WebhookServerPath(); err != nil {
 		controlplane.RequireWebhookServer(t, err)
 	}
-	rs := realServer{name: provider, class: webhook.ClassLastWriterWins}
+	rs := realServer{name: provider, class: extdns.ClassLastWriterWins}
 	opts := controlplane.WebhookOptions{Provider: provider}
 	switch provider {
 	case controlplane.WebhookInMemory:
-		rs.class = webhook.ClassAtomic
+		rs.class = extdns.ClassAtomic
 	case controlplane.WebhookRFC2136:
 		b, err := controlplane.StartBIND(t.Context(), controlplane.BINDOptions{})
 		controlplane.RequireBIND(t, err)
@@ -182,7 +182,7 @@ func TestRealServerConcurrentCreators(t *testing.T) {
 				name := fmt.Sprintf("race%d.%s", round, rs.srv.Zone)
 				owner := func(i int) string { return fmt.Sprintf("myapp-operator/install-%d/ns/app/uid-%d", i, i) }
 				errs := raceCreators(t, clients, name, owner)
-				if rs.class == webhook.ClassAtomic {
+				if rs.class == extdns.ClassAtomic {
 					winner := wantOneWinner(t, errs, owner)
 					if got, err := clients[0].Get(t.Context(), name); err != nil || got.Owner != owner(winner) {
 						t.Fatalf("round %d: the server holds %+v, %v; want writer %d's", round, got, err, winner)

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
-	"github.com/myapp-operator/myapp-operator/internal/external/dns/rfc2136"
 )
 
 // Record types the client reads.
@@ -60,13 +59,17 @@ type nameState struct {
 	// externalDNS are the owner IDs of the external-dns TXT registry
 	// records that claim the name ("" for one without an owner ID).
 	externalDNS []string
+	// otherTypes says the name holds records of a type the client does not
+	// write (an AAAA, an MX, a TXT of its own): such a name is no one's to
+	// take, as on RFC 2136, whose create requires that nothing is there.
+	otherTypes bool
 }
 
 func (s *nameState) exists() bool { return len(s.records) > 0 }
 
 // holder is who holds the name: an external-dns installation whose
 // registry claims it, the one owner its owner TXT names, or
-// rfc2136.UnmanagedOwner for records without one owner (none, or several
+// extdns.UnmanagedOwner for records without one owner (none, or several
 // that disagree). It is "" for a free name.
 func (s *nameState) holder() string {
 	switch {
@@ -75,7 +78,7 @@ func (s *nameState) holder() string {
 	case len(s.owners) == 1:
 		return s.owners[0]
 	case len(s.owners) > 1, s.exists():
-		return rfc2136.UnmanagedOwner
+		return extdns.UnmanagedOwner
 	default:
 		return ""
 	}
@@ -118,7 +121,13 @@ func (s *nameState) written() []Endpoint {
 
 // fingerprint identifies what the state holds, to tell whether a write
 // whose outcome is unknown changed anything.
-func (s *nameState) fingerprint() string { return fingerprint(s.written(), s.externalDNS) }
+func (s *nameState) fingerprint() string {
+	ext := s.externalDNS
+	if s.otherTypes {
+		ext = append(slices.Clone(ext), "(other types)")
+	}
+	return fingerprint(s.written(), ext)
+}
 
 // fingerprint identifies a set of endpoints and external-dns registry
 // owners, whatever their order.
@@ -139,7 +148,7 @@ func fingerprint(written []Endpoint, externalDNS []string) string {
 
 func (s *nameState) clone() nameState {
 	return nameState{name: s.name, records: slices.Clone(s.records), ownerTXTs: slices.Clone(s.ownerTXTs),
-		owners: slices.Clone(s.owners), externalDNS: slices.Clone(s.externalDNS)}
+		owners: slices.Clone(s.owners), externalDNS: slices.Clone(s.externalDNS), otherTypes: s.otherTypes}
 }
 
 func clampTTL(ttl int64) int32 {
@@ -168,7 +177,7 @@ func unquote(s string) string {
 
 // ownerName is where name's owner TXT lives: the RFC 2136 client's layout,
 // so the owner records of both clients are the same records.
-func ownerName(name string) string { return rfc2136.OwnerLabel + "." + name }
+func ownerName(name string) string { return extdns.OwnerLabel + "." + name }
 
 // endpointKind says what an endpoint is to this client.
 type endpointKind int
@@ -187,7 +196,7 @@ const (
 // claims ("a-www.example.com", "cname-www.example.com"), and its old format
 // claims the name itself; both are recognised. A registry with its own
 // --txt-prefix or --txt-suffix is not: such a name's A or CNAME still has
-// no owner TXT of this client's, so it is held by rfc2136.UnmanagedOwner
+// no owner TXT of this client's, so it is held by extdns.UnmanagedOwner
 // and never touched either.
 var registryTypePrefixes = []string{"a-", "aaaa-", "cname-", "txt-", "ns-", "mx-", "srv-", "naptr-", "ptr-", "caa-"}
 
@@ -202,9 +211,9 @@ func classify(ep Endpoint) (endpointKind, []string, []string) {
 		return kindRecord, []string{name}, nil
 	case typeTXT:
 	default:
-		return kindOther, nil, nil
+		return kindOther, []string{name}, nil
 	}
-	if rest, ok := strings.CutPrefix(name, rfc2136.OwnerLabel+"."); ok {
+	if rest, ok := strings.CutPrefix(name, extdns.OwnerLabel+"."); ok {
 		owners := make([]string, 0, len(ep.Targets))
 		for _, t := range ep.Targets {
 			owners = append(owners, unquote(t))
@@ -221,7 +230,7 @@ func classify(ep Endpoint) (endpointKind, []string, []string) {
 	case len(ids) == 0 && strings.HasPrefix(name, claimLabel+"."):
 		return kindClaim, []string{name}, nil
 	case len(ids) == 0:
-		return kindOther, nil, nil
+		return kindOther, []string{name}, nil
 	}
 	claimed := []string{name}
 	first, rest, _ := strings.Cut(name, ".")
@@ -278,9 +287,9 @@ func (z *zoneState) get(name string) *nameState {
 }
 
 // add puts an endpoint read or written into the state; adding one that is
-// there already changes nothing. Endpoints outside the zone and of other
-// kinds are dropped: the zone may be large, and only these concern the
-// client.
+// there already changes nothing. Endpoints outside the zone are dropped,
+// and of the records of other types only that they are there is kept: the
+// zone may be large, and only that concerns the client.
 func (z *zoneState) add(ep Endpoint) {
 	kind, names, owners := classify(ep)
 	for _, name := range names {
@@ -306,6 +315,8 @@ func (z *zoneState) add(ep Endpoint) {
 			}
 		case kindExternalDNS:
 			st.externalDNS = append(st.externalDNS, owners...)
+		case kindOther:
+			st.otherTypes = true
 		}
 	}
 }

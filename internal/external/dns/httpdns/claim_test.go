@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package dns_test
+package httpdns_test
 
 import (
 	"net/http"
@@ -32,7 +32,7 @@ import (
 // TestInstallationClaims (issue 32 item 5, T2): a claim is not there until
 // written, is the last one written whoever wrote it, and a bad one is
 // refused before it is sent. A service without the endpoint answers 404 to
-// the write, which the claim's keeper reads as "keeps no claims".
+// the write, which the claim's keeper takes as a check that failed.
 func TestInstallationClaims(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()

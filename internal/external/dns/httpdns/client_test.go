@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package dns_test
+package httpdns_test
 
 import (
 	"bytes"
@@ -38,6 +38,8 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/dnstest"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 )
@@ -61,7 +63,7 @@ func newClient(t testing.TB, baseURL string, mutate ...func(*external.Config)) d
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	c, err := dns.New(cfg)
+	c, err := httpdns.New(cfg)
 	if err != nil {
 		t.Fatalf("dns.New: %v", err)
 	}
@@ -652,7 +654,7 @@ func TestTLSWithCustomCA(t *testing.T) {
 
 	badCA := filepath.Join(t.TempDir(), "bad.pem")
 	g.Expect(os.WriteFile(badCA, []byte("not a certificate"), 0o600)).To(Succeed())
-	_, err = dns.New(external.Config{BaseURL: srv.URL, Token: external.StaticTokenSource("t"), CAFile: badCA})
+	_, err = httpdns.New(external.Config{BaseURL: srv.URL, Token: external.StaticTokenSource("t"), CAFile: badCA})
 	g.Expect(err).To(MatchError(ContainSubstring("holds no PEM certificate")))
 }
 
@@ -782,7 +784,7 @@ func TestConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := dns.New(tt.cfg)
+			_, err := httpdns.New(tt.cfg)
 			g.Expect(err).To(MatchError(ContainSubstring(tt.want)))
 		})
 	}
@@ -1063,4 +1065,13 @@ func TestListPages(t *testing.T) {
 			g.Expect(calls).To(Equal(tt.wantCalls))
 		})
 	}
+}
+
+// TestConformance runs the dns.Client contract's suite on the HTTP client
+// against the simulator.
+func TestConformance(t *testing.T) {
+	dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
+		_, url := simtest.Start(t, simulator.Options{Token: testToken})
+		return dnstest.Backend{Client: newClient(t, url), Zone: "example.com"}
+	})
 }
