@@ -88,11 +88,12 @@ test: manifests generate fmt vet controlplane kustomize helm-lint helm4 bind9 pd
 	cd test/alerts && KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 
 # UNIT_PKGS are the packages whose tests need no control plane, no BIND and
-# no built binary: the planners (backupplan, dnsplan), pass, the contract,
-# the external HTTP clients and the simulator (on in-process servers), the
-# Argo CD health checks and the docs' links.
+# no built binary: the planners (backupplan, dnsplan, restoreplan), pass,
+# the contract, the external HTTP clients and the simulator (on in-process
+# servers), the Argo CD health checks and the docs' links.
 UNIT_PKGS ?= ./internal/reconcile/pass/... ./internal/reconcile/backupconfig/backupplan/... \
-	./internal/reconcile/myapp/dnsplan/... ./internal/contract/... ./internal/external \
+	./internal/reconcile/myapp/dnsplan/... ./internal/reconcile/restore/restoreplan/... \
+	./internal/contract/... ./internal/external \
 	./internal/external/backup/... ./internal/external/dns ./internal/external/internal/... \
 	./internal/external/dns/httpdns ./internal/simulator/... ./internal/health/... ./test/docs/...
 

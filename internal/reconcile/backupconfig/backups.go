@@ -120,7 +120,7 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 	r.carryRefusedSlot(s)
 	p := backupplan.PlanNewBackup(r.observeNewBackup(s))
 	for range maxNewBackupSteps {
-		if p.Step == backupplan.NewNothing {
+		if p.Action == backupplan.NewNothing {
 			break
 		}
 		a := r.askBackupService(ctx, s, p)

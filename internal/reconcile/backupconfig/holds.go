@@ -226,7 +226,7 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 	// Two reads at most: this BackupConfig's own answer, and the
 	// confirmation.
 	for range 2 {
-		if p.Need == backupplan.HoldNeedNothing {
+		if p.Need == backupplan.NeedNothing {
 			break
 		}
 		if err := r.readForHold(ctx, s, app, &o, p.Need); err != nil {
@@ -241,8 +241,8 @@ func (r *Reconciler) appHoldWanted(ctx context.Context, s *scope, app *appsv1alp
 // BackupConfig's own final backup, or the namespace's BackupConfigs from
 // the API server.
 func (r *Reconciler) readForHold(ctx context.Context, s *scope, app *appsv1alpha1.MyApp, o *backupplan.HoldObservation,
-	need backupplan.HoldNeed) error {
-	if need == backupplan.HoldNeedOwnAnswer {
+	need backupplan.Need) error {
+	if need == backupplan.NeedOwnFinalBackup {
 		if s.holdCheckErr != nil {
 			// The service failed for this pass already: the hold stays, the
 			// safe side, and the failure stands for this MyApp too.

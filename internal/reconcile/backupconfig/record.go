@@ -92,21 +92,21 @@ func (r *Reconciler) recordNewBackupAnswer(ctx context.Context, s *scope, p back
 	a newBackupAnswer) (ctrl.Result, error) {
 	var tooLarge *contentTooLargeError
 	switch {
-	case p.Step == backupplan.NewSkipSlot:
+	case p.Action == backupplan.NewSkipSlot:
 		r.skipSlot(ctx, s)
 	case errors.As(a.err, &tooLarge):
 		return r.contentProblem(ctx, s, tooLarge)
-	case a.err != nil && p.Step == backupplan.NewStartSlot && isRefusal(a.err):
+	case a.err != nil && p.Action == backupplan.NewStartSlot && isRefusal(a.err):
 		r.skipRefusedSlot(ctx, s, a.err)
 	case a.err != nil:
-		return r.serviceError(ctx, s, newStepAction[p.Step], a.err)
-	case p.Step == backupplan.NewList:
+		return r.serviceError(ctx, s, newStepAction[p.Action], a.err)
+	case p.Action == backupplan.NewList:
 		r.recordListed(ctx, s, a.listed, a.running)
 	default:
-		if p.Step == backupplan.NewStartSlot {
+		if p.Action == backupplan.NewStartSlot {
 			r.advanceSchedule(s)
 		}
-		if p.Step == backupplan.NewStartManual {
+		if p.Action == backupplan.NewStartManual {
 			s.bc.Status.LastHandledBackupNow = a.manualValue
 		}
 		r.startedBackup(ctx, s, a.started, a.trigger, p.Attempt)
@@ -244,7 +244,7 @@ func (r *Reconciler) reportFinalBackupFailed(ctx context.Context, s *scope, atte
 }
 
 // newStepAction says what a step was doing, for the event of a failure.
-var newStepAction = map[backupplan.NewStep]string{
+var newStepAction = map[backupplan.NewBackupAction]string{
 	backupplan.NewList:        "listing backups before starting one",
 	backupplan.NewStartManual: "starting an on-demand backup",
 	backupplan.NewStartSlot:   "starting a backup",

@@ -134,7 +134,7 @@ func (r *Reconciler) askForFinal(ctx context.Context, s *scope, p backupplan.Fin
 // answer goes into status through recordNewBackupAnswer (record.go).
 func (r *Reconciler) askBackupService(ctx context.Context, s *scope, p backupplan.NewBackupPlan) newBackupAnswer {
 	var a newBackupAnswer
-	switch p.Step {
+	switch p.Action {
 	case backupplan.NewSkipSlot, backupplan.NewNothing:
 	case backupplan.NewList:
 		listed, err := s.listOwn(ctx, s.owner)
@@ -151,7 +151,7 @@ func (r *Reconciler) askBackupService(ctx context.Context, s *scope, p backuppla
 // startOf is the trigger and idempotency key of a start step, and for a
 // backup-now start the annotation's value it answers.
 func (r *Reconciler) startOf(s *scope, p backupplan.NewBackupPlan) (backupv1alpha1.BackupTrigger, string, string) {
-	switch p.Step {
+	switch p.Action {
 	case backupplan.NewStartManual:
 		value := s.bc.Annotations[backupv1alpha1.BackupNowAnnotation]
 		return backupv1alpha1.TriggerManual, manualKey(s.owner, s.app.UID, value), value

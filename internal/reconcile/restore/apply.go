@@ -34,53 +34,54 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore/restoreplan"
 )
 
 // apply makes the action a plan decided on and records its outcome in the
 // scope; the deferred status write shows it. A write that fails changes the
 // outcome: the Restore stays where it was, or fails when the API server
 // refuses what no retry would change.
-func (r *Reconciler) apply(ctx context.Context, s *scope, st step) (ctrl.Result, error) {
+func (r *Reconciler) apply(ctx context.Context, s *scope, p restoreplan.Plan) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	switch st.act {
-	case actNothing:
+	switch p.Action {
+	case restoreplan.ActNothing:
 		return ctrl.Result{}, nil
-	case actPin:
+	case restoreplan.ActPin:
 		log.Info("Choosing backup", "backupID", s.chosen.ID, "phase", s.chosen.Phase)
 		r.event(s, corev1.EventTypeNormal, eventBackupChosen, actionChoose, "%s", chosenMessage(s))
 		// The status write of this pass is the choice; its event brings the
 		// Restore back for the next step. The requeue is what remains if
 		// that event is lost.
-		return pass.RequeueAfter(r.pollInterval(st.poll)), nil
-	case actWait:
-		return pass.RequeueAfter(r.pollInterval(st.poll)), nil
-	case actCreate:
+		return pass.RequeueAfter(r.pollInterval(p.Wake)), nil
+	case restoreplan.ActWait:
+		return pass.RequeueAfter(r.pollInterval(p.Wake)), nil
+	case restoreplan.ActCreate:
 		return r.createApp(ctx, s)
-	case actAdopt:
+	case restoreplan.ActAdopt:
 		s.restoredUID = s.app.UID
 		log.Info("Taking the MyApp this Restore created before a restart for its own", "myapp", klog.KObj(s.app))
 		r.event(s, corev1.EventTypeNormal, eventMyAppFound, actionCreate,
 			"MyApp %s carries this Restore's mark (%s): it was created by this Restore before it could record it",
 			s.app.Name, backupv1alpha1.RestoreUIDAnnotation)
 		return pass.RequeueAfter(r.AppPollInterval), nil
-	case actReplace:
+	case restoreplan.ActReplace:
 		return r.replaceSpec(ctx, s)
-	case actSucceed:
+	case restoreplan.ActSucceed:
 		log.Info("Restore succeeded", "myapp", klog.KObj(s.app), "backupID", s.backupID())
-		r.event(s, corev1.EventTypeNormal, eventRestoreSucceeded, actionFollow, "%s", readyMessage(s, st.reason))
+		r.event(s, corev1.EventTypeNormal, eventRestoreSucceeded, actionFollow, "%s", readyMessage(s, p.Show.Reason))
 		return ctrl.Result{}, nil
-	case actFail:
-		message := readyMessage(s, st.reason)
-		log.Info("Restore failed", "reason", st.reason, "message", message)
-		r.event(s, corev1.EventTypeWarning, pass.EventReason(st.reason), actionRefuse, "%s", message)
+	case restoreplan.ActFail:
+		message := readyMessage(s, p.Show.Reason)
+		log.Info("Restore failed", "reason", p.Show.Reason, "message", message)
+		r.event(s, corev1.EventTypeWarning, pass.EventReason(p.Show.Reason), actionRefuse, "%s", message)
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, fmt.Errorf("the plan named an unknown action %d", st.act)
+	return ctrl.Result{}, fmt.Errorf("the plan named an unknown action %d", p.Action)
 }
 
 // pollInterval is how soon a waiting Restore looks again.
-func (r *Reconciler) pollInterval(p pollKind) time.Duration {
-	if p == pollBackup {
+func (r *Reconciler) pollInterval(w restoreplan.Wake) time.Duration {
+	if w == restoreplan.WakeBackupPoll {
 		return r.BackupPollInterval
 	}
 	return r.AppPollInterval
@@ -141,15 +142,17 @@ func (r *Reconciler) appWriteFailed(s *scope, what string, err error) (ctrl.Resu
 	s.appWriteErr = err
 	switch {
 	case apierrors.IsInvalid(err):
-		s.outcome = refuse(backupv1alpha1.InvalidAppSpecReason)
-		message := readyMessage(s, s.outcome.reason)
-		r.event(s, corev1.EventTypeWarning, pass.EventReason(s.outcome.reason), actionRefuse, "%s", message)
+		s.outcome = restoreplan.Refuse(backupv1alpha1.InvalidAppSpecReason)
+		message := readyMessage(s, s.outcome.Show.Reason)
+		r.event(s, corev1.EventTypeWarning, pass.EventReason(s.outcome.Show.Reason), actionRefuse, "%s", message)
 		return ctrl.Result{}, nil
 	case apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err):
-		s.outcome = step{phase: backupv1alpha1.RestorePending, reason: backupv1alpha1.RestorePendingReason}
+		s.outcome = restoreplan.Plan{Show: restoreplan.Show{Phase: backupv1alpha1.RestorePending,
+			Reason: backupv1alpha1.RestorePendingReason}}
 		return ctrl.Result{}, pass.Wait(pass.ConflictRetryDelay, fmt.Errorf("%s MyApp %s: %w", what, s.targetName(), err))
 	}
-	s.outcome = step{phase: backupv1alpha1.RestorePending, reason: backupv1alpha1.AppWriteFailedReason}
+	s.outcome = restoreplan.Plan{Show: restoreplan.Show{Phase: backupv1alpha1.RestorePending,
+		Reason: backupv1alpha1.AppWriteFailedReason}}
 	if pass.TroubleStarts(s.base.Status.Conditions, readyCondition, backupv1alpha1.AppWriteFailedReason) {
 		r.event(s, corev1.EventTypeWarning, eventAppWriteFailed, actionCreate, "%s MyApp %s: %v", what, s.targetName(), err)
 	}

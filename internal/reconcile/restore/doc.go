@@ -27,14 +27,16 @@ limitations under the License.
 //
 // Files follow the pass and call downward only: restore_controller.go
 // (setup, Reconcile, the status write) runs the one phase in restore.go,
-// which loops over the plan in plan.go: the plan, pure, decides from an
-// observation which read comes next (read.go makes it) and, once it has
-// read enough, what to do (apply.go does it). status.go derives the
+// which loops over the plan of the restoreplan package: the plan, pure,
+// decides from an observation which read it needs next (read.go makes it)
+// and, once it has read enough, what to do (apply.go does it), what the
+// status shows and when the Restore comes back. status.go derives the
 // conditions and words the messages and events; scope.go is the per-pass
 // scope, index.go the field indexes of Restores in progress (exported for
 // the controllers that must stay out of a restore's way), metrics.go and
-// defaults.go the rest. plan_test.go checks the plan's promises over every
-// observation of a bounded space and over sequences of passes with crashes.
+// defaults.go the rest. restoreplan's tests check the plan's promises over
+// every observation of a bounded space and over sequences of passes with
+// crashes, without a control plane.
 // How a pass runs its phases and reads what they return is shared with the
 // other controllers, in internal/reconcile/pass.
 package restore

@@ -35,6 +35,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore/restoreplan"
 )
 
 // The labels the BackupConfig controller stores with every backup
@@ -58,21 +59,22 @@ func backupConfigOwner(uid types.UID) string {
 	return "backupconfig/" + string(uid)
 }
 
-// read makes the read a plan asked for and records what it found in the
+// read makes the read a plan needs and records what it found in the
 // scope. An error is a failure to read (of the backup service or the API
-// server), never an answer: a missing backup or MyApp is an answer.
-func (r *Reconciler) read(ctx context.Context, s *scope, kind readKind) error {
-	switch kind {
-	case readSource:
+// server), never a finding: a missing backup or MyApp is what the read
+// found.
+func (r *Reconciler) read(ctx context.Context, s *scope, need restoreplan.Need) error {
+	switch need {
+	case restoreplan.NeedSource:
 		return r.readSource(ctx, s)
-	case readBackup:
+	case restoreplan.NeedBackup:
 		return r.readBackup(ctx, s)
-	case readContent:
+	case restoreplan.NeedContent:
 		return r.readContent(ctx, s, s.backupID())
-	case readApp:
+	case restoreplan.NeedApp:
 		return r.readApp(ctx, s)
 	}
-	return fmt.Errorf("the plan asked for an unknown read %d", kind)
+	return fmt.Errorf("the plan needs an unknown read %d", need)
 }
 
 // readSource resolves spec.source to one backup, or to the reason there is
@@ -89,7 +91,7 @@ func (r *Reconciler) readSource(ctx context.Context, s *scope) error {
 	}
 	// The API server refuses a source without exactly one of them; an
 	// object from before that rule, or written around it, is refused here.
-	s.obs.source = &sourceRead{refusal: backupv1alpha1.BackupNotFoundReason}
+	s.obs.Source = &restoreplan.SourceRead{Refusal: backupv1alpha1.BackupNotFoundReason}
 	s.sourceDetail = "spec.source names no backup: set exactly one of backupConfigRef, backupID and storage"
 	return nil
 }
@@ -102,7 +104,7 @@ func (r *Reconciler) resolveBackupConfig(ctx context.Context, s *scope, name str
 	bc := &backupv1alpha1.BackupConfig{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.restore.Namespace, Name: name}, bc)
 	if apierrors.IsNotFound(err) {
-		s.obs.source = &sourceRead{refusal: backupv1alpha1.BackupConfigNotFoundReason}
+		s.obs.Source = &restoreplan.SourceRead{Refusal: backupv1alpha1.BackupConfigNotFoundReason}
 		return nil
 	}
 	if err != nil {
@@ -114,12 +116,12 @@ func (r *Reconciler) resolveBackupConfig(ctx context.Context, s *scope, name str
 	}
 	b, ok := newestSucceeded(backups)
 	if !ok {
-		s.obs.source = &sourceRead{refusal: backupv1alpha1.NoSucceededBackupReason}
+		s.obs.Source = &restoreplan.SourceRead{Refusal: backupv1alpha1.NoSucceededBackupReason}
 		s.sourceDetail = fmt.Sprintf("the backup service lists %d of its backups", len(backups))
 		return nil
 	}
 	s.chosen = &b
-	s.obs.source = &sourceRead{found: true, phase: b.Phase}
+	s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase)}
 	return nil
 }
 
@@ -127,14 +129,15 @@ func (r *Reconciler) resolveBackupConfig(ctx context.Context, s *scope, name str
 func (r *Reconciler) resolveBackupID(ctx context.Context, s *scope, id string) error {
 	b, err := r.Backups.Get(ctx, id)
 	if errors.Is(err, external.ErrNotFound) {
-		s.obs.source = &sourceRead{refusal: backupv1alpha1.BackupNotFoundReason}
+		s.obs.Source = &restoreplan.SourceRead{Refusal: backupv1alpha1.BackupNotFoundReason}
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("reading backup %s: %w", id, err)
 	}
 	s.chosen = &b
-	s.obs.source = &sourceRead{found: true, phase: b.Phase, namespace: b.Labels[backup.LabelNamespace]}
+	s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase),
+		Namespace: b.Labels[backup.LabelNamespace]}
 	return nil
 }
 
@@ -163,16 +166,16 @@ func (r *Reconciler) resolveStorage(ctx context.Context, s *scope, namespace, na
 			// Labels that said nothing, or that lied: the content decides.
 			continue
 		}
-		if problem == "" && payload.Metadata.OwnerID != s.obs.ownerID {
+		if problem == "" && payload.Metadata.OwnerID != s.obs.OwnerID {
 			s.skippedForeign++
 			continue
 		}
 		s.chosen = &b
-		s.obs.source = &sourceRead{found: true, phase: b.Phase}
+		s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase)}
 		s.setContent(payload, problem, detail)
 		return nil
 	}
-	s.obs.source = &sourceRead{refusal: backupv1alpha1.NoBackupFoundReason}
+	s.obs.Source = &restoreplan.SourceRead{Refusal: backupv1alpha1.NoBackupFoundReason}
 	return nil
 }
 
@@ -233,16 +236,16 @@ func storageCandidates(backups []backup.Backup, namespace, name string) []backup
 // readBackup reads the chosen backup again: it may have been deleted, or
 // have finished, since it was chosen.
 func (r *Reconciler) readBackup(ctx context.Context, s *scope) error {
-	b, err := r.Backups.Get(ctx, s.obs.pinned)
+	b, err := r.Backups.Get(ctx, s.obs.Pinned)
 	if errors.Is(err, external.ErrNotFound) {
-		s.obs.backup = &backupRead{}
+		s.obs.Backup = &restoreplan.BackupRead{}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading backup %s: %w", s.obs.pinned, err)
+		return fmt.Errorf("reading backup %s: %w", s.obs.Pinned, err)
 	}
 	s.chosen = &b
-	s.obs.backup = &backupRead{found: true, phase: b.Phase}
+	s.obs.Backup = &restoreplan.BackupRead{Found: true, Phase: planPhase(b.Phase)}
 	return nil
 }
 
@@ -295,10 +298,10 @@ func decodeContent(data []byte) (*backupcontent.Payload, string, string) {
 // setContent records what reading the content found.
 func (s *scope) setContent(payload *backupcontent.Payload, problem, detail string) {
 	s.payload, s.contentDetail = payload, detail
-	s.obs.content = &contentRead{problem: problem}
+	s.obs.Content = &restoreplan.ContentRead{Problem: problem}
 	if payload != nil {
-		s.obs.content.ownerID = payload.Metadata.OwnerID
-		s.obs.content.namespace = payload.MyApp.Namespace
+		s.obs.Content.OwnerID = payload.Metadata.OwnerID
+		s.obs.Content.Namespace = payload.MyApp.Namespace
 	}
 }
 
@@ -310,24 +313,24 @@ func (s *scope) setContent(payload *backupcontent.Payload, problem, detail strin
 func (r *Reconciler) readApp(ctx context.Context, s *scope) error {
 	name := s.targetName()
 	if name == "" {
-		return errors.New("the plan asked for the target MyApp before its name was known")
+		return errors.New("the plan needs the target MyApp before its name is known")
 	}
 	app := &appsv1alpha1.MyApp{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.restore.Namespace, Name: name}, app)
 	if apierrors.IsNotFound(err) {
-		s.obs.app = &appRead{}
+		s.obs.App = &restoreplan.AppRead{}
 		app = nil
 	} else if err != nil {
 		return fmt.Errorf("reading MyApp %s: %w", name, err)
 	} else {
 		s.app = app
-		s.obs.app = observeApp(app)
+		s.obs.App = observeApp(app)
 	}
 	busy, err := r.restoreAhead(ctx, s, name, app)
 	if err != nil {
 		return err
 	}
-	s.obs.app.busyWith = busy
+	s.obs.App.BusyWith = busy
 	return nil
 }
 
@@ -377,23 +380,35 @@ func createdBefore(a, b *backupv1alpha1.Restore) bool {
 }
 
 // observeApp is what a plan needs of a MyApp.
-func observeApp(app *appsv1alpha1.MyApp) *appRead {
-	a := &appRead{
-		exists:             true,
-		uid:                app.UID,
-		markedBy:           types.UID(app.Annotations[backupv1alpha1.RestoreUIDAnnotation]),
-		deleting:           !app.DeletionTimestamp.IsZero(),
-		generation:         app.Generation,
-		observedGeneration: app.Status.ObservedGeneration,
-		host:               app.Spec.Host,
+func observeApp(app *appsv1alpha1.MyApp) *restoreplan.AppRead {
+	a := &restoreplan.AppRead{
+		Exists:             true,
+		UID:                string(app.UID),
+		MarkedBy:           app.Annotations[backupv1alpha1.RestoreUIDAnnotation],
+		Deleting:           !app.DeletionTimestamp.IsZero(),
+		Generation:         app.Generation,
+		ObservedGeneration: app.Status.ObservedGeneration,
+		Host:               app.Spec.Host,
 	}
 	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition); c != nil {
-		a.ready, a.readyGeneration = c.Status == metav1.ConditionTrue, c.ObservedGeneration
+		a.Ready, a.ReadyGeneration = c.Status == metav1.ConditionTrue, c.ObservedGeneration
 	}
 	if dns := app.Status.DNS; dns != nil {
-		a.dnsState, a.dnsName = dns.State, dns.Name
+		a.DNSState, a.DNSName = dns.State, dns.Name
 	}
 	return a
+}
+
+// planPhase is a backup's phase in the plan's words: a phase the service
+// reports that is neither SUCCEEDED nor FAILED is a backup not finished.
+func planPhase(p backup.Phase) restoreplan.BackupPhase {
+	switch p {
+	case backup.PhaseSucceeded:
+		return restoreplan.BackupSucceeded
+	case backup.PhaseFailed:
+		return restoreplan.BackupFailed
+	}
+	return restoreplan.BackupRunning
 }
 
 // serviceMessage is the backup service's own explanation of a failure,

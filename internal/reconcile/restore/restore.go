@@ -26,20 +26,21 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore/restoreplan"
 )
 
 // reconcileRestore is the pass's one phase: it plans, makes the read the
 // plan asks for, and plans again, until the plan names what to do, which it
 // then does. The loop holds no choice of its own: every branch is the
-// plan's (plan.go).
+// plan's (restoreplan).
 func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (ctrl.Result, error) {
 	for range maxReadsPerPass {
-		st := plan(s.obs)
-		s.outcome = st
-		if st.read == readNothing {
-			return r.apply(ctx, s, st)
+		p := restoreplan.Make(s.obs)
+		s.outcome = p
+		if p.Need == restoreplan.NeedNothing {
+			return r.apply(ctx, s, p)
 		}
-		if err := r.read(ctx, s, st.read); err != nil {
+		if err := r.read(ctx, s, p.Need); err != nil {
 			return r.readFailed(ctx, s, err)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore/restoreplan"
 )
 
 // scope is what one reconcile pass knows about a Restore. The reads fill
@@ -37,10 +38,10 @@ type scope struct {
 	base *backupv1alpha1.Restore
 	now  time.Time
 	// obs is what the plan decides from.
-	obs observation
-	// outcome is the step the pass ended with: the plan's, or what apply
+	obs restoreplan.Observation
+	// outcome is the plan the pass ended with: the plan's, or what apply
 	// made of it when a write failed. setStatus derives the status from it.
-	outcome step
+	outcome restoreplan.Plan
 
 	// chosen is the backup the source resolved to (before a backup is
 	// chosen), or the chosen backup as the backup service reports it now.
@@ -67,19 +68,19 @@ type scope struct {
 // newScope starts a pass over restore, by the installation ownerID, at now.
 func newScope(restore *backupv1alpha1.Restore, ownerID string, now time.Time) *scope {
 	st := restore.Status
-	obs := observation{
-		restoreUID:  restore.UID,
-		ownerID:     ownerID,
-		namespace:   restore.Namespace,
-		policy:      cmp.Or(restore.Spec.Target.ExistingApp, backupv1alpha1.ExistingAppFail),
-		phase:       st.Phase,
-		restoredUID: st.RestoredAppUID,
+	obs := restoreplan.Observation{
+		RestoreUID:  string(restore.UID),
+		OwnerID:     ownerID,
+		Namespace:   restore.Namespace,
+		Policy:      cmp.Or(restore.Spec.Target.ExistingApp, backupv1alpha1.ExistingAppFail),
+		Phase:       st.Phase,
+		RestoredUID: string(st.RestoredAppUID),
 	}
 	if st.Backup != nil {
-		obs.pinned = st.Backup.ID
+		obs.Pinned = st.Backup.ID
 	}
 	if storage := restore.Spec.Source.Storage; storage != nil {
-		obs.sourceNamespace = storage.Namespace
+		obs.SourceNamespace = storage.Namespace
 	}
 	return &scope{restore: restore, base: restore.DeepCopy(), now: now, obs: obs}
 }
@@ -87,8 +88,8 @@ func newScope(restore *backupv1alpha1.Restore, ownerID string, now time.Time) *s
 // backupID is the ID of the backup the pass works with: the chosen one, or
 // the one the source resolved to.
 func (s *scope) backupID() string {
-	if s.obs.pinned != "" {
-		return s.obs.pinned
+	if s.obs.Pinned != "" {
+		return s.obs.Pinned
 	}
 	if s.chosen != nil {
 		return s.chosen.ID

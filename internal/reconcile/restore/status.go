@@ -89,14 +89,14 @@ var backupReasons = external.Reasons{
 // the target, the MyApp written, the phase and the conditions.
 func setStatus(s *scope) {
 	st := &s.restore.Status
-	phase, reason := s.outcome.phase, s.outcome.reason
+	phase, reason := s.outcome.Show.Phase, s.outcome.Show.Reason
 	if s.serviceErr != nil {
 		phase, reason = st.Phase, backupReasons.For(s.serviceErr)
 	}
 	phase = cmp.Or(phase, st.Phase, backupv1alpha1.RestorePending)
 	reason = cmp.Or(reason, backupv1alpha1.RestorePendingReason)
 
-	if s.outcome.pin && st.Backup == nil && s.chosen != nil {
+	if s.outcome.Pin && st.Backup == nil && s.chosen != nil {
 		st.Backup = chosenBackup(*s.chosen)
 		st.StartTime = statusTime(s.now)
 	}
@@ -207,7 +207,7 @@ func readyMessage(s *scope, reason string) string {
 		return fmt.Sprintf("Backup %s is still running; the Restore goes on once it has succeeded.", id)
 	case backupv1alpha1.TargetBusyReason:
 		return fmt.Sprintf("Restore %s is writing MyApp %s; this Restore waits until it has finished, then finds the "+
-			"MyApp it left (spec.target.existingApp decides what happens to it).", s.obs.app.busyWith, target)
+			"MyApp it left (spec.target.existingApp decides what happens to it).", s.obs.App.BusyWith, target)
 	case backupv1alpha1.TargetBeingDeletedReason:
 		return fmt.Sprintf("MyApp %s is being deleted; the Restore creates it from backup %s once it is gone.", target, id)
 	case backupv1alpha1.AppWriteFailedReason:
@@ -244,7 +244,7 @@ func refusalMessage(s *scope, reason string) string {
 	case backupv1alpha1.NoBackupFoundReason:
 		storage := s.restore.Spec.Source.Storage
 		msg := fmt.Sprintf("The backup storage holds no succeeded backup of MyApp %s/%s taken by this installation "+
-			"(owner ID %s)", cmp.Or(storage.Namespace, ns), storage.AppName, s.obs.ownerID)
+			"(owner ID %s)", cmp.Or(storage.Namespace, ns), storage.AppName, s.obs.OwnerID)
 		if s.skippedForeign > 0 {
 			msg += fmt.Sprintf("; %d of it were taken by other installations", s.skippedForeign)
 		}
@@ -254,7 +254,7 @@ func refusalMessage(s *scope, reason string) string {
 		if s.sourceDetail != "" {
 			return capitalize(s.sourceDetail) + "." + again
 		}
-		if s.obs.pinned != "" {
+		if s.obs.Pinned != "" {
 			return fmt.Sprintf("Backup %s, which this Restore chose, no longer exists in the backup service.", id) + again
 		}
 		return fmt.Sprintf("The backup service has no backup %s.", s.restore.Spec.Source.BackupID) + again
@@ -272,19 +272,19 @@ func refusalMessage(s *scope, reason string) string {
 	case backupv1alpha1.ForeignBackupReason:
 		return fmt.Sprintf("Backup %s was taken by the installation with owner ID %s, not by this one (owner ID %s): "+
 			"its DNS records and backups are that installation's. Restore it there, or run this installation with "+
-			"--owner-id %s if it replaces that one.", id, s.obs.content.ownerID, s.obs.ownerID, s.obs.content.ownerID) + again
+			"--owner-id %s if it replaces that one.", id, s.obs.Content.OwnerID, s.obs.OwnerID, s.obs.Content.OwnerID) + again
 	case backupv1alpha1.BackupOfAnotherNamespaceReason:
-		if s.obs.sourceNamespace != "" && s.obs.sourceNamespace != ns {
+		if s.obs.SourceNamespace != "" && s.obs.SourceNamespace != ns {
 			return fmt.Sprintf("spec.source.storage.namespace is %s, and a Restore in namespace %s restores only "+
 				"backups of MyApps of %s. Create the Restore in %s, or leave the field empty.",
-				s.obs.sourceNamespace, ns, ns, s.obs.sourceNamespace) + again
+				s.obs.SourceNamespace, ns, ns, s.obs.SourceNamespace) + again
 		}
 		return fmt.Sprintf("Backup %s is of a MyApp of another namespace, and a Restore in namespace %s restores only "+
 			"backups of MyApps of %s. Create the Restore in the namespace the backup was taken in.", id, ns, ns) + again
 	case backupv1alpha1.TargetExistsReason:
 		return fmt.Sprintf("MyApp %s already exists in namespace %s (UID %s) and spec.target.existingApp is Fail. "+
 			"Delete it, restore under another spec.target.name, or set existingApp: Replace to replace its spec.",
-			target, ns, s.obs.app.uid) + again
+			target, ns, s.obs.App.UID) + again
 	case backupv1alpha1.InvalidAppSpecReason:
 		return fmt.Sprintf("The API server refused MyApp %s as backup %s holds it: %s.", target, id,
 			apiMessage(s.appWriteErr)) + again

@@ -25,16 +25,44 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore/restoreplan"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 var statusNow = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// The Restore of the status tests, and the installations whose backups it
+// reads.
+const (
+	thisRestore  types.UID = "restore-uid"
+	ownOwnerID             = "cluster-a"
+	otherOwnerID           = "cluster-b"
+)
+
+// failureReasons are the reasons of a Failed Restore, as the API documents
+// them; restoreplan's promises hold the plan to the same list.
+var failureReasons = map[string]bool{
+	backupv1alpha1.BackupConfigNotFoundReason:     true,
+	backupv1alpha1.NoSucceededBackupReason:        true,
+	backupv1alpha1.NoBackupFoundReason:            true,
+	backupv1alpha1.BackupNotFoundReason:           true,
+	backupv1alpha1.BackupNotSucceededReason:       true,
+	backupv1alpha1.BackupHasNoContentReason:       true,
+	backupv1alpha1.UnsupportedBackupFormatReason:  true,
+	backupv1alpha1.InvalidBackupContentReason:     true,
+	backupv1alpha1.ForeignBackupReason:            true,
+	backupv1alpha1.BackupOfAnotherNamespaceReason: true,
+	backupv1alpha1.TargetExistsReason:             true,
+	backupv1alpha1.InvalidAppSpecReason:           true,
+	backupv1alpha1.RestoredAppDeletedReason:       true,
+}
 
 func testRestore() *backupv1alpha1.Restore {
 	return &backupv1alpha1.Restore{
@@ -109,7 +137,8 @@ func TestStatusPinsTheChoiceOnce(t *testing.T) {
 			labelBackupConfig: "web-nightly", labelTrigger: "Schedule"}}
 	s := newScope(testRestore(), ownOwnerID, statusNow)
 	s.chosen, s.payload = &chosen, testPayload()
-	s.outcome = step{act: actPin, pin: true, phase: backupv1alpha1.RestorePending, reason: backupv1alpha1.RestorePendingReason}
+	s.outcome = restoreplan.Plan{Action: restoreplan.ActPin, Pin: true,
+		Show: restoreplan.Show{Phase: backupv1alpha1.RestorePending, Reason: backupv1alpha1.RestorePendingReason}}
 	setStatus(s)
 	st := s.restore.Status
 	g.Expect(st.Phase).To(Equal(backupv1alpha1.RestorePending))
@@ -124,7 +153,8 @@ func TestStatusPinsTheChoiceOnce(t *testing.T) {
 
 	later := newScope(s.restore.DeepCopy(), ownOwnerID, statusNow.Add(time.Minute))
 	later.chosen = &backup.Backup{ID: "bk-8", Phase: backup.PhaseSucceeded}
-	later.outcome = step{act: actPin, pin: true, phase: backupv1alpha1.RestorePending, reason: backupv1alpha1.RestorePendingReason}
+	later.outcome = restoreplan.Plan{Action: restoreplan.ActPin, Pin: true,
+		Show: restoreplan.Show{Phase: backupv1alpha1.RestorePending, Reason: backupv1alpha1.RestorePendingReason}}
 	setStatus(later)
 	g.Expect(later.restore.Status.Backup.ID).To(Equal("bk-7"), "a choice in the status is never replaced")
 	g.Expect(later.restore.Status.StartTime.Time).To(Equal(statusNow))
@@ -142,7 +172,8 @@ func TestStatusDescribesABackupFromItsLabelsUntilItsContentIsRead(t *testing.T) 
 	r.Spec.Source = backupv1alpha1.RestoreSource{BackupID: "bk-9"}
 	s := newScope(r, ownOwnerID, statusNow)
 	s.chosen = &chosen
-	s.outcome = plan(observation{phase: "", source: &sourceRead{found: true, phase: backup.PhaseRunning}})
+	s.outcome = restoreplan.Make(restoreplan.Observation{
+		Source: &restoreplan.SourceRead{Found: true, Phase: restoreplan.BackupRunning}})
 	setStatus(s)
 	st := s.restore.Status
 	g.Expect(st.Backup.Trigger).To(Equal("Manual"))
@@ -160,7 +191,7 @@ func TestAServiceFailureKeepsThePhase(t *testing.T) {
 	r := testRestore()
 	r.Status.Phase = backupv1alpha1.RestoreRestoring
 	s := newScope(r, ownOwnerID, statusNow)
-	s.outcome = step{read: readBackup}
+	s.outcome = restoreplan.Plan{Need: restoreplan.NeedBackup}
 	s.serviceErr = &external.Error{Kind: external.KindTransient, Service: "backup", Operation: "get", Message: "connection refused"}
 	setStatus(s)
 	g.Expect(s.restore.Status.Phase).To(Equal(backupv1alpha1.RestoreRestoring))
@@ -169,7 +200,7 @@ func TestAServiceFailureKeepsThePhase(t *testing.T) {
 	g.Expect(fixtures.Condition(s.restore.Status.Conditions, reconcilingCondition).Status).To(Equal(metav1.ConditionTrue))
 
 	fresh := newScope(testRestore(), ownOwnerID, statusNow)
-	fresh.outcome = step{read: readSource}
+	fresh.outcome = restoreplan.Plan{Need: restoreplan.NeedSource}
 	fresh.serviceErr = &external.Error{Kind: external.KindInvalid, Service: "backup", Operation: "list", Message: "the bucket does not exist."}
 	setStatus(fresh)
 	g.Expect(fresh.restore.Status.Phase).To(Equal(backupv1alpha1.RestorePending), "a new Restore is Pending")
@@ -196,8 +227,8 @@ func TestEveryRefusalSaysWhatToDo(t *testing.T) {
 				r.Spec.Source = backupv1alpha1.RestoreSource{BackupID: "bk-404"}
 			}
 			s := newScope(r, ownOwnerID, statusNow)
-			s.obs.content = &contentRead{ownerID: otherOwnerID}
-			s.obs.app = &appRead{exists: true, uid: "live-uid"}
+			s.obs.Content = &restoreplan.ContentRead{OwnerID: otherOwnerID}
+			s.obs.App = &restoreplan.AppRead{Exists: true, UID: "live-uid"}
 			s.contentDetail = "the detail"
 			s.sourceDetail = ""
 			s.appWriteErr = errors.New("spec.host: Invalid value")

@@ -16,16 +16,18 @@ limitations under the License.
 
 // Package backupplan decides what a BackupConfig's passes do with the
 // backup service and with the final-backup holds on MyApps, as data: each
-// planner turns one observation (what the pass knows) into the next step
-// and the outcome. It reads nothing, calls nothing, and has no clock (the
-// observation carries the time); it imports the standard library only
-// (TestThePlansImportOnlyTheStandardLibrary), so every decision is checked
+// planner turns one observation (what the pass knows) into a plan: what to
+// read first (a Need, one type for the package), or what to do (an
+// action) and when to come back (a Wake). It reads nothing, calls nothing,
+// and has no clock (the observation carries the time); it imports the
+// standard library and the API's types only, the rule of every planner
+// (TestThePlannerImportsNoClientAndNoClock), so every decision is checked
 // over every observation of a bounded space and over seeded sequences
 // against a model of the world, without a control plane (make test-unit).
 // The backupconfig package observes, applies and shows.
 //
 // The planners:
-//   - PlanNewBackup: the next step for new backups (skip a slot, list the
+//   - PlanNewBackup: the next action for new backups (skip a slot, list the
 //     service's backups, start one for a backup-now request, a slot or a
 //     change, or nothing) and the one wake-up of the pass;
 //   - PlanFinalBackup: a MyApp's final backup, for a BackupConfig in use

@@ -73,21 +73,6 @@ type Tally struct {
 	Failed             int
 }
 
-// FinalNeed is what a final-backup plan must read before it decides.
-type FinalNeed int
-
-const (
-	// NeedNothing: the plan decided.
-	NeedNothing FinalNeed = iota
-	// NeedAppFromAPIServer: read the MyApp from the API server.
-	NeedAppFromAPIServer
-	// NeedNamespace: read the namespace, whose deletion takes the MyApp
-	// along.
-	NeedNamespace
-	// NeedAttempts: list the service's final attempts.
-	NeedAttempts
-)
-
 // FinalAction is what a pass does about a final backup.
 type FinalAction int
 
@@ -122,7 +107,7 @@ const (
 // FinalPlan is the decision.
 type FinalPlan struct {
 	// Need, when set, is what to read first; the rest is unset.
-	Need   FinalNeed
+	Need   Need
 	Action FinalAction
 	// Attempt numbers the final backup to start.
 	Attempt int

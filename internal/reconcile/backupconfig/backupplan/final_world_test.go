@@ -254,13 +254,13 @@ func (w *finalWorld) decideHold(self *bcModel, fetchedReason string) error {
 	for {
 		p := PlanHold(o)
 		switch p.Need {
-		case HoldNeedOwnAnswer:
+		case NeedOwnFinalBackup:
 			if w.mode == serviceDown {
 				return errServiceDown
 			}
 			o.OwnAsked, o.OwnSucceeded = true, w.finalSucceeded(self)
 			continue
-		case HoldNeedConfirmation:
+		case NeedHoldersFromAPIServer:
 			o.Confirmed = true
 			for _, b := range w.live() {
 				o.Live = append(o.Live, w.view(b, self, fetchedReason))

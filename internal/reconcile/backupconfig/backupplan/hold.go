@@ -62,7 +62,7 @@ func PlanAddHold(optIn, appDeleting, appHeld, cacheBehind bool) bool {
 }
 
 // HoldObservation is what a pass knows when it asks whether the hold on a
-// MyApp is still wanted, and the answers it gathered so far.
+// MyApp is still wanted, and what it read so far.
 type HoldObservation struct {
 	// App is the MyApp's name; AppDeleting says its deletion began.
 	App         string
@@ -80,23 +80,9 @@ type HoldObservation struct {
 	Live      []HolderView
 }
 
-// HoldNeed is what a hold plan must read before it decides.
-type HoldNeed int
-
-const (
-	// HoldNeedNothing: the plan decided.
-	HoldNeedNothing HoldNeed = iota
-	// HoldNeedOwnAnswer: ask the backup service whether this pass's own
-	// final backup of the MyApp SUCCEEDED.
-	HoldNeedOwnAnswer
-	// HoldNeedConfirmation: list the namespace's BackupConfigs from the
-	// API server.
-	HoldNeedConfirmation
-)
-
 // HoldPlan is the decision: what to read first, or whether the hold goes.
 type HoldPlan struct {
-	Need    HoldNeed
+	Need    Need
 	Release bool
 }
 
@@ -143,11 +129,11 @@ func PlanHold(o HoldObservation) HoldPlan {
 	switch {
 	case askOwn && !o.OwnAsked:
 		// Asked only once no other BackupConfig keeps the hold anyway.
-		return HoldPlan{Need: HoldNeedOwnAnswer}
+		return HoldPlan{Need: NeedOwnFinalBackup}
 	case askOwn && !o.OwnSucceeded:
 		return HoldPlan{}
 	case !o.Confirmed:
-		return HoldPlan{Need: HoldNeedConfirmation}
+		return HoldPlan{Need: NeedHoldersFromAPIServer}
 	}
 	for _, h := range o.Live {
 		if !accounted[h.UID] && WantsHold(h, o.App) {

@@ -106,13 +106,13 @@ func holdPromisesBroken(o HoldObservation, p HoldPlan) []string {
 func holdNeedsBroken(o HoldObservation, p HoldPlan) []string {
 	self := o.Holders[0]
 	switch {
-	case p.Need == HoldNeedOwnAnswer && o.OwnAsked:
+	case p.Need == NeedOwnFinalBackup && o.OwnAsked:
 		return []string{"asked the service again"}
-	case p.Need == HoldNeedOwnAnswer && !o.AppDeleting:
+	case p.Need == NeedOwnFinalBackup && !o.AppDeleting:
 		return []string{"asked the service about a final backup of a MyApp that does not go"}
-	case p.Need == HoldNeedOwnAnswer && (!plainlyWants(self) || self.FinalRecorded):
+	case p.Need == NeedOwnFinalBackup && (!plainlyWants(self) || self.FinalRecorded):
 		return []string{"asked the service about another BackupConfig's final backup, or one its status answers (S4)"}
-	case p.Need == HoldNeedConfirmation && o.Confirmed:
+	case p.Need == NeedHoldersFromAPIServer && o.Confirmed:
 		return []string{"asked the API server again"}
 	}
 	return nil

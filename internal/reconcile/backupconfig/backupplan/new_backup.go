@@ -55,13 +55,13 @@ type NewBackupObservation struct {
 	Restoring bool
 }
 
-// NewStep is the next thing a pass does about new backups.
-type NewStep int
+// NewBackupAction is the next thing a pass does about new backups.
+type NewBackupAction int
 
 const (
 	// NewNothing: nothing more in this pass; the plan's Wake says when to
 	// come back.
-	NewNothing NewStep = iota
+	NewNothing NewBackupAction = iota
 	// NewSkipSlot: a slot came while no backup may be taken (suspended, no
 	// MyApp, the MyApp being deleted); the schedule moves past it, and it
 	// is not saved up: resuming never fires a backup by itself.
@@ -102,10 +102,10 @@ type Wake struct {
 	At time.Time
 }
 
-// NewBackupPlan is the decision: one next step, and the one wake-up of the
-// pass once the step is NewNothing.
+// NewBackupPlan is the decision: one next action, and the one wake-up of
+// the pass once the action is NewNothing.
 type NewBackupPlan struct {
-	Step NewStep
+	Action NewBackupAction
 	// Attempt is, for NewStartChange, the attempt at the generation's
 	// backup (1 for the first); for NewStartSlot and NewStartManual, the
 	// failed change attempts the backup carries (zero when none is owed),
@@ -115,9 +115,9 @@ type NewBackupPlan struct {
 	Wake Wake
 }
 
-// PlanNewBackup decides the next step for new backups. A pass applies the
-// step, folds the service's answer into the observation and plans again,
-// until the step is NewNothing; each step changes what the next
+// PlanNewBackup decides the next action for new backups. A pass makes the
+// action, folds the service's answer into the observation and plans again,
+// until the action is NewNothing; each action changes what the next
 // observation shows (the slot moves on, the list was read, a start is
 // recorded in status), so the loop ends within a few steps.
 func PlanNewBackup(o NewBackupObservation) NewBackupPlan {
@@ -134,7 +134,7 @@ func PlanNewBackup(o NewBackupObservation) NewBackupPlan {
 	}
 	if o.Suspended || !o.AppExists || o.AppDeleting {
 		if o.SlotDue {
-			return NewBackupPlan{Step: NewSkipSlot}
+			return NewBackupPlan{Action: NewSkipSlot}
 		}
 		return NewBackupPlan{Wake: o.slotWake()}
 	}
@@ -143,7 +143,7 @@ func PlanNewBackup(o NewBackupObservation) NewBackupPlan {
 		// due slot, change or request is still due then.
 		return NewBackupPlan{Wake: Wake{Kind: WakePoll}}
 	}
-	var start NewStep
+	var start NewBackupAction
 	var attempt int32
 	change := o.change()
 	switch {
@@ -167,9 +167,9 @@ func PlanNewBackup(o NewBackupObservation) NewBackupPlan {
 		return NewBackupPlan{Wake: wake}
 	}
 	if !o.Listed {
-		return NewBackupPlan{Step: NewList}
+		return NewBackupPlan{Action: NewList}
 	}
-	return NewBackupPlan{Step: start, Attempt: attempt}
+	return NewBackupPlan{Action: start, Attempt: attempt}
 }
 
 // slotWake wakes the pass for the next slot, if there is one to wait for.

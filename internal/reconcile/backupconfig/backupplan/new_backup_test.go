@@ -120,10 +120,10 @@ func quietPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 		return nil
 	}
 	var broken []string
-	if p.Step == NewStartManual || p.Step == NewStartSlot || p.Step == NewStartChange {
+	if p.Action == NewStartManual || p.Action == NewStartSlot || p.Action == NewStartChange {
 		broken = append(broken, "started a backup while a Restore of its MyApp is in progress")
 	}
-	if quietOf(o) && p.Step == NewSkipSlot {
+	if quietOf(o) && p.Action == NewSkipSlot {
 		broken = append(broken, "skipped a slot that came while a Restore was in progress instead of holding it")
 	}
 	if quietOf(o) && o.Last.Running() && p.Wake.Kind != WakePoll {
@@ -137,7 +137,7 @@ func quietPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 // request is served first, and only when asked.
 func startGatePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	var broken []string
-	starts := p.Step == NewStartManual || p.Step == NewStartSlot || p.Step == NewStartChange
+	starts := p.Action == NewStartManual || p.Action == NewStartSlot || p.Action == NewStartChange
 	running := o.Last.Running()
 	if starts && blockedOf(o) {
 		broken = append(broken, "started a backup while suspended, without a MyApp or while it is being deleted")
@@ -148,10 +148,10 @@ func startGatePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	if starts && !o.Listed {
 		broken = append(broken, "started a backup before asking the service for one still running")
 	}
-	if !blockedOf(o) && !quietOf(o) && !running && o.ManualRequested && o.Listed && p.Step != NewStartManual {
+	if !blockedOf(o) && !quietOf(o) && !running && o.ManualRequested && o.Listed && p.Action != NewStartManual {
 		broken = append(broken, "a backup-now request waited although a backup may be taken")
 	}
-	if p.Step == NewStartManual && !o.ManualRequested {
+	if p.Action == NewStartManual && !o.ManualRequested {
 		broken = append(broken, "started a backup-now backup nobody asked for")
 	}
 	return broken
@@ -162,16 +162,16 @@ func startGatePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 // none does while spec.schedule is unusable.
 func slotPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	var broken []string
-	if blockedOf(o) && o.SlotDue && p.Step != NewSkipSlot {
+	if blockedOf(o) && o.SlotDue && p.Action != NewSkipSlot {
 		broken = append(broken, "a slot that came while no backup may be taken was not skipped")
 	}
-	if p.Step == NewSkipSlot && (!blockedOf(o) || !o.SlotDue) {
+	if p.Action == NewSkipSlot && (!blockedOf(o) || !o.SlotDue) {
 		broken = append(broken, "skipped a slot a backup could be taken for")
 	}
-	if p.Step == NewStartSlot && !o.SlotDue {
+	if p.Action == NewStartSlot && !o.SlotDue {
 		broken = append(broken, "started a scheduled backup with no slot due")
 	}
-	if o.InvalidSchedule && (p.Step == NewStartSlot || p.Step == NewStartChange) {
+	if o.InvalidSchedule && (p.Action == NewStartSlot || p.Action == NewStartChange) {
 		broken = append(broken, "started a scheduled or on-change backup while spec.schedule is unusable")
 	}
 	return broken
@@ -183,13 +183,13 @@ func changePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	var broken []string
 	covered := o.ObservedUID == o.AppUID && o.ObservedGeneration == o.AppGeneration
 	free := !blockedOf(o) && !quietOf(o) && !o.Last.Running()
-	if free && !o.InvalidSchedule && o.OnChange && !covered && p.Step == NewNothing {
+	if free && !o.InvalidSchedule && o.OnChange && !covered && p.Action == NewNothing {
 		broken = append(broken, "a generation no backup was taken of is not backed up")
 	}
-	if p.Step == NewStartChange && (!o.OnChange || covered && !failedChangeAttempt(o.Last)) {
+	if p.Action == NewStartChange && (!o.OnChange || covered && !failedChangeAttempt(o.Last)) {
 		broken = append(broken, "backed up a generation already backed up, on change")
 	}
-	if p.Step == NewStartChange && p.Attempt < 1 {
+	if p.Action == NewStartChange && p.Attempt < 1 {
 		broken = append(broken, "started an on-change backup with no attempt number")
 	}
 	return broken
@@ -201,9 +201,9 @@ func changePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 func wakePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	slotWaits := !o.Slot.IsZero() && !o.SlotDue && (p.Wake.Kind == WakeNone || p.Wake.At.After(o.Slot))
 	switch {
-	case p.Step != NewNothing && p.Wake.Kind != WakeNone:
+	case p.Action != NewNothing && p.Wake.Kind != WakeNone:
 		return []string{"a plan with a step to take also named a wake-up"}
-	case p.Step != NewNothing:
+	case p.Action != NewNothing:
 	case !blockedOf(o) && !o.Last.Running() && !o.InvalidSchedule && slotWaits:
 		return []string{"the pass does not come back for the next slot"}
 	case blockedOf(o) && slotWaits:
@@ -224,13 +224,13 @@ func wakePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 func retryStartPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	n := max(o.Last.Attempt, 1)
 	switch {
-	case p.Step == NewStartChange && p.Attempt != n+1:
+	case p.Action == NewStartChange && p.Attempt != n+1:
 		return []string{fmt.Sprintf("retried as attempt %d after %d failed", p.Attempt, n)}
-	case p.Step == NewStartChange && o.Now.Before(o.Last.Finished.Add(o.RetryDelay)):
+	case p.Action == NewStartChange && o.Now.Before(o.Last.Finished.Add(o.RetryDelay)):
 		return []string{"retried before the retry delay"}
-	case p.Step == NewStartSlot && p.Attempt != n:
+	case p.Action == NewStartSlot && p.Attempt != n:
 		return []string{"a scheduled backup started while a retry is owed does not carry the attempts (F3)"}
-	case p.Step == NewStartManual && p.Attempt != n:
+	case p.Action == NewStartManual && p.Attempt != n:
 		return []string{"a backup-now backup started while a retry is owed does not carry the attempts"}
 	}
 	return nil
@@ -242,7 +242,7 @@ func retryStartPromisesBroken(o NewBackupObservation, p NewBackupPlan) []string 
 func retryWakePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 	finished := o.Last.Finished
 	switch {
-	case p.Step != NewNothing || blockedOf(o) || quietOf(o) || o.InvalidSchedule || o.ManualRequested || o.SlotDue:
+	case p.Action != NewNothing || blockedOf(o) || quietOf(o) || o.InvalidSchedule || o.ManualRequested || o.SlotDue:
 	case !o.Now.Before(finished.Add(MaxFailedRetryDelay)):
 		return []string{"a retry waited more than an hour"}
 	case p.Wake.Kind == WakeNone || p.Wake.At.After(finished.Add(MaxFailedRetryDelay)):
@@ -318,7 +318,7 @@ func applyNewStep(o NewBackupObservation, p NewBackupPlan, answer serviceAnswer)
 			o.Last.Phase, o.Last.Finished = PhaseSucceeded, o.Now
 		}
 	}
-	switch p.Step {
+	switch p.Action {
 	case NewSkipSlot:
 		o.SlotDue, o.Slot = false, o.Now.Add(time.Hour)
 	case NewList:
@@ -347,19 +347,19 @@ func TestThePassLoopEnds(t *testing.T) {
 		for _, answer := range []serviceAnswer{answerRunning, answerFinished} {
 			var broken []string
 			cur := o
-			started := map[NewStep]bool{}
+			started := map[NewBackupAction]bool{}
 			steps := 0
-			for plan := PlanNewBackup(cur); plan.Step != NewNothing; plan = PlanNewBackup(cur) {
+			for plan := PlanNewBackup(cur); plan.Action != NewNothing; plan = PlanNewBackup(cur) {
 				if steps++; steps > maxNewSteps {
 					broken = append(broken, "the pass did not end")
 					break
 				}
-				if started[plan.Step] {
+				if started[plan.Action] {
 					broken = append(broken, "the same step twice in one pass")
 					break
 				}
-				started[plan.Step] = true
-				if answer == answerRunning && cur.Last.Running() && cur.Listed && plan.Step != NewNothing &&
+				started[plan.Action] = true
+				if answer == answerRunning && cur.Last.Running() && cur.Listed && plan.Action != NewNothing &&
 					(started[NewStartManual] || started[NewStartSlot] || started[NewStartChange]) {
 					broken = append(broken, "went on after a start answered with a RUNNING backup")
 					break
@@ -481,14 +481,14 @@ func (m *newBackupModel) pass() error {
 	var plan NewBackupPlan
 	for range 6 {
 		plan = PlanNewBackup(o)
-		if plan.Step == NewNothing {
+		if plan.Action == NewNothing {
 			break
 		}
 		if err := m.apply(&o, plan); err != nil {
 			return err
 		}
 	}
-	if plan.Step != NewNothing {
+	if plan.Action != NewNothing {
 		return fmt.Errorf("the pass did not end: %+v", plan)
 	}
 	return m.judge(plan)
@@ -511,7 +511,7 @@ func (m *newBackupModel) apply(o *NewBackupObservation, plan NewBackupPlan) erro
 		}
 		o.Slot, o.SlotDue = m.slot, false
 	}
-	switch plan.Step {
+	switch plan.Action {
 	case NewSkipSlot:
 		nextSlot()
 	case NewList:

@@ -18,12 +18,6 @@ package backupplan
 
 import (
 	"fmt"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,44 +70,6 @@ func (p *promises) report(what string) {
 	if len(p.broken) > 0 {
 		p.t.Errorf("%s: broken promises %v\nfirst: %s", what, p.broken, strings.Join(p.first, "\n"))
 	}
-}
-
-// TestThePlansImportOnlyTheStandardLibrary keeps the planners pure: no
-// client, no service, no clock, nothing of the project, so their tests
-// need no control plane and build in seconds.
-func TestThePlansImportOnlyTheStandardLibrary(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	checked, sources := 0, 0
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		sources++
-		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parser.ParseFile(fset, file, src, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			first, _, _ := strings.Cut(path, "/")
-			if strings.Contains(first, ".") || slices.Contains([]string{"net", "os", "syscall"}, first) {
-				t.Errorf("%s imports %s: a planner reads nothing and calls nothing", file, path)
-			}
-			checked++
-		}
-	}
-	if checked == 0 {
-		t.Fatal("no import checked")
-	}
-	t.Logf("checked %d imports of %d source files", checked, sources)
 }
 
 func describe(v any) func() string { return func() string { return fmt.Sprintf("%+v", v) } }

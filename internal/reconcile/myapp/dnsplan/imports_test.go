@@ -1,0 +1,32 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package dnsplan
+
+import (
+	"testing"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/planrule"
+)
+
+// TestThePlannerImportsNoClientAndNoClock holds this planner to the rule of
+// every planner (planrule): the standard library and the API's types, no
+// client, nothing that reaches outside the process, and no clock. So its
+// tests need no control plane, and its decisions depend on the observation
+// alone.
+func TestThePlannerImportsNoClientAndNoClock(t *testing.T) {
+	planrule.Check(t, ".")
+}
