@@ -19,8 +19,6 @@ package backupconfig
 import (
 	"time"
 
-	"k8s.io/utils/clock"
-
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -28,12 +26,7 @@ import (
 // default, as the MyApp controller does: SetupWithManager calls it, so the
 // code reads the fields and each default is stated once.
 func (r *Reconciler) setDefaults() {
-	if r.APIReader == nil {
-		r.APIReader = r.Client
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.SetDefaults(DefaultMaxConcurrentReconciles)
 	pass.SetDefault(&r.BackupPollInterval, DefaultBackupPollInterval)
 	pass.SetDefault(&r.FinalBackupAttempts, DefaultFinalBackupAttempts)
 	pass.SetDefault(&r.FinalBackupTeardownLimit, DefaultFinalBackupTeardownLimit)
@@ -41,11 +34,7 @@ func (r *Reconciler) setDefaults() {
 	pass.SetDefault(&r.AppDeletionGrace, DefaultAppDeletionGrace)
 	pass.SetDefault(&r.BackupTimeout, DefaultBackupTimeout)
 	pass.SetDefault(&r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)
-	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
-	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
-	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
-	r.writes.MaxLag = maxCacheLag
-	r.holds.MaxLag = maxCacheLag
+	r.holds.MaxLag = pass.MaxCacheLag
 }
 
 // currentTime reads the clock in UTC, like the schedules.

@@ -406,10 +406,10 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		recorded.Attempt = prev.Attempt
 	}
 	if !b.StartedAt.IsZero() {
-		recorded.StartTime = statusTime(b.StartedAt)
+		recorded.StartTime = pass.StatusTime(b.StartedAt)
 	}
 	if b.CompletedAt != nil {
-		recorded.CompletionTime = statusTime(*b.CompletedAt)
+		recorded.CompletionTime = pass.StatusTime(*b.CompletedAt)
 	}
 	s.bc.Status.LastBackup = recorded
 	if seenFinished || b.Phase == backup.PhaseRunning {
@@ -498,13 +498,6 @@ func phaseOf(p backup.Phase) backupv1alpha1.BackupPhase {
 	default:
 		return backupv1alpha1.BackupRunning
 	}
-}
-
-// statusTime is t as status stores it: metav1.Time keeps whole seconds
-// only, so a time with a fraction would never equal the one read back, and
-// every poll would write an unchanged status again.
-func statusTime(t time.Time) *metav1.Time {
-	return &metav1.Time{Time: t.UTC().Truncate(time.Second)}
 }
 
 // isRefusal reports whether the backup service refused a request as such

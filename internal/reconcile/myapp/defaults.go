@@ -17,22 +17,15 @@ limitations under the License.
 package myapp
 
 import (
-	"k8s.io/utils/clock"
-
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // setDefaults gives every tunable left at zero (or set below zero) its
-// default, as the BackupConfig controller does: SetupWithManager calls it,
-// so the code reads the fields and each default is stated once.
+// default, as the other controllers do: SetupWithManager calls it, so the
+// code reads the fields and each default is stated once.
 func (r *Reconciler) setDefaults() {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.SetDefaults(DefaultMaxConcurrentReconciles)
 	pass.SetDefault(&r.PendingPollInterval, DefaultPendingPollInterval)
 	pass.SetDefault(&r.DriftCheckInterval, DefaultDriftCheckInterval)
 	pass.SetDefault(&r.RecordTTL, DefaultRecordTTL)
-	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
-	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
-	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
 }

@@ -258,19 +258,15 @@ func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason,
 	setConditionAt(app, condType, status, reason, message, app.Generation)
 }
 
-// setConditionAt sets a condition for the generation it was decided at.
-func setConditionAt(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string, generation int64) {
-	s := metav1.ConditionFalse
-	if status {
-		s = metav1.ConditionTrue
+// setConditionAt sets a condition for the generation it was decided at. A
+// condition whose status changes takes the time of the write, not the
+// reconciler's clock.
+func setConditionAt(app *appsv1alpha1.MyApp, condType string, ok bool, reason, message string, generation int64) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
 	}
-	meta.SetStatusCondition(&app.Status.Conditions, metav1.Condition{
-		Type:               condType,
-		Status:             s,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: generation,
-	})
+	pass.SetCondition(&app.Status.Conditions, condType, status, reason, message, generation, time.Now())
 }
 
 func setDNSCondition(app *appsv1alpha1.MyApp, ready bool, reason, message string) {
