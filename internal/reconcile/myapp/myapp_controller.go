@@ -37,22 +37,6 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
-// Default intervals. Each is jittered by up to pass.JitterFactor, so many
-// MyApps created together do not poll the DNS service in lockstep.
-const (
-	// DefaultPendingPollInterval is how often a PENDING record is polled
-	// until the service reports it ACTIVE.
-	DefaultPendingPollInterval = 5 * time.Second
-	// DefaultDriftCheckInterval is how often an ACTIVE record is checked for
-	// changes made outside the operator.
-	DefaultDriftCheckInterval = 5 * time.Minute
-	// DefaultRecordTTL is the TTL of the records the operator writes.
-	DefaultRecordTTL int32 = 300
-	// DefaultMaxConcurrentReconciles lets a slow DNS answer for one MyApp
-	// not delay the others.
-	DefaultMaxConcurrentReconciles = 4
-)
-
 // driftEventBuffer is how many drifted MyApps the drift pass may hand the
 // controller before it waits for the controller to take them.
 const driftEventBuffer = 1024
