@@ -28,9 +28,10 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 )
 
-// This file holds the status rules both kinds keep the same: the backoff
-// a failing object sees, how failures in a row are counted, and the kstatus
-// conditions (Reconciling, Stalled) with what a suspended object reports.
+// This file holds the status rules every kind keeps the same: the backoff
+// a failing object sees, how failures in a row are counted, the kstatus
+// conditions (Reconciling, Stalled) with what a suspended object reports,
+// how a condition is set, and the backup service's reasons.
 // Each kind decides its own causes; the rules that turn them into status
 // live here, once.
 
