@@ -27,6 +27,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore"
 )
 
@@ -48,17 +49,19 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("configuring the DNS client: %w", err)
 	}
 	if err := (&myapp.Reconciler{
-		DNS:                     dnsClient,
-		DNSClass:                dnsClassOf(dnsClient),
-		OwnerID:                 opts.myApp.ownerID,
-		ReplaceLeakedRecords:    opts.myApp.orphanSweepInterval > 0,
-		DefaultTarget:           opts.myApp.defaultTarget,
-		IngressClassName:        opts.myApp.ingressClassName,
-		PendingPollInterval:     opts.myApp.pendingPollInterval,
-		DriftCheckInterval:      opts.myApp.driftCheckInterval,
-		DriftCheck:              myapp.DriftCheckMode(opts.myApp.driftCheck),
-		RecordTTL:               int32(opts.myApp.recordTTL), //nolint:gosec // validated to the service's TTL range
-		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+		Base: pass.Base{
+			MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+		},
+		DNS:                  dnsClient,
+		DNSClass:             dnsClassOf(dnsClient),
+		OwnerID:              opts.myApp.ownerID,
+		ReplaceLeakedRecords: opts.myApp.orphanSweepInterval > 0,
+		DefaultTarget:        opts.myApp.defaultTarget,
+		IngressClassName:     opts.myApp.ingressClassName,
+		PendingPollInterval:  opts.myApp.pendingPollInterval,
+		DriftCheckInterval:   opts.myApp.driftCheckInterval,
+		DriftCheck:           myapp.DriftCheckMode(opts.myApp.driftCheck),
+		RecordTTL:            int32(opts.myApp.recordTTL), //nolint:gosec // validated to the service's TTL range
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
@@ -84,6 +87,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("configuring the backup client: %w", err)
 	}
 	if err := (&backupconfig.Reconciler{
+		Base: pass.Base{
+			MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+		},
 		Backups: backupClient,
 		// Each backup keeps the MyApp's children as its controller renders
 		// them, and the owner ID a restore takes its DNS record over with.
@@ -94,7 +100,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		BackupTimeout:            opts.backupTimeout,
 		FinalBackupAttempts:      opts.finalBackupAttempts,
 		FinalBackupTeardownLimit: opts.finalBackupTeardownLimit,
-		MaxConcurrentReconciles:  opts.maxConcurrentReconciles,
 		WatchNamespaces:          opts.watchNamespaces,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the BackupConfig controller: %w", err)
@@ -102,10 +107,12 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	// Restores read the same backup service, and judge a backup's
 	// installation by the same owner ID the records carry.
 	if err := (&restore.Reconciler{
-		Backups:                 backupClient,
-		OwnerID:                 opts.myApp.ownerID,
-		BackupPollInterval:      opts.backupPollInterval,
-		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+		Base: pass.Base{
+			MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+		},
+		Backups:            backupClient,
+		OwnerID:            opts.myApp.ownerID,
+		BackupPollInterval: opts.backupPollInterval,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the Restore controller: %w", err)
 	}

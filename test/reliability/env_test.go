@@ -46,6 +46,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
@@ -179,12 +180,14 @@ func (s *scenario) startManager(gate *crashGate) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect((&myapp.Reconciler{
-		Client:  controllerClient,
+		Base: pass.Base{
+			Client:   controllerClient,
+			Recorder: mgr.GetEventRecorder("myapp-controller"),
+		},
 		DNS:     dnsClient,
 		OwnerID: ownerID,
 		// As cmd/manager sets it whenever the orphan sweep runs.
 		ReplaceLeakedRecords: true,
-		Recorder:             mgr.GetEventRecorder("myapp-controller"),
 		DefaultTarget:        defaultTarget,
 		PendingPollInterval:  200 * time.Millisecond,
 		DriftCheckInterval:   time.Hour,
@@ -199,11 +202,13 @@ func (s *scenario) startManager(gate *crashGate) {
 	}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(s.t.Context())
 	bcReconciler := &backupconfig.Reconciler{
-		Client:             controllerClient,
+		Base: pass.Base{
+			Client:   controllerClient,
+			Recorder: mgr.GetEventRecorder("backupconfig-controller"),
+		},
 		Backups:            backupClient,
 		OwnerID:            ownerID,
 		RenderChildren:     myapp.RenderChildren,
-		Recorder:           mgr.GetEventRecorder("backupconfig-controller"),
 		BackupPollInterval: 200 * time.Millisecond,
 		CleanupGrace:       cmp.Or(s.cleanupGrace, 500*time.Millisecond),
 	}
@@ -216,10 +221,12 @@ func (s *scenario) startManager(gate *crashGate) {
 	// ID, and the client the other controllers write through; with no
 	// Restore in a scenario it reads nothing and writes nothing.
 	g.Expect((&restore.Reconciler{
-		Client:             controllerClient,
+		Base: pass.Base{
+			Client:   controllerClient,
+			Recorder: mgr.GetEventRecorder("restore-controller"),
+		},
 		Backups:            backupClient,
 		OwnerID:            ownerID,
-		Recorder:           mgr.GetEventRecorder("restore-controller"),
 		BackupPollInterval: 200 * time.Millisecond,
 		AppPollInterval:    200 * time.Millisecond,
 	}).SetupWithManager(ctx, mgr)).To(Succeed())

@@ -24,19 +24,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
@@ -72,90 +68,20 @@ const AppRefIndexKey = "spec.appRef.name"
 // ControllerName names the controller in logs, metrics and events.
 const ControllerName = "backupconfig"
 
-// Defaults of the Reconciler's tunables.
-const (
-	// DefaultBackupPollInterval is how often a RUNNING backup is polled, and
-	// how soon a cleanup waiting for the service to finish deleting looks
-	// again. The backup service emits no events, so polling is the only way
-	// to learn that a backup finished.
-	DefaultBackupPollInterval = 10 * time.Second
-	// DefaultFinalBackupAttempts is how many final backups are tried before
-	// the controller gives up and asks a person to decide.
-	DefaultFinalBackupAttempts = 3
-	// DefaultFinalBackupTeardownLimit is how long a BackupConfig deleted
-	// together with its MyApp (a namespace teardown) waits for the MyApp's
-	// final backup before it gives it up and lets the MyApp go.
-	DefaultFinalBackupTeardownLimit = 10 * time.Minute
-	// DefaultCleanupGrace is how long after a deletion began the backup
-	// service must list no backups of the BackupConfig before it goes.
-	DefaultCleanupGrace = 10 * time.Second
-	// DefaultAppDeletionGrace is how long a BackupConfig being deleted
-	// holds its MyApp, whose deletion has not begun, for that deletion to
-	// follow: kubectl delete -f of a file that lists the BackupConfig
-	// first, and Argo CD and Flux prunes, delete the two milliseconds
-	// apart, and the MyApp then gets its final backup. A BackupConfig
-	// deleted alone releases its MyApp after it.
-	DefaultAppDeletionGrace = 5 * time.Second
-	// DefaultBackupTimeout is how long a backup may run before the
-	// controller gives up on it. Backups take from seconds to hours; one
-	// still RUNNING after this long is taken for a job the service wedged.
-	DefaultBackupTimeout = 6 * time.Hour
-	// DefaultFailedBackupRetryDelay is how long the first retry of a failed
-	// on-change backup waits.
-	DefaultFailedBackupRetryDelay = time.Minute
-	// DefaultReconcileTimeout bounds one reconcile's calls, as for MyApps.
-	DefaultReconcileTimeout = time.Minute
-	// DefaultMaxConcurrentReconciles is one: a BackupConfig's pass mostly
-	// waits on the backup service, which is better asked one question at
-	// a time than many.
-	DefaultMaxConcurrentReconciles = 1
-	// DefaultMaxRetryDelay caps the backoff of a BackupConfig whose passes
-	// keep failing, as for MyApps (pass.RateLimiter).
-	DefaultMaxRetryDelay = 30 * time.Second
-)
-
-const (
-	// scheduleWakeSlack is how long after a slot the controller wakes up, at
-	// most twice this with jitter, so it never wakes a moment too early and
-	// many BackupConfigs on the same schedule do not wake at once.
-	scheduleWakeSlack = time.Second
-	// backupVisibilityGrace is how long a backup the service just started may
-	// be missing from reads: the service is eventually consistent.
-	backupVisibilityGrace = time.Minute
-	// missingBackupPolls is how many polls in a row must find a backup
-	// missing, over at least backupVisibilityGrace, before it counts as gone.
-	missingBackupPolls = 3
-	// cacheLagRetryDelay is how soon a pass that met a cache behind this
-	// controller's own last write to the BackupConfig runs again. The
-	// cache usually holds the write within milliseconds, and the write's
-	// own event does not bring the BackupConfig back (backupConfigChanged
-	// lets no status change through).
-	cacheLagRetryDelay = 250 * time.Millisecond
-	// maxCacheLag bounds how long one of this controller's writes holds
-	// passes back (pass.OwnWrites.MaxLag): a cache that still shows the
-	// copy the write started from after this long is taken for one that
-	// will not catch up (the object put back to an older copy), and the
-	// pass runs rather than wait for ever.
-	maxCacheLag = 5 * time.Second
-	// releaseHoldsRequestName is the name of the request that asks for the
-	// MyApps of a namespace held for a final backup no BackupConfig wants
-	// to be released. No object can have this name, so it never meets a
-	// BackupConfig's own request.
-	releaseHoldsRequestName = "#release-unwanted-final-backup-holds"
-)
+// releaseHoldsRequestName is the name of the request that asks for the
+// MyApps of a namespace held for a final backup no BackupConfig wants to be
+// released. No object can have this name, so it never meets a
+// BackupConfig's own request.
+const releaseHoldsRequestName = "#release-unwanted-final-backup-holds"
 
 // Reconciler reconciles BackupConfigs. The manager sets the exported fields;
-// zero values of the tunables mean their defaults.
+// zero values of the tunables mean their defaults. Its APIReader reads from
+// the API server where a stale read could leave a MyApp held for ever: the
+// holds a deleted BackupConfig releases, and the check that no other
+// BackupConfig wants a hold before it is released. Its Clock decides when
+// scheduled backups are due.
 type Reconciler struct {
-	// Client reads and writes Kubernetes objects. SetupWithManager defaults it
-	// to the manager's client.
-	Client client.Client
-	// APIReader reads from the API server, bypassing the cache, where a
-	// stale read could leave a MyApp held for ever: the holds a deleted
-	// BackupConfig releases, and the check that no other BackupConfig wants
-	// a hold before it is released. SetupWithManager defaults it to the
-	// manager's API reader; nil means Client.
-	APIReader client.Reader
+	pass.Base
 	// WatchNamespaces, when set, is the manager's --watch-namespaces: the
 	// safety net for holds nobody wants (releaseUnwantedHolds) acts only in
 	// these namespaces.
@@ -172,12 +98,6 @@ type Reconciler struct {
 	// IngressClassName is the MyApp controller's IngressClass
 	// (--ingress-class-name), which the rendered Ingress names.
 	IngressClassName string
-	// Recorder records events. SetupWithManager defaults it to the manager's
-	// recorder named "backupconfig-controller"; nil turns events off.
-	Recorder recorder.EventRecorder
-	// Clock decides when scheduled backups are due. Defaults to the real
-	// clock; tests use a fake one to move through schedules.
-	Clock clock.PassiveClock
 	// BackupPollInterval is how often a running backup is polled. Defaults to
 	// DefaultBackupPollInterval.
 	BackupPollInterval time.Duration
@@ -210,29 +130,15 @@ type Reconciler struct {
 	// it, up to maxFailedBackupRetryDelay. Defaults to
 	// DefaultFailedBackupRetryDelay.
 	FailedBackupRetryDelay time.Duration
-	// ReconcileTimeout bounds one reconcile's calls to the API server and
-	// the backup service; the status is still written after it. Defaults to
-	// DefaultReconcileTimeout.
-	ReconcileTimeout time.Duration
-	// MaxConcurrentReconciles is how many BackupConfigs are reconciled at
-	// once. Defaults to DefaultMaxConcurrentReconciles.
-	MaxConcurrentReconciles int
-	// MaxRetryDelay caps the backoff between failed passes of one
-	// BackupConfig. Defaults to DefaultMaxRetryDelay.
-	MaxRetryDelay time.Duration
 
 	// memory is what passes leave for later passes of the same BackupConfig.
 	memory memory
 	// missing tracks running backups the backup service answered 404 for.
 	missing missingBackups
-	// writes is the resourceVersion each BackupConfig's last writing pass
-	// (its finalizer or its status) started from, until the cache shows a
-	// newer one: a pass on a cache behind that write does nothing and
-	// comes back (Reconcile).
-	writes pass.OwnWrites
-	// holds is the same for the MyApps this controller put the final-backup
-	// hold on, so a pass on a cache without the hold does not put it on
-	// again (reconcileApp).
+	// holds is the resourceVersion each MyApp this controller put the
+	// final-backup hold on was read at, until the cache shows a newer one,
+	// as Base keeps for its BackupConfigs' own writes: a pass on a cache
+	// without the hold does not put it on again (reconcileApp).
 	holds pass.OwnWrites
 }
 
@@ -246,7 +152,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	case r.RenderChildren == nil:
 		return errors.New("the BackupConfig controller needs RenderChildren, to keep a MyApp's children in its backups")
 	}
-	pass.FromManager(mgr, ControllerName, &r.Client, &r.APIReader, &r.Recorder)
+	r.FromManager(mgr, ControllerName)
 	r.setDefaults()
 
 	err := mgr.GetFieldIndexer().IndexField(ctx, &backupv1alpha1.BackupConfig{}, AppRefIndexKey,
@@ -268,10 +174,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 			builder.WithPredicates(appChanged())).
 		Watches(&backupv1alpha1.Restore{}, handler.EnqueueRequestsFromMapFunc(r.backupConfigsForRestore),
 			builder.WithPredicates(restoreChanged())).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
-			RateLimiter:             pass.RateLimiter(r.MaxRetryDelay),
-		}).
+		WithOptions(r.ControllerOptions()).
 		Complete(r)
 }
 
@@ -341,47 +244,27 @@ func (r *Reconciler) backupConfigsForApp(ctx context.Context, app client.Object)
 
 // Reconcile brings one BackupConfig's backups in line with its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
 	if req.Name == releaseHoldsRequestName {
 		return pass.Conclude(ctrl.Result{}, r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
 	}
 
 	bc := &backupv1alpha1.BackupConfig{}
-	if err := r.Client.Get(ctx, req.NamespacedName, bc); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
+	// The cleanup finalizer goes on before the first backup is started. A
+	// pass from a copy behind this controller's last write would find the
+	// backup it started again (through the service) and write the same
+	// status, or add the finalizer again and be refused as a conflict.
+	if ok, res, err := r.Begin(ctx, req, bc, backupv1alpha1.BackupCleanupFinalizer, func() error {
 		// Gone, with or without this controller's finalizer: nothing of it
 		// is kept any more. If it went without its cleanup (the finalizer
 		// removed by hand), a MyApp it held may still carry the final-backup
 		// finalizer, which no other pass would release.
 		r.memory.forget(req.NamespacedName)
 		r.missing.forget(req.NamespacedName)
-		r.writes.Forget(req.NamespacedName)
 		backupsHeldForCleanup.DeleteLabelValues(req.Namespace, req.Name)
 		forgetFreshness(req.NamespacedName)
-		return pass.Conclude(ctrl.Result{}, r.releaseUnwantedHolds(ctx, req.Namespace)).Return()
-	}
-
-	if r.writes.Behind(bc) {
-		// The cache does not hold this controller's last write yet: a pass
-		// from this copy would find the backup it started again (through
-		// the service) and write the same status, or add the finalizer
-		// again and be refused as a conflict. The MyApp or the timer that
-		// brought it back is handled once the cache holds the write, or
-		// once maxCacheLag has passed.
-		log.V(1).Info("Waiting for the cache to show the last write", "resourceVersion", bc.ResourceVersion)
-		return pass.RequeueAfter(cacheLagRetryDelay), nil
-	}
-	if bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
-		// The finalizer goes on before the first backup is started, so no
-		// backup can exist that a deletion would not clean up. The update
-		// event of this patch starts the next pass.
-		log.Info("Adding finalizer", "finalizer", backupv1alpha1.BackupCleanupFinalizer)
-		err := r.writes.Write(bc, func() error {
-			return pass.AddFinalizer(ctx, r.Client, bc, backupv1alpha1.BackupCleanupFinalizer)
-		})
-		return pass.Conclude(ctrl.Result{}, err).Return()
+		return r.releaseUnwantedHolds(ctx, req.Namespace)
+	}); !ok {
+		return res, err
 	}
 	if !bc.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bc, backupv1alpha1.BackupCleanupFinalizer) {
 		// Cleanup is done; the object waits for other finalizers only.
@@ -490,9 +373,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) e
 		// observed generation.
 		s.bc.Status.ObservedGeneration = s.bc.Generation
 	}
-	if equality.Semantic.DeepEqual(s.base.Status, s.bc.Status) {
-		return nil
-	}
 	// A plain merge patch, as cluster-api's patch helper sends: it carries
 	// only the fields this pass changed, every one of them derived from the
 	// backup service or the spec, so a pass that read a stale object writes
@@ -502,23 +382,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) e
 	// after that slot came, would store the slot after it and skip the due
 	// one without a backup. A pass that moves it sends the resourceVersion it
 	// read, so a stale one is refused (a conflict, retried) instead.
-	patch := client.MergeFrom(s.base)
+	var lock []client.MergeFromOption
 	if !equality.Semantic.DeepEqual(s.base.Status.NextScheduleTime, s.bc.Status.NextScheduleTime) {
-		patch = client.MergeFromWithOptions(s.base, client.MergeFromWithOptimisticLock{})
+		lock = append(lock, client.MergeFromWithOptimisticLock{})
 	}
-	err := r.Client.Status().Patch(ctx, s.bc, patch)
-	if apierrors.IsNotFound(err) {
-		// The finalizer was the last one and the object is gone.
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("writing the status: %w", err)
-	}
-	// A patch the API server found to change nothing leaves the
-	// resourceVersion as it was, and no newer one would ever tell the
-	// cache caught up: only a write that moved it is remembered.
-	if s.bc.ResourceVersion != s.base.ResourceVersion {
-		r.writes.Wrote(s.base)
-	}
-	return nil
+	_, err := pass.PatchStatus(ctx, &r.Base, s.base, s.bc, backupConfigStatus, lock...)
+	return err
 }
+
+// backupConfigStatus is a BackupConfig's status, for pass.PatchStatus.
+func backupConfigStatus(bc *backupv1alpha1.BackupConfig) any { return bc.Status }

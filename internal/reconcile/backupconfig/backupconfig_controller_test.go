@@ -45,6 +45,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -1193,7 +1194,7 @@ func TestStaleStatusStartsNoSecondBackup(t *testing.T) {
 	app := e.newApp("stale")
 	bc := e.newBackupConfig("stale", "stale")
 	e.create(app, bc)
-	r := &Reconciler{Client: e.c, Backups: e.backups, OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren}
+	r := &Reconciler{Base: pass.Base{Client: e.c}, Backups: e.backups, OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren}
 	r.setDefaults() // as SetupWithManager does
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(bc)}
 	_, err := r.Reconcile(ctx, req) // adds the finalizer

@@ -31,6 +31,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
 // ChildRenderer renders the children the MyApp controller writes for a
@@ -116,7 +117,7 @@ func (r *Reconciler) contentProblem(ctx context.Context, s *scope, err *contentT
 	ctrl.LoggerFrom(ctx).Info("Not starting a backup whose content is too large", "myapp", klog.KObj(s.app),
 		"sizeBytes", err.size, "limitBytes", backup.MaxPayloadBytes)
 	if s.readyWas != backupv1alpha1.BackupContentTooLargeReason {
-		s.event(corev1.EventTypeWarning, eventBackupContentTooLarge, actionStartBackup, "%s. %s", capitalize(err.Error()),
+		s.event(corev1.EventTypeWarning, eventBackupContentTooLarge, actionStartBackup, "%s. %s", pass.Capitalize(err.Error()),
 			contentTooLargeAdvice)
 	}
 	return ctrl.Result{}, err

@@ -19,21 +19,64 @@ package backupconfig
 import (
 	"time"
 
-	"k8s.io/utils/clock"
-
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
+)
+
+// Defaults of the Reconciler's tunables.
+const (
+	// DefaultBackupPollInterval is how often a RUNNING backup is polled, and
+	// how soon a cleanup waiting for the service to finish deleting looks
+	// again. The backup service emits no events, so polling is the only way
+	// to learn that a backup finished.
+	DefaultBackupPollInterval = 10 * time.Second
+	// DefaultFinalBackupAttempts is how many final backups are tried before
+	// the controller gives up and asks a person to decide.
+	DefaultFinalBackupAttempts = 3
+	// DefaultFinalBackupTeardownLimit is how long a BackupConfig deleted
+	// together with its MyApp (a namespace teardown) waits for the MyApp's
+	// final backup before it gives it up and lets the MyApp go.
+	DefaultFinalBackupTeardownLimit = 10 * time.Minute
+	// DefaultCleanupGrace is how long after a deletion began the backup
+	// service must list no backups of the BackupConfig before it goes.
+	DefaultCleanupGrace = 10 * time.Second
+	// DefaultAppDeletionGrace is how long a BackupConfig being deleted
+	// holds its MyApp, whose deletion has not begun, for that deletion to
+	// follow: kubectl delete -f of a file that lists the BackupConfig
+	// first, and Argo CD and Flux prunes, delete the two milliseconds
+	// apart, and the MyApp then gets its final backup. A BackupConfig
+	// deleted alone releases its MyApp after it.
+	DefaultAppDeletionGrace = 5 * time.Second
+	// DefaultBackupTimeout is how long a backup may run before the
+	// controller gives up on it. Backups take from seconds to hours; one
+	// still RUNNING after this long is taken for a job the service wedged.
+	DefaultBackupTimeout = 6 * time.Hour
+	// DefaultFailedBackupRetryDelay is how long the first retry of a failed
+	// on-change backup waits.
+	DefaultFailedBackupRetryDelay = time.Minute
+	// DefaultMaxConcurrentReconciles is one: a BackupConfig's pass mostly
+	// waits on the backup service, which is better asked one question at
+	// a time than many.
+	DefaultMaxConcurrentReconciles = 1
+)
+
+const (
+	// scheduleWakeSlack is how long after a slot the controller wakes up, at
+	// most twice this with jitter, so it never wakes a moment too early and
+	// many BackupConfigs on the same schedule do not wake at once.
+	scheduleWakeSlack = time.Second
+	// backupVisibilityGrace is how long a backup the service just started may
+	// be missing from reads: the service is eventually consistent.
+	backupVisibilityGrace = time.Minute
+	// missingBackupPolls is how many polls in a row must find a backup
+	// missing, over at least backupVisibilityGrace, before it counts as gone.
+	missingBackupPolls = 3
 )
 
 // setDefaults gives every tunable left at zero (or set below zero) its
 // default, as the MyApp controller does: SetupWithManager calls it, so the
 // code reads the fields and each default is stated once.
 func (r *Reconciler) setDefaults() {
-	if r.APIReader == nil {
-		r.APIReader = r.Client
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.SetDefaults(DefaultMaxConcurrentReconciles)
 	pass.SetDefault(&r.BackupPollInterval, DefaultBackupPollInterval)
 	pass.SetDefault(&r.FinalBackupAttempts, DefaultFinalBackupAttempts)
 	pass.SetDefault(&r.FinalBackupTeardownLimit, DefaultFinalBackupTeardownLimit)
@@ -41,11 +84,7 @@ func (r *Reconciler) setDefaults() {
 	pass.SetDefault(&r.AppDeletionGrace, DefaultAppDeletionGrace)
 	pass.SetDefault(&r.BackupTimeout, DefaultBackupTimeout)
 	pass.SetDefault(&r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)
-	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
-	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
-	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
-	r.writes.MaxLag = maxCacheLag
-	r.holds.MaxLag = maxCacheLag
+	r.holds.MaxLag = pass.MaxCacheLag
 }
 
 // currentTime reads the clock in UTC, like the schedules.

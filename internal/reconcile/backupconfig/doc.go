@@ -23,20 +23,28 @@ limitations under the License.
 // the service, ownership of backups, the final backup before a MyApp goes,
 // deletion) is told once, in docs/spec/backupconfig.md.
 //
-// Files follow the pass and call downward only: backupconfig_controller.go
-// (setup, Reconcile, the phase list, the status write) runs the phases in
-// schedule.go, holds.go, backups.go (the running backup's poll, and new
-// backups), final_backup.go, retention.go and delete.go. Each phase is one
-// loop: it observes, asks its planner in backupplan (a pure package: no
-// client, no service, no clock) for the next step and what it must read
-// first, asks the backup service in service.go (the one place that starts
-// a backup, whatever the trigger, and the idempotency keys and labels),
-// and folds the answer into status in record.go (the one place that turns
-// the service's answers into status, with the events they note), then
-// plans again. status.go derives the conditions from what the pass
-// learned (with the status rules both kinds share, in
-// internal/reconcile/pass) and sends the events the pass noted; scope.go
-// is the per-pass scope, defaults.go the tunables. The planners' promises
-// are checked in backupplan's tests over every observation of a bounded
-// space and over seeded worlds, without a control plane (make test-unit).
+// Files follow the pass: backupconfig_controller.go (setup, Reconcile, the
+// phase list, the status write) runs the phases, and calls go down this
+// list, never back up to a phase or to the controller's file (but for the
+// Reconciler their methods hang on, and the index key holds.go reads):
+// delete.go, the deletion, which runs the final backup and the holds too;
+// schedule.go; final_backup.go; holds.go; backups.go (the running backup's
+// poll, and new backups); retention.go. Each phase is one loop: it
+// observes, asks its planner in backupplan (a pure package: no client, no
+// service, no clock) for the next step and what it must read first, asks
+// the backup service in service.go (the one place that starts a backup,
+// whatever the trigger, and the idempotency keys and labels), and folds the
+// answer into status in record.go (the one place that turns the service's
+// answers into status, with the events they note), then plans again. The
+// files below the phases share their types and helpers both ways rather
+// than in one order: restores.go, the Restores in progress a phase stays
+// out of the way of; record.go; service.go; content.go, what a backup
+// keeps; status.go, which derives the conditions from what the pass
+// learned (with the status rules every kind shares, in
+// internal/reconcile/pass) and sends the events the pass noted; scope.go,
+// the per-pass scope; memory.go and missing.go, what passes leave for later
+// ones; metrics.go; and defaults.go, the tunables and the fixed intervals.
+// The planners' promises are checked in backupplan's tests over every
+// observation of a bounded space and over seeded worlds, without a control
+// plane (make test-unit).
 package backupconfig

@@ -49,13 +49,6 @@ func (r *Reconciler) reconcileFinalBackup(ctx context.Context, s *scope) (ctrl.R
 // each at most once.
 const maxFinalReads = 3
 
-// finalRun is what a final-backup loop read and decided.
-type finalRun struct {
-	o        backupplan.FinalObservation
-	p        backupplan.FinalPlan
-	attempts finalAttempts
-}
-
 // runFinalBackup decides a MyApp's final backup with
 // backupplan.PlanFinalBackup, for a BackupConfig in use and for one being
 // deleted: it observes, reads what the plan needs and plans again, then

@@ -90,7 +90,7 @@ func newPhaseEnv(t *testing.T) (*testEnv, *clocktesting.FakeClock, *Reconciler) 
 	t.Helper()
 	clk := clocktesting.NewFakeClock(phaseNow)
 	e := newTestEnv(t, func(o *simulator.Options) { o.Clock = clk })
-	r := &Reconciler{Client: appRefIndexed{Client: e.c}, APIReader: e.c, Backups: e.backups, Clock: clk,
+	r := &Reconciler{Base: pass.Base{Client: appRefIndexed{Client: e.c}, APIReader: e.c, Clock: clk}, Backups: e.backups,
 		OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren}
 	r.setDefaults()
 	return e, clk, r

@@ -46,15 +46,6 @@ import (
 // Events are noted in the scope (event, eventFor) and sent once the pass
 // is over (sendEvents).
 
-// note is an event the pass decided to send.
-type note struct {
-	related   *appsv1alpha1.MyApp
-	eventType string
-	reason    eventReason
-	action    string
-	message   string
-}
-
 // event notes an event about the BackupConfig, related to its MyApp.
 func (s *scope) event(eventType string, reason eventReason, action, format string, args ...any) {
 	s.notes = append(s.notes, note{related: s.app, eventType: eventType, reason: reason, action: action,
@@ -66,21 +57,6 @@ func (s *scope) eventFor(app *appsv1alpha1.MyApp, eventType string, reason event
 	args ...any) {
 	s.notes = append(s.notes, note{related: app, eventType: eventType, reason: reason, action: action,
 		message: fmt.Sprintf(format, args...)})
-}
-
-// newBackupAnswer is what the backup service answered one step
-// (askBackupService): what it listed, or the backup it started (or had
-// started under the same key), with the trigger and, for a backup-now
-// start, the annotation's value; or why it could not.
-type newBackupAnswer struct {
-	listed []backup.Backup
-	// running is a backup of this BackupConfig the list shows RUNNING
-	// and not timed out, nil for none.
-	running     *backup.Backup
-	started     backup.Backup
-	trigger     backupv1alpha1.BackupTrigger
-	manualValue string
-	err         error
 }
 
 // recordNewBackupAnswer folds the answer to step p into status: the slot
@@ -112,13 +88,6 @@ func (r *Reconciler) recordNewBackupAnswer(ctx context.Context, s *scope, p back
 		r.startedBackup(ctx, s, a.started, a.trigger, p.Attempt)
 	}
 	return ctrl.Result{}, nil
-}
-
-// finalAnswer is what the backup service answered the start of a final
-// backup (askForFinal); started is nil when none was asked for.
-type finalAnswer struct {
-	started *backup.Backup
-	err     error
 }
 
 // recordFinalAnswer carries the rest of a final-backup plan out: the
@@ -406,10 +375,10 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 		recorded.Attempt = prev.Attempt
 	}
 	if !b.StartedAt.IsZero() {
-		recorded.StartTime = statusTime(b.StartedAt)
+		recorded.StartTime = pass.StatusTime(b.StartedAt)
 	}
 	if b.CompletedAt != nil {
-		recorded.CompletionTime = statusTime(*b.CompletedAt)
+		recorded.CompletionTime = pass.StatusTime(*b.CompletedAt)
 	}
 	s.bc.Status.LastBackup = recorded
 	if seenFinished || b.Phase == backup.PhaseRunning {
@@ -500,13 +469,6 @@ func phaseOf(p backup.Phase) backupv1alpha1.BackupPhase {
 	}
 }
 
-// statusTime is t as status stores it: metav1.Time keeps whole seconds
-// only, so a time with a fraction would never equal the one read back, and
-// every poll would write an unchanged status again.
-func statusTime(t time.Time) *metav1.Time {
-	return &metav1.Time{Time: t.UTC().Truncate(time.Second)}
-}
-
 // isRefusal reports whether the backup service refused a request as such
 // (a 4xx other than throttling), which repeating it cannot change.
 func isRefusal(err error) bool {
@@ -585,4 +547,11 @@ func normalizeReason(reason string) string {
 		reason = reason[:maxReasonLength] + "…"
 	}
 	return reason
+}
+
+// finalRun is what a final-backup loop read and decided.
+type finalRun struct {
+	o        backupplan.FinalObservation
+	p        backupplan.FinalPlan
+	attempts finalAttempts
 }

@@ -24,13 +24,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
 // A BackupConfig whose cleanup failed many times in a row (the backup
 // service down while events kept coming) is retried within
-// DefaultMaxRetryDelay of the service's return, as a MyApp is, not after
+// pass.DefaultMaxRetryDelay of the service's return, as a MyApp is, not after
 // the workqueue's default cap of 1000 seconds: nothing else brings a
 // deleted BackupConfig back once the events stop.
 func TestCleanupResumesSoonAfterManyFailedPasses(t *testing.T) {
@@ -61,6 +62,6 @@ func TestCleanupResumesSoonAfterManyFailedPasses(t *testing.T) {
 
 	e.sim.SetOutage(simulator.ServiceBackup, false)
 	// Nothing but the retry brings the BackupConfig back: no event comes.
-	g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, DefaultMaxRetryDelay+15*time.Second, tick).
+	g.Eventually(func() bool { return apierrors.IsNotFound(e.get(bc)()) }, pass.DefaultMaxRetryDelay+15*time.Second, tick).
 		Should(BeTrue(), "the BackupConfig goes within the retry cap once the service is back")
 }

@@ -73,3 +73,12 @@ type scope struct {
 	// before this pass starts one (recordListed), nil before that.
 	listed []backup.Backup
 }
+
+// note is an event the pass decided to send.
+type note struct {
+	related   *appsv1alpha1.MyApp
+	eventType string
+	reason    eventReason
+	action    string
+	message   string
+}

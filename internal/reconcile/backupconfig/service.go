@@ -372,3 +372,25 @@ func backupLabels(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp, trig
 		labelTrigger:         string(trigger),
 	}
 }
+
+// newBackupAnswer is what the backup service answered one step
+// (askBackupService): what it listed, or the backup it started (or had
+// started under the same key), with the trigger and, for a backup-now
+// start, the annotation's value; or why it could not.
+type newBackupAnswer struct {
+	listed []backup.Backup
+	// running is a backup of this BackupConfig the list shows RUNNING
+	// and not timed out, nil for none.
+	running     *backup.Backup
+	started     backup.Backup
+	trigger     backupv1alpha1.BackupTrigger
+	manualValue string
+	err         error
+}
+
+// finalAnswer is what the backup service answered the start of a final
+// backup (askForFinal); started is nil when none was asked for.
+type finalAnswer struct {
+	started *backup.Backup
+	err     error
+}

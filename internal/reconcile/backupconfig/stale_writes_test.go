@@ -32,6 +32,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -139,9 +140,11 @@ func newLaggingEnv(t *testing.T) (*testEnv, *clocktesting.FakeClock, *Reconciler
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	lag := newLaggingCache()
 	r := &Reconciler{
-		Client:    appRefIndexed{Client: interceptor.NewClient(c, lag.funcs())},
-		APIReader: e.c, Backups: e.backups, Clock: clk,
-		OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren,
+		Base: pass.Base{
+			Client:    appRefIndexed{Client: interceptor.NewClient(c, lag.funcs())},
+			APIReader: e.c, Clock: clk,
+		},
+		Backups: e.backups, OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren,
 	}
 	r.setDefaults()
 	return e, clk, r, lag

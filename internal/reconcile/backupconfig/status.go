@@ -166,8 +166,8 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 		status, reason = metav1.ConditionFalse, backupv1alpha1.BackupContentTooLargeReason
 		message = contentTooLargeMessage(r.contentTooLarge)
 	case r.serviceErr != nil:
-		status, reason = metav1.ConditionFalse, backupReasons.For(r.serviceErr)
-		message = capitalize(serviceProblem(r.serviceErr, r.serviceCause)) +
+		status, reason = metav1.ConditionFalse, pass.BackupServiceReasons.For(r.serviceErr)
+		message = pass.Capitalize(serviceProblem(r.serviceErr, r.serviceCause)) +
 			" No backups can be started or followed until it is resolved."
 	case r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
@@ -175,7 +175,7 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 	case r.refusedSlot != "":
 		status, reason, message = metav1.ConditionFalse, backupv1alpha1.ScheduledBackupRefusedReason, r.refusedSlot
 	}
-	setCondition(bc, backupv1alpha1.ReadyCondition, status, reason, message, acted, now)
+	pass.SetCondition(&bc.Status.Conditions, backupv1alpha1.ReadyCondition, status, reason, message, acted, now)
 }
 
 // deletingReady is Ready while the BackupConfig is being deleted, unless it
@@ -192,7 +192,7 @@ func deletingReady(r readiness) (status metav1.ConditionStatus, reason, message 
 			message += " " + contentTooLargeMessage(r.contentTooLarge) + " To let the MyApp go without a final " +
 				"backup, set spec.backupBeforeAppDeletion to false or delete this BackupConfig."
 		case r.serviceErr != nil:
-			message += " " + capitalize(serviceProblem(r.serviceErr, r.serviceCause))
+			message += " " + pass.Capitalize(serviceProblem(r.serviceErr, r.serviceCause))
 		}
 	case !r.awaitingAppDeletion.IsZero():
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
@@ -302,47 +302,25 @@ func readyMessage(bc *backupv1alpha1.BackupConfig, appName string) string {
 func setBackupSucceededCondition(bc *backupv1alpha1.BackupConfig, acted int64, now time.Time) {
 	last := bc.Status.LastBackup
 	existing := meta.FindStatusCondition(bc.Status.Conditions, backupv1alpha1.BackupSucceededCondition)
+	set := func(status metav1.ConditionStatus, reason, message string) {
+		pass.SetCondition(&bc.Status.Conditions, backupv1alpha1.BackupSucceededCondition, status, reason, message, acted, now)
+	}
 	switch {
 	case last == nil && existing == nil:
-		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, backupv1alpha1.NoBackupYetReason,
-			"No backup has been taken yet.", acted, now)
+		set(metav1.ConditionUnknown, backupv1alpha1.NoBackupYetReason, "No backup has been taken yet.")
 	case last == nil:
 		// A status without a last backup but with an outcome has been edited
 		// by hand; the outcome is still the best knowledge there is.
 	case last.Phase == backupv1alpha1.BackupSucceeded:
-		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionTrue, backupv1alpha1.BackupSucceededReason,
-			"The last backup succeeded; status.lastBackup says where it is stored.", acted, now)
+		set(metav1.ConditionTrue, backupv1alpha1.BackupSucceededReason,
+			"The last backup succeeded; status.lastBackup says where it is stored.")
 	case last.Phase == backupv1alpha1.BackupFailed:
-		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionFalse, backupv1alpha1.BackupFailedReason,
+		set(metav1.ConditionFalse, backupv1alpha1.BackupFailedReason,
 			fmt.Sprintf("The last backup failed: %s. %s; check the backup service if backups keep failing.",
-				normalizeReason(last.Reason), tryAgain(last.Trigger)), acted, now)
+				normalizeReason(last.Reason), tryAgain(last.Trigger)))
 	case existing == nil || existing.Reason == backupv1alpha1.NoBackupYetReason:
-		setCondition(bc, backupv1alpha1.BackupSucceededCondition, metav1.ConditionUnknown, backupv1alpha1.BackupRunningReason,
-			"The first backup is running.", acted, now)
+		set(metav1.ConditionUnknown, backupv1alpha1.BackupRunningReason, "The first backup is running.")
 	}
-}
-
-// setCondition sets a condition at the generation the pass acted on,
-// keeping its transition time while its status stays the same.
-func setCondition(bc *backupv1alpha1.BackupConfig, conditionType string, status metav1.ConditionStatus,
-	reason, message string, acted int64, now time.Time) {
-	meta.SetStatusCondition(&bc.Status.Conditions, metav1.Condition{
-		Type:               conditionType,
-		Status:             status,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: acted,
-		LastTransitionTime: metav1.NewTime(now),
-	})
-}
-
-// backupReasons are the Ready reasons for the backup service's failures.
-var backupReasons = external.Reasons{
-	Unauthorized: backupv1alpha1.BackupServiceUnauthorizedReason,
-	Throttled:    backupv1alpha1.BackupServiceUnavailableReason,
-	Unavailable:  backupv1alpha1.BackupServiceUnavailableReason,
-	Rejected:     backupv1alpha1.BackupServiceErrorReason,
-	Other:        backupv1alpha1.BackupServiceErrorReason,
 }
 
 // serviceProblem explains a backup service failure in words that stay the
@@ -360,7 +338,7 @@ func serviceProblem(err error, cause string) string {
 		}
 		return strings.TrimRight(cause, ".") + "; the operator retries with backoff."
 	}
-	switch backupReasons.For(err) {
+	switch pass.BackupServiceReasons.For(err) {
 	case backupv1alpha1.BackupServiceUnauthorizedReason:
 		return "the backup service rejected the operator's credentials; check the token the manager is given " +
 			"(--backup-token-file or --backup-token-secret). The operator retries with backoff."
@@ -379,15 +357,7 @@ func serviceProblem(err error, cause string) string {
 // contentTooLargeMessage is the Ready message of a backup whose content is
 // too large: what, by how much, and what to do.
 func contentTooLargeMessage(err *contentTooLargeError) string {
-	return capitalize(err.Error()) + ". " + contentTooLargeAdvice + "."
-}
-
-// capitalize makes a clause the start of a sentence.
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
+	return pass.Capitalize(err.Error()) + ". " + contentTooLargeAdvice + "."
 }
 
 // planBackupOf is status.lastBackup as the plans read it.

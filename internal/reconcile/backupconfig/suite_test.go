@@ -42,6 +42,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3/s3test"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -152,7 +153,7 @@ func (e *testEnv) startManager(mutate ...func(*Reconciler)) *Reconciler {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}))
 	g.Expect(err).NotTo(HaveOccurred())
-	r := &Reconciler{Client: mgr.GetClient(), Backups: e.backups, BackupPollInterval: pollInterval,
+	r := &Reconciler{Base: pass.Base{Client: mgr.GetClient()}, Backups: e.backups, BackupPollInterval: pollInterval,
 		CleanupGrace: cleanupGrace, OwnerID: testOwnerID, RenderChildren: myapp.RenderChildren}
 	for _, m := range mutate {
 		m(r)

@@ -59,17 +59,6 @@ const (
 	kindIngress = "Ingress"
 )
 
-// childConflictError names an object with a child's name that the MyApp
-// does not control. The operator never adopts or overwrites an object it did
-// not create.
-type childConflictError struct {
-	kind, name string
-}
-
-func (e *childConflictError) Error() string {
-	return fmt.Sprintf("%s %s exists and is not controlled by this MyApp", e.kind, e.name)
-}
-
 // childWriteError is a child's create or update (or the read before it) that
 // the API server refused or could not make.
 type childWriteError struct {

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -142,17 +143,19 @@ func TestStaleChildCacheIsAQuietRequeue(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	recorder := events.NewFakeRecorder(10)
 	r := &Reconciler{
+		Base: pass.Base{
+			Client:           staleServiceCache(c),
+			APIReader:        k8sClient,
+			Recorder:         recorder,
+			ReconcileTimeout: pass.DefaultReconcileTimeout,
+			Clock:            suiteClock,
+		},
 		OwnerID:             testOwnerID,
-		Client:              staleServiceCache(c),
-		APIReader:           k8sClient,
 		DNS:                 dnsClient,
-		Recorder:            recorder,
 		DefaultTarget:       defaultTarget,
 		PendingPollInterval: 200 * time.Millisecond,
 		DriftCheckInterval:  driftCheckInterval,
 		RecordTTL:           DefaultRecordTTL,
-		ReconcileTimeout:    DefaultReconcileTimeout,
-		Clock:               suiteClock,
 	}
 	result, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
 	g.Expect(err).NotTo(HaveOccurred(), "no error, so nothing is logged as one")

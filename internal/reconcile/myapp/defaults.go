@@ -17,22 +17,33 @@ limitations under the License.
 package myapp
 
 import (
-	"k8s.io/utils/clock"
+	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
+// Default intervals. Each is jittered by up to pass.JitterFactor, so many
+// MyApps created together do not poll the DNS service in lockstep.
+const (
+	// DefaultPendingPollInterval is how often a PENDING record is polled
+	// until the service reports it ACTIVE.
+	DefaultPendingPollInterval = 5 * time.Second
+	// DefaultDriftCheckInterval is how often an ACTIVE record is checked for
+	// changes made outside the operator.
+	DefaultDriftCheckInterval = 5 * time.Minute
+	// DefaultRecordTTL is the TTL of the records the operator writes.
+	DefaultRecordTTL int32 = 300
+	// DefaultMaxConcurrentReconciles lets a slow DNS answer for one MyApp
+	// not delay the others.
+	DefaultMaxConcurrentReconciles = 4
+)
+
 // setDefaults gives every tunable left at zero (or set below zero) its
-// default, as the BackupConfig controller does: SetupWithManager calls it,
-// so the code reads the fields and each default is stated once.
+// default, as the other controllers do: SetupWithManager calls it, so the
+// code reads the fields and each default is stated once.
 func (r *Reconciler) setDefaults() {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.SetDefaults(DefaultMaxConcurrentReconciles)
 	pass.SetDefault(&r.PendingPollInterval, DefaultPendingPollInterval)
 	pass.SetDefault(&r.DriftCheckInterval, DefaultDriftCheckInterval)
 	pass.SetDefault(&r.RecordTTL, DefaultRecordTTL)
-	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
-	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
-	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
 }

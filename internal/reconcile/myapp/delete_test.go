@@ -26,6 +26,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 )
 
@@ -61,7 +62,7 @@ func TestTheOrphanWayOutSaysWhenItLetsGo(t *testing.T) {
 
 // TestDeletionResumesSoonAfterManyFailedPasses: a MyApp whose passes failed many times in a row (the DNS service down
 // while events kept coming, as when a namespace is deleted and every child
-// the MyApp recreates is refused) is retried within DefaultMaxRetryDelay of
+// the MyApp recreates is refused) is retried within pass.DefaultMaxRetryDelay of
 // the service's return, not after the workqueue's default cap of 1000
 // seconds (reliability family 5, B6a in docs/reliability.md).
 func TestDeletionResumesSoonAfterManyFailedPasses(t *testing.T) {
@@ -99,6 +100,6 @@ func TestDeletionResumesSoonAfterManyFailedPasses(t *testing.T) {
 
 	sim.SetOutage(simulator.ServiceDNS, false)
 	// Nothing but the retry brings the MyApp back: no event comes.
-	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, DefaultMaxRetryDelay+15*time.Second,
+	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, pass.DefaultMaxRetryDelay+15*time.Second,
 		"the MyApp goes within the retry cap once the service is back")
 }

@@ -40,16 +40,6 @@ func (r *Reconciler) reconcileDNSRecord(ctx context.Context, s *scope) (ctrl.Res
 	return r.showDNS(ctx, s, run)
 }
 
-// dnsRun is what one run of the DNS loop came to: the observation, with
-// every answer and call result folded in; the last plan; how many of its
-// calls were made; and the error that ended the run, if one did.
-type dnsRun struct {
-	o    observation
-	p    dnsplan.Plan
-	done int
-	err  error
-}
-
 // maxRounds bounds the rounds of one run: the needs a plan may have (a
 // list, the records, the live read of itself, the wanters, the chain of
 // holders one link a round) and one more observation after a race.

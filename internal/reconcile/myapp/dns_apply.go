@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -116,12 +115,6 @@ func (r *Reconciler) noteHandOver(o *observation, c dnsplan.Call) {
 		r.dnsChecks.noteGift(keyOf(c.Debtor.Key), types.UID(c.Debtor.UID), dnsplan.Gift{Giver: giver, For: c.For})
 	}
 	r.dnsChecks.noteGift(keyOf(c.Peer.Key), types.UID(c.Peer.UID), note)
-}
-
-// keyOf reads a "<namespace>/<name>" key.
-func keyOf(key string) types.NamespacedName {
-	ns, name, _ := strings.Cut(key, "/")
-	return types.NamespacedName{Namespace: ns, Name: name}
 }
 
 // showDNS shows what a run came to, as dnsplan says: status.dns, DNSReady
@@ -223,4 +216,14 @@ var dnsReasons = external.Reasons{
 	Unavailable:  appsv1alpha1.DNSServiceUnavailableReason,
 	Rejected:     appsv1alpha1.DNSRequestRejectedReason,
 	Other:        appsv1alpha1.DNSServiceUnavailableReason,
+}
+
+// dnsRun is what one run of the DNS loop came to: the observation, with
+// every answer and call result folded in; the last plan; how many of its
+// calls were made; and the error that ended the run, if one did.
+type dnsRun struct {
+	o    observation
+	p    dnsplan.Plan
+	done int
+	err  error
 }

@@ -38,19 +38,6 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 )
 
-// observation is what the DNS phase knows: the planner's input, and what
-// the apply side needs to show it.
-type observation struct {
-	dnsplan.Observation
-	app *appsv1alpha1.MyApp
-	key types.NamespacedName
-	// records are the service's answers, by name (dnsplan.Record drops the
-	// fields the status does not need).
-	records map[string]dns.Record
-	// readErr is the first failed read of a deletion, which waits on it.
-	readErr error
-}
-
 // observeDNS is what the pass knows before it reads anything: the spec,
 // the status, the Ingress, the configuration and the memory. It calls no
 // service and decides nothing; the only read is the cache's view of the
@@ -352,4 +339,10 @@ func (r *Reconciler) holderNow(ctx context.Context, was dnsplan.HolderSnapshot) 
 	}
 	now := snapshotOf(appView(holder))
 	return &now
+}
+
+// keyOf reads a "<namespace>/<name>" key.
+func keyOf(key string) types.NamespacedName {
+	ns, name, _ := strings.Cut(key, "/")
+	return types.NamespacedName{Namespace: ns, Name: name}
 }

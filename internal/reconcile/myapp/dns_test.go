@@ -31,6 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -171,16 +172,18 @@ func TestRestartReadsOnlyTheRecordsDue(t *testing.T) {
 	clock := clocktesting.NewFakePassiveClock(time.Now())
 	counted := newCountingDNS(dnsClient)
 	restarted := &Reconciler{
+		Base: pass.Base{
+			Client:           reconciler.Client,
+			Recorder:         reconciler.Recorder,
+			ReconcileTimeout: pass.DefaultReconcileTimeout,
+			Clock:            clock,
+		},
 		OwnerID:             testOwnerID,
-		Client:              reconciler.Client,
 		DNS:                 counted,
-		Recorder:            reconciler.Recorder,
 		DefaultTarget:       defaultTarget,
 		PendingPollInterval: reconciler.PendingPollInterval,
 		DriftCheckInterval:  interval,
 		RecordTTL:           DefaultRecordTTL,
-		ReconcileTimeout:    DefaultReconcileTimeout,
-		Clock:               clock,
 	}
 	passAll := func() {
 		for _, app := range apps {

@@ -25,43 +25,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
-)
-
-// Default intervals. Each is jittered by up to pass.JitterFactor, so many
-// MyApps created together do not poll the DNS service in lockstep.
-const (
-	// DefaultPendingPollInterval is how often a PENDING record is polled
-	// until the service reports it ACTIVE.
-	DefaultPendingPollInterval = 5 * time.Second
-	// DefaultDriftCheckInterval is how often an ACTIVE record is checked for
-	// changes made outside the operator.
-	DefaultDriftCheckInterval = 5 * time.Minute
-	// DefaultRecordTTL is the TTL of the records the operator writes.
-	DefaultRecordTTL int32 = 300
-	// DefaultReconcileTimeout bounds one reconcile.
-	DefaultReconcileTimeout = time.Minute
-	// DefaultMaxConcurrentReconciles lets a slow DNS answer for one MyApp
-	// not delay the others.
-	DefaultMaxConcurrentReconciles = 4
-	// DefaultMaxRetryDelay caps the backoff of a MyApp whose passes keep
-	// failing (pass.RateLimiter).
-	DefaultMaxRetryDelay = 30 * time.Second
 )
 
 // driftEventBuffer is how many drifted MyApps the drift pass may hand the
@@ -71,15 +44,13 @@ const driftEventBuffer = 1024
 // ControllerName names the controller in logs, metrics and events.
 const ControllerName = "myapp"
 
-// Reconciler reconciles a MyApp.
+// Reconciler reconciles a MyApp. Its APIReader reads from the API server,
+// not the cache, where a stale read could give up a MyApp's DNS name or
+// hand a record to the wrong MyApp (adoption), and for a child the
+// label-scoped cache does not hold (a create that finds its name taken).
+// Its Clock tells when the DNS record is next due to be read.
 type Reconciler struct {
-	// Client reads and writes Kubernetes objects.
-	Client client.Client
-	// APIReader reads from the API server, not the cache, where a stale
-	// read could give up a MyApp's DNS name or hand a record to the wrong
-	// MyApp (adoption), and for a child the label-scoped cache does not
-	// hold (a create that finds its name taken). Defaults to the manager's.
-	APIReader client.Reader
+	pass.Base
 	// DNS is the external DNS service.
 	DNS dns.Client
 	// DNSClass is the DNS provider's class as measured at start: the zero
@@ -99,8 +70,6 @@ type Reconciler struct {
 	// both judge a record of this installation (OwnerID) by whether its
 	// MyApp is alive in this cluster.
 	ReplaceLeakedRecords bool
-	// Recorder emits events on MyApps.
-	Recorder recorder.EventRecorder
 
 	// DefaultTarget is what a record points at while the Ingress has no
 	// load-balancer address: an IP address (an A record) or a host name (a
@@ -120,19 +89,6 @@ type Reconciler struct {
 	DriftCheck DriftCheckMode
 	// RecordTTL defaults to DefaultRecordTTL.
 	RecordTTL int32
-	// ReconcileTimeout bounds one reconcile's calls to the API server and
-	// the DNS service, so a hung service cannot hold a worker; the status
-	// is still written after it. Defaults to DefaultReconcileTimeout.
-	ReconcileTimeout time.Duration
-	// MaxConcurrentReconciles is how many MyApps are reconciled at once.
-	// Defaults to DefaultMaxConcurrentReconciles.
-	MaxConcurrentReconciles int
-	// MaxRetryDelay caps the backoff between failed passes of one MyApp.
-	// Defaults to DefaultMaxRetryDelay.
-	MaxRetryDelay time.Duration
-	// Clock tells the time when the DNS record is next due to be read.
-	// Defaults to the real clock; tests move it forward.
-	Clock clock.PassiveClock
 
 	cleanup cleanupTracker
 	// childTroubles is the child-write failure each MyApp was last warned
@@ -140,17 +96,6 @@ type Reconciler struct {
 	// not warn again.
 	childTroubles childTroubles
 	dnsChecks     dnsSchedule
-	// statusWrites is the resourceVersion each MyApp's last status-writing
-	// pass started from, until the cache shows a newer one. Each child a
-	// pass creates brings the MyApp back, and on a busy cluster the cache
-	// can deliver those events before the MyApp's own status write. A pass
-	// that starts from the MyApp as the writing pass read it knows nothing
-	// of that write: the status it derives repeats or undoes it (a merge
-	// patch replaces the whole conditions list, so one from that stale copy
-	// dropped DNSReady), and each such write costs a status patch and
-	// brings yet another pass. It writes no status; the write's own event
-	// brings the MyApp back on a cache that holds it.
-	statusWrites pass.OwnWrites
 	// driftEvents brings the MyApps the drift pass found drifted.
 	driftEvents chan event.GenericEvent
 	// driftLists is how the drift pass's lists fare (drift_list.go): the
@@ -187,7 +132,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	default:
 		return fmt.Errorf("unknown DNS drift check %q: want %q or %q", r.DriftCheck, DriftCheckList, DriftCheckRead)
 	}
-	pass.FromManager(mgr, ControllerName, &r.Client, &r.APIReader, &r.Recorder)
+	r.FromManager(mgr, ControllerName)
 	r.setDefaults()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.MyApp{}, hostIndex,
 		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.MyApp).Spec.Host} }); err != nil {
@@ -214,10 +159,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
-			RateLimiter:             pass.RateLimiter(r.MaxRetryDelay),
-		}).
+		WithOptions(r.ControllerOptions()).
 		Named(ControllerName).
 		Complete(r)
 }
@@ -225,20 +167,14 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 // Reconcile brings one MyApp's children and DNS record to its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	app := &appsv1alpha1.MyApp{}
-	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.cleanup.forget(req.NamespacedName)
-			r.dnsChecks.forgetAll(req.NamespacedName)
-			r.childTroubles.forget(req.NamespacedName)
-			r.statusWrites.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-
-	// The finalizer goes on before anything is written outside the cluster,
-	// so no record can exist that the operator would not clean up.
-	if app.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(app, appsv1alpha1.DNSCleanupFinalizer) {
-		return pass.Conclude(ctrl.Result{}, pass.AddFinalizer(ctx, r.Client, app, appsv1alpha1.DNSCleanupFinalizer)).Return()
+	// The DNS cleanup finalizer goes on before a record is written.
+	if ok, res, err := r.Begin(ctx, req, app, appsv1alpha1.DNSCleanupFinalizer, func() error {
+		r.cleanup.forget(req.NamespacedName)
+		r.dnsChecks.forgetAll(req.NamespacedName)
+		r.childTroubles.forget(req.NamespacedName)
+		return nil
+	}); !ok {
+		return res, err
 	}
 
 	original := app.DeepCopy()
@@ -259,7 +195,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		// The status is written with the caller's context: it records what
 		// happened even when the phases ran out of time.
-		if err := r.patchStatus(ctx, original, app); err != nil {
+		if _, err := pass.PatchStatus(ctx, &r.Base, original, app, myAppStatus); err != nil {
 			// What the DNS phase remembers was never written: read again.
 			r.dnsChecks.forget(req.NamespacedName)
 			r.childTroubles.forget(req.NamespacedName)
@@ -315,19 +251,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) pass.Outcome
 	)
 }
 
-// patchStatus writes the status only when it changed, so a reconcile at
-// steady state makes no write, and never from a cache that has not caught
-// up with this controller's own last status write (statusWrites).
-func (r *Reconciler) patchStatus(ctx context.Context, original, app *appsv1alpha1.MyApp) error {
-	if r.statusWrites.Behind(original) || equality.Semantic.DeepEqual(original.Status, app.Status) {
-		return nil
-	}
-	if err := r.Client.Status().Patch(ctx, app, client.MergeFrom(original)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil // the MyApp is gone: its finalizer was the last thing holding it
-		}
-		return fmt.Errorf("patching status: %w", err)
-	}
-	r.statusWrites.Wrote(original)
-	return nil
-}
+// myAppStatus is a MyApp's status, for pass.PatchStatus. A status patch is
+// a plain merge patch: every field of it is derived from the children, the
+// DNS service or the spec.
+func myAppStatus(app *appsv1alpha1.MyApp) any { return app.Status }

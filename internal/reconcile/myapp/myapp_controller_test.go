@@ -35,6 +35,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -530,7 +531,7 @@ func TestOrphanReleasesAMyAppStuckOnAnOutage(t *testing.T) {
 	g.Expect(k8sClient.Patch(t.Context(), app, client.RawPatch(types.MergePatchType,
 		[]byte(`{"spec":{"deletionPolicy":"Orphan"}}`)))).To(Succeed())
 	suiteClock.step(dnsplan.OrphanMarkWait)
-	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, DefaultMaxRetryDelay+15*time.Second,
+	eventuallyGone(t, g, key, &appsv1alpha1.MyApp{}, pass.DefaultMaxRetryDelay+15*time.Second,
 		"the MyApp goes without the DNS service once the wait is over")
 	g.Expect(recordsNamed(app.Spec.Host)).To(HaveLen(1), "the record was left alone")
 	g.Eventually(func() []eventReason { return eventReasons(t, ns, "web") }, timeout, interval).

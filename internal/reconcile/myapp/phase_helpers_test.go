@@ -162,15 +162,17 @@ func (d phaseDNS) seedActive(t *testing.T, g *WithT, name, value, owner string) 
 func newPhaseReconciler(c client.Client, d dns.Client, target string) (*Reconciler, *events.FakeRecorder) {
 	rec := events.NewFakeRecorder(100)
 	r := &Reconciler{
+		Base: pass.Base{
+			Client:    c,
+			APIReader: c,
+			Recorder:  rec,
+			Clock:     suiteClock,
+		},
 		OwnerID:             testOwnerID,
-		Client:              c,
-		APIReader:           c,
 		DNS:                 d,
-		Recorder:            rec,
 		DefaultTarget:       target,
 		PendingPollInterval: phasePendingPoll,
 		DriftCheckInterval:  phaseDriftCheck,
-		Clock:               suiteClock,
 	}
 	r.setDefaults()
 	return r, rec

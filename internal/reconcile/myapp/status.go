@@ -61,52 +61,6 @@ func (r *Reconciler) event(app *appsv1alpha1.MyApp, related runtime.Object, even
 	pass.Eventf(r.Recorder, app, related, eventType, reason, action, note, args...)
 }
 
-// readiness is what one pass learned that decides the MyApp's conditions.
-// The phases fill it in; setConditions turns it into conditions once the
-// pass is over, so what Ready and DNSReady mean is decided in this file
-// alone, and the conditions the phases read are the ones the pass started
-// with (a warning goes out when trouble starts: pass.TroubleStarts).
-type readiness struct {
-	// dns is DNSReady as the DNS phase decided it; nil when it decided
-	// nothing (a child write failed first).
-	dns *conditionState
-	// dnsStands is set when the DNS phase decided, for the current spec,
-	// that no read was due: DNSReady stands as the last read left it.
-	dnsStands bool
-	// child is the failed child write Ready reports; nil when none failed.
-	child *conditionState
-	// childrenWritten is set once every child is as the spec wants, so
-	// Ready follows the Deployment (scope.deployment) and DNSReady.
-	childrenWritten bool
-	// deleting is set while the MyApp's cleanup runs.
-	deleting bool
-	// suspended is set when spec.suspend kept the pass from writing
-	// anything.
-	suspended bool
-	// dnsFailure is set when a call to the DNS service failed in this
-	// pass; its retryIn is nil when no retry is scheduled.
-	dnsFailure *dnsFailure
-	// dnsRead is set when the DNS phase read the record (or dealt with a
-	// deletion's records): only such a pass takes a reconcile request.
-	dnsRead bool
-}
-
-// dnsFailure is a failed call to the DNS service: how long until the retry,
-// or nil for none.
-type dnsFailure struct {
-	retryIn *time.Duration
-}
-
-// conditionState is a condition as a phase decided it.
-type conditionState struct {
-	ok              bool
-	reason, message string
-	// stalled marks what no retry fixes (a spec the API server refuses, a
-	// host another owner holds for good, a DNS request rejected as
-	// invalid): the MyApp reports Stalled until something changes.
-	stalled bool
-}
-
 // setConditions derives DNSReady and Ready from what the pass learned, and
 // the kstatus conditions from them, at now. A condition the pass learned
 // nothing about stays as it was: a pass that met a stale cache has nothing
@@ -258,19 +212,15 @@ func setCondition(app *appsv1alpha1.MyApp, condType string, status bool, reason,
 	setConditionAt(app, condType, status, reason, message, app.Generation)
 }
 
-// setConditionAt sets a condition for the generation it was decided at.
-func setConditionAt(app *appsv1alpha1.MyApp, condType string, status bool, reason, message string, generation int64) {
-	s := metav1.ConditionFalse
-	if status {
-		s = metav1.ConditionTrue
+// setConditionAt sets a condition for the generation it was decided at. A
+// condition whose status changes takes the time of the write, not the
+// reconciler's clock.
+func setConditionAt(app *appsv1alpha1.MyApp, condType string, ok bool, reason, message string, generation int64) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
 	}
-	meta.SetStatusCondition(&app.Status.Conditions, metav1.Condition{
-		Type:               condType,
-		Status:             s,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: generation,
-	})
+	pass.SetCondition(&app.Status.Conditions, condType, status, reason, message, generation, time.Now())
 }
 
 func setDNSCondition(app *appsv1alpha1.MyApp, ready bool, reason, message string) {
@@ -376,4 +326,15 @@ func deploymentRolledOut(dep *appsv1.Deployment) bool {
 func childConflictMessage(err *childConflictError) string {
 	return fmt.Sprintf("%s %s already exists and is not controlled by this MyApp; the operator never adopts it: "+
 		"delete or rename it, or rename the MyApp", err.kind, err.name)
+}
+
+// childConflictError names an object with a child's name that the MyApp
+// does not control. The operator never adopts or overwrites an object it did
+// not create.
+type childConflictError struct {
+	kind, name string
+}
+
+func (e *childConflictError) Error() string {
+	return fmt.Sprintf("%s %s exists and is not controlled by this MyApp", e.kind, e.name)
 }

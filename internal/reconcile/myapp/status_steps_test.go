@@ -41,6 +41,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -162,10 +163,12 @@ func startStepCluster(t *testing.T) *stepCluster {
 	log := &apiWriteLog{}
 	_, stop, err := startManager(stepCP, "steps", operatorCache(httpBackendCache()), func(mgr ctrl.Manager) *Reconciler {
 		return &Reconciler{
+			Base: pass.Base{
+				Client:   interceptor.NewClient(noWatch{mgr.GetClient()}, log.funcs()),
+				Recorder: &loggingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), log: log},
+			},
 			OwnerID:             "status-steps",
-			Client:              interceptor.NewClient(noWatch{mgr.GetClient()}, log.funcs()),
 			DNS:                 d,
-			Recorder:            &loggingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), log: log},
 			DefaultTarget:       defaultTarget,
 			PendingPollInterval: 200 * time.Millisecond,
 			DriftCheckInterval:  driftCheckInterval,
@@ -349,9 +352,11 @@ func testAPassOnACacheBehindItsOwnStatusWriteWritesNoStatus(t *testing.T, sc *st
 	c, err := client.NewWithWatch(sc.stepConfig, client.Options{Scheme: fixtures.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	r := &Reconciler{
+		Base: pass.Base{
+			Client:    interceptor.NewClient(c, funcs),
+			APIReader: sc.c,
+		},
 		OwnerID:             "status-steps",
-		Client:              interceptor.NewClient(c, funcs),
-		APIReader:           sc.c,
 		DNS:                 sc.dns,
 		DefaultTarget:       defaultTarget,
 		PendingPollInterval: 200 * time.Millisecond,

@@ -49,6 +49,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns/httpdns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -115,16 +116,18 @@ func setupSuite(cp *controlplane.ControlPlane) (func(), error) {
 	// (labelled children only, no managedFields), for its MyApps only.
 	mgr, stop, err := startManager(cp, "http", httpBackendCache(), func(mgr ctrl.Manager) *Reconciler {
 		reconciler = &Reconciler{
+			Base: pass.Base{
+				Client:   interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
+				Recorder: &countingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), warnings: warnings},
+				Clock:    suiteClock,
+			},
 			OwnerID: testOwnerID,
-			Client:  interceptor.NewClient(noWatch{mgr.GetClient()}, writes.funcs()),
 			DNS:     dnsReads,
 			// As in the manager, where the orphan sweep runs by default.
 			ReplaceLeakedRecords: true,
-			Recorder:             &countingRecorder{EventRecorder: mgr.GetEventRecorder("myapp-controller"), warnings: warnings},
 			DefaultTarget:        defaultTarget,
 			PendingPollInterval:  200 * time.Millisecond,
 			DriftCheckInterval:   driftCheckInterval,
-			Clock:                suiteClock,
 		}
 		return reconciler
 	})

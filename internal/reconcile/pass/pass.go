@@ -15,18 +15,41 @@ limitations under the License.
 */
 
 // Package pass holds what the project's controllers share about one
-// reconcile pass: running its phases in order over a per-pass scope and
-// turning what they return into the pass's result (Run), the one typed way
-// for a phase to say "stop here and come back at T" (Wait), the finalizer
-// patch with an optimistic lock, the event policy, and the status rules
-// both kinds keep (status.go: the backoff a status announces, failures in
-// a row, the kstatus conditions and what a suspended pass reports). Each controller keeps
-// its phases, its scope and its conditions; this package decides nothing
-// about a kind.
+// reconcile pass: the skeleton of Reconcile (skeleton.go: the fields and
+// defaults every Reconciler embeds as Base, Begin, which reads the object,
+// forgets one that is gone, holds back a pass on a stale copy and adds the
+// finalizer, and PatchStatus, the one status write), running the phases in
+// order over a per-pass scope and turning what they return into the
+// pass's result (Run), the one typed way for a phase to say "stop here and
+// come back at T" (Wait), the finalizer patch with an optimistic lock, the
+// event policy, and the status rules every kind keeps (status.go: the
+// backoff a status announces, failures in a row, the kstatus conditions,
+// what a suspended pass reports, the condition setter and the backup
+// service's reasons). Each controller keeps its phases, its scope and its
+// conditions; this package decides nothing about a kind.
 //
 // The shape follows cluster-api's doReconcile and Flux's serror.Waiting: a
 // phase returns a result and an error, and one loop reads them, so no phase
 // leaves a side channel ("the pass is incomplete") for its caller to check.
+//
+// One stale-cache rule holds for every controller: a pass that reads an
+// object at the resourceVersion the controller's own last write to it
+// started from (OwnWrites.Behind) does nothing at all, and comes back after
+// CacheLagRetryDelay, or runs once the write is MaxCacheLag old. A
+// controller's status is its memory of what it did outside the cluster
+// (the backup it started, the backup a Restore chose, the DNS record it
+// wrote), so a pass from a copy without the last write would not only
+// write an older status (a merge patch from such a copy once dropped a
+// MyApp's DNSReady) but act on the older memory: start a backup again,
+// choose a second backup, add a finalizer again and be refused. The MyApp
+// controller used to skip only its status write; the BackupConfig and
+// Restore tests need the whole pass held back and brought back soon (no
+// backup started twice, no finalizer patch repeated, a requeue within a
+// second), and the whole pass held back also keeps the MyApp test's promise
+// (no status from a stale copy), so the whole pass is the rule, with the
+// bound it needs. A write counts only when it moved the resourceVersion
+// (PatchStatus): one that changed nothing gives the cache no newer version
+// to show, and would hold passes back until MaxCacheLag.
 package pass
 
 import (

@@ -18,15 +18,20 @@ package pass
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external"
 )
 
-// This file holds the status rules both kinds keep the same: the backoff
-// a failing object sees, how failures in a row are counted, and the kstatus
-// conditions (Reconciling, Stalled) with what a suspended object reports.
+// This file holds the status rules every kind keeps the same: the backoff
+// a failing object sees, how failures in a row are counted, the kstatus
+// conditions (Reconciling, Stalled) with what a suspended object reports,
+// how a condition is set, and the backup service's reasons.
 // Each kind decides its own causes; the rules that turn them into status
 // live here, once.
 
@@ -171,4 +176,45 @@ func SuspendedMessage(actedOn int64) string {
 	}
 	return fmt.Sprintf("spec.suspend is set: the spec changes made since generation %d are not applied until "+
 		"spec.suspend is false.", actedOn)
+}
+
+// SetCondition sets a condition at generation, the one the pass acted on,
+// keeping its transition time while its status stays the same; a condition
+// whose status changes takes now.
+func SetCondition(conditions *[]metav1.Condition, condType string, status metav1.ConditionStatus,
+	reason, message string, generation int64, now time.Time) {
+	meta.SetStatusCondition(conditions, metav1.Condition{
+		Type:               condType,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(now),
+	})
+}
+
+// StatusTime is t as status stores it: metav1.Time keeps whole seconds
+// only, so a time with a fraction would never equal the one read back, and
+// every pass would write an unchanged status again.
+func StatusTime(t time.Time) *metav1.Time {
+	return &metav1.Time{Time: t.UTC().Truncate(time.Second)}
+}
+
+// Capitalize makes a clause the start of a sentence, for a message built
+// from an error's text.
+func Capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// BackupServiceReasons are the Ready reasons a BackupConfig and a Restore
+// give the backup service's failures: the same service, in the same words.
+var BackupServiceReasons = external.Reasons{
+	Unauthorized: backupv1alpha1.BackupServiceUnauthorizedReason,
+	Throttled:    backupv1alpha1.BackupServiceUnavailableReason,
+	Unavailable:  backupv1alpha1.BackupServiceUnavailableReason,
+	Rejected:     backupv1alpha1.BackupServiceErrorReason,
+	Other:        backupv1alpha1.BackupServiceErrorReason,
 }

@@ -39,19 +39,18 @@ import (
 // without the last write, undo part of it. Behind tells such a pass
 // apart, so it writes nothing; the controller decides how it comes back
 // once the cache holds the write. Only objects with a write the cache has
-// not shown yet have an entry, so a controller at rest holds none. The
-// MyApp controller keeps its status writes in one; the BackupConfig
-// controller its status and finalizer patches in one, and the final-backup
-// holds it puts on MyApps in another.
+// not shown yet have an entry, so a controller at rest holds none. Base
+// keeps every controller's finalizer and status writes to its own objects
+// in one (Begin, PatchStatus); the BackupConfig controller keeps the
+// final-backup holds it puts on MyApps in another.
 type OwnWrites struct {
 	// MaxLag, when set, bounds how long one write holds passes back: a
 	// cache that has not shown the write after this long is taken for one
 	// that will not (an object put back by hand to an older copy, a test's
 	// frozen cache), and the pass goes ahead, at the cost of a write that
-	// may repeat. Zero waits for the cache however long it takes, which
-	// suits a controller that only skips its status write while behind;
-	// one that skips the whole pass needs the bound, or a cache that never
-	// catches up would stop it for good.
+	// may repeat. Zero waits for the cache however long it takes; a
+	// controller that skips the whole pass while behind (Begin) needs the
+	// bound, or a cache that never catches up would stop it for good.
 	MaxLag time.Duration
 
 	mu   sync.Mutex

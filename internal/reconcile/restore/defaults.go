@@ -17,8 +17,6 @@ limitations under the License.
 package restore
 
 import (
-	"k8s.io/utils/clock"
-
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -26,16 +24,7 @@ import (
 // default, as the other controllers do: SetupWithManager calls it, so the
 // code reads the fields and each default is stated once.
 func (r *Reconciler) setDefaults() {
-	if r.APIReader == nil {
-		r.APIReader = r.Client
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.SetDefaults(DefaultMaxConcurrentReconciles)
 	pass.SetDefault(&r.BackupPollInterval, DefaultBackupPollInterval)
 	pass.SetDefault(&r.AppPollInterval, DefaultAppPollInterval)
-	pass.SetDefault(&r.ReconcileTimeout, DefaultReconcileTimeout)
-	pass.SetDefault(&r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
-	pass.SetDefault(&r.MaxRetryDelay, DefaultMaxRetryDelay)
-	r.writes.MaxLag = maxCacheLag
 }

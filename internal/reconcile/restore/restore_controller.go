@@ -19,21 +19,15 @@ package restore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
@@ -69,26 +63,12 @@ const (
 	// reads it again. The MyApp's own events bring it back sooner; the poll
 	// is what remains if one is missed.
 	DefaultAppPollInterval = 10 * time.Second
-	// DefaultReconcileTimeout bounds one reconcile's calls, as for the other
-	// kinds.
-	DefaultReconcileTimeout = time.Minute
 	// DefaultMaxConcurrentReconciles is one: Restores are rare, and each
 	// pass mostly waits on the backup service.
 	DefaultMaxConcurrentReconciles = 1
-	// DefaultMaxRetryDelay caps the backoff of a Restore whose passes keep
-	// failing, as for the other kinds (pass.RateLimiter).
-	DefaultMaxRetryDelay = 30 * time.Second
 )
 
 const (
-	// cacheLagRetryDelay is how soon a pass that met a cache behind this
-	// controller's own last status write runs again; the cache usually
-	// holds it within milliseconds.
-	cacheLagRetryDelay = 250 * time.Millisecond
-	// maxCacheLag bounds how long one status write holds passes back
-	// (pass.OwnWrites.MaxLag), so a cache that never shows it does not stop
-	// the Restore for good.
-	maxCacheLag = 5 * time.Second
 	// maxReadsPerPass bounds the plan's reads in one pass. A plan asks each
 	// read at most once (plan_test.go), so this is only a guard against a
 	// planner bug turning into a loop that holds a worker.
@@ -96,49 +76,25 @@ const (
 )
 
 // Reconciler reconciles Restores. The manager sets the exported fields;
-// zero values of the tunables mean their defaults.
+// zero values of the tunables mean their defaults. Its Client reads
+// Restores and writes their status and the MyApps they restore; its
+// APIReader reads what a decision must not take from a stale cache: the
+// target MyApp (whether it exists, whose mark it carries, whether it is
+// Ready at its generation) and the BackupConfig a source names. Its Clock
+// stamps the status' times.
 type Reconciler struct {
-	// Client reads Restores (from the cache) and writes their status and the
-	// MyApps they restore. SetupWithManager defaults it to the manager's
-	// client.
-	Client client.Client
-	// APIReader reads what a decision must not take from a stale cache: the
-	// target MyApp (whether it exists, whose mark it carries, whether it is
-	// Ready at its generation) and the BackupConfig a source names.
-	// SetupWithManager defaults it to the manager's API reader; nil means
-	// Client.
-	APIReader client.Reader
+	pass.Base
 	// Backups is the backup service. Required.
 	Backups backup.Client
 	// OwnerID is this installation's owner ID (--owner-id): only backups
 	// taken under it are restored. Required.
 	OwnerID string
-	// Recorder records events. SetupWithManager defaults it to the
-	// manager's recorder named "restore-controller"; nil turns events off.
-	Recorder recorder.EventRecorder
-	// Clock stamps the status' times. Defaults to the real clock.
-	Clock clock.PassiveClock
 	// BackupPollInterval is how often a Restore waiting for a running backup
 	// polls it. Defaults to DefaultBackupPollInterval.
 	BackupPollInterval time.Duration
 	// AppPollInterval is how often a Restore waiting for its MyApp reads it.
 	// Defaults to DefaultAppPollInterval.
 	AppPollInterval time.Duration
-	// ReconcileTimeout bounds one reconcile's calls to the API server and the
-	// backup service; the status is still written after it. Defaults to
-	// DefaultReconcileTimeout.
-	ReconcileTimeout time.Duration
-	// MaxConcurrentReconciles is how many Restores are reconciled at once.
-	// Defaults to DefaultMaxConcurrentReconciles.
-	MaxConcurrentReconciles int
-	// MaxRetryDelay caps the backoff between failed passes of one Restore.
-	// Defaults to DefaultMaxRetryDelay.
-	MaxRetryDelay time.Duration
-
-	// writes is the resourceVersion each Restore's last status write started
-	// from, until the cache shows a newer one: a pass on a cache behind that
-	// write does nothing and comes back (Reconcile).
-	writes pass.OwnWrites
 }
 
 // SetupWithManager registers the field indexes and the controller.
@@ -149,7 +105,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	case r.OwnerID == "":
 		return errors.New("the Restore controller needs the installation's owner ID")
 	}
-	pass.FromManager(mgr, ControllerName, &r.Client, &r.APIReader, &r.Recorder)
+	r.FromManager(mgr, ControllerName)
 	r.setDefaults()
 	if err := IndexInProgress(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -159,10 +115,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&backupv1alpha1.Restore{}, builder.WithPredicates(restoreChanged())).
 		// The MyApp a Restore waits for: its status says when it is Ready.
 		Watches(&appsv1alpha1.MyApp{}, handler.EnqueueRequestsFromMapFunc(r.restoresForApp)).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
-			RateLimiter:             pass.RateLimiter(r.MaxRetryDelay),
-		}).
+		WithOptions(r.ControllerOptions()).
 		Complete(r)
 }
 
@@ -205,27 +158,16 @@ func (r *Reconciler) restoresForApp(ctx context.Context, app client.Object) []ct
 // Reconcile takes one Restore one step further.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	restore := &backupv1alpha1.Restore{}
-	if err := r.Client.Get(ctx, req.NamespacedName, restore); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Gone: what it restored stays, and nothing of it is kept.
-			r.writes.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
+	// A Restore has no finalizer, and one gone leaves what it restored. A
+	// pass from a copy behind this controller's last status write would
+	// choose a backup again, or write a MyApp its status already names.
+	if ok, res, err := r.Begin(ctx, req, restore, "", nil); !ok {
+		return res, err
 	}
 	if restore.Status.Phase.Finished() || !restore.DeletionTimestamp.IsZero() {
 		// A finished Restore is a record; one being deleted waits only for
 		// other finalizers, and must not start a restore now.
 		return ctrl.Result{}, nil
-	}
-	if r.writes.Behind(restore) {
-		// The cache does not hold this controller's last status write yet: a
-		// pass from this copy would choose a backup again, or write a MyApp
-		// its status already names. The write's own event brings the
-		// Restore back once the cache holds it.
-		ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the cache to show the last write",
-			"resourceVersion", restore.ResourceVersion)
-		return pass.RequeueAfter(cacheLagRetryDelay), nil
 	}
 
 	s := newScope(restore, r.OwnerID, r.Clock.Now())
@@ -261,24 +203,12 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, complete bool) e
 		// observed generation.
 		s.restore.Status.ObservedGeneration = s.restore.Generation
 	}
-	if equality.Semantic.DeepEqual(s.base.Status, s.restore.Status) {
-		return nil
+	written, err := pass.PatchStatus(ctx, &r.Base, s.base, s.restore, restoreStatus, client.MergeFromWithOptimisticLock{})
+	if written {
+		recordFinished(s.base, s.restore)
 	}
-	patch := client.MergeFromWithOptions(s.base, client.MergeFromWithOptimisticLock{})
-	err := r.Client.Status().Patch(ctx, s.restore, patch)
-	switch {
-	case apierrors.IsNotFound(err):
-		// Deleted during the pass: what it restored stays.
-		return nil
-	case err != nil:
-		return fmt.Errorf("writing the status: %w", err)
-	}
-	// A patch the API server found to change nothing leaves the
-	// resourceVersion as it was, and no newer one would ever show that the
-	// cache caught up: only a write that moved it is remembered.
-	if s.restore.ResourceVersion != s.base.ResourceVersion {
-		r.writes.Wrote(s.base)
-	}
-	recordFinished(s.base, s.restore)
-	return nil
+	return err
 }
+
+// restoreStatus is a Restore's status, for pass.PatchStatus.
+func restoreStatus(restore *backupv1alpha1.Restore) any { return restore.Status }

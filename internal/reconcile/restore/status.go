@@ -29,7 +29,6 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
-	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
@@ -74,16 +73,6 @@ func (r *Reconciler) event(s *scope, eventType string, reason eventReason, actio
 	pass.Eventf(r.Recorder, s.restore, s.app, eventType, reason, action, note, args...)
 }
 
-// backupReasons are the Ready reasons for the backup service's failures,
-// the BackupConfig's own.
-var backupReasons = external.Reasons{
-	Unauthorized: backupv1alpha1.BackupServiceUnauthorizedReason,
-	Throttled:    backupv1alpha1.BackupServiceUnavailableReason,
-	Unavailable:  backupv1alpha1.BackupServiceUnavailableReason,
-	Rejected:     backupv1alpha1.BackupServiceErrorReason,
-	Other:        backupv1alpha1.BackupServiceErrorReason,
-}
-
 // setStatus writes what the pass came to into the Restore's status: the
 // backup chosen (only ever the first time), what its content says of it,
 // the target, the MyApp written, the phase and the conditions.
@@ -91,14 +80,14 @@ func setStatus(s *scope) {
 	st := &s.restore.Status
 	phase, reason := s.outcome.Show.Phase, s.outcome.Show.Reason
 	if s.serviceErr != nil {
-		phase, reason = st.Phase, backupReasons.For(s.serviceErr)
+		phase, reason = st.Phase, pass.BackupServiceReasons.For(s.serviceErr)
 	}
 	phase = cmp.Or(phase, st.Phase, backupv1alpha1.RestorePending)
 	reason = cmp.Or(reason, backupv1alpha1.RestorePendingReason)
 
 	if s.outcome.Pin && st.Backup == nil && s.chosen != nil {
 		st.Backup = chosenBackup(*s.chosen)
-		st.StartTime = statusTime(s.now)
+		st.StartTime = pass.StatusTime(s.now)
 	}
 	if st.Backup != nil {
 		describeFromContent(st.Backup, s.payload)
@@ -110,7 +99,7 @@ func setStatus(s *scope) {
 		st.RestoredAppUID = s.restoredUID
 	}
 	if phase.Finished() && st.CompletionTime == nil {
-		st.CompletionTime = statusTime(s.now)
+		st.CompletionTime = pass.StatusTime(s.now)
 	}
 	st.Phase = phase
 	setConditions(s.restore, reason, readyMessage(s, reason), s.now)
@@ -120,34 +109,24 @@ func setStatus(s *scope) {
 // Reconciling (True, with Ready's reason) while the Restore is in progress,
 // Stalled (True, with Ready's reason) once it failed, each absent otherwise.
 func setConditions(restore *backupv1alpha1.Restore, reason, message string, now time.Time) {
+	conditions := &restore.Status.Conditions
+	set := func(condType string, status metav1.ConditionStatus) {
+		pass.SetCondition(conditions, condType, status, reason, message, restore.Generation, now)
+	}
 	switch restore.Status.Phase {
 	case backupv1alpha1.RestoreSucceeded:
-		setCondition(restore, readyCondition, metav1.ConditionTrue, reason, message, now)
-		meta.RemoveStatusCondition(&restore.Status.Conditions, reconcilingCondition)
-		meta.RemoveStatusCondition(&restore.Status.Conditions, stalledCondition)
+		set(readyCondition, metav1.ConditionTrue)
+		meta.RemoveStatusCondition(conditions, reconcilingCondition)
+		meta.RemoveStatusCondition(conditions, stalledCondition)
 	case backupv1alpha1.RestoreFailed:
-		setCondition(restore, readyCondition, metav1.ConditionFalse, reason, message, now)
-		meta.RemoveStatusCondition(&restore.Status.Conditions, reconcilingCondition)
-		setCondition(restore, stalledCondition, metav1.ConditionTrue, reason, message, now)
+		set(readyCondition, metav1.ConditionFalse)
+		meta.RemoveStatusCondition(conditions, reconcilingCondition)
+		set(stalledCondition, metav1.ConditionTrue)
 	default:
-		setCondition(restore, readyCondition, metav1.ConditionFalse, reason, message, now)
-		setCondition(restore, reconcilingCondition, metav1.ConditionTrue, reason, message, now)
-		meta.RemoveStatusCondition(&restore.Status.Conditions, stalledCondition)
+		set(readyCondition, metav1.ConditionFalse)
+		set(reconcilingCondition, metav1.ConditionTrue)
+		meta.RemoveStatusCondition(conditions, stalledCondition)
 	}
-}
-
-// setCondition sets a condition, keeping its transition time while its
-// status stays the same.
-func setCondition(restore *backupv1alpha1.Restore, conditionType string, status metav1.ConditionStatus,
-	reason, message string, now time.Time) {
-	meta.SetStatusCondition(&restore.Status.Conditions, metav1.Condition{
-		Type:               conditionType,
-		Status:             status,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: restore.Generation,
-		LastTransitionTime: metav1.NewTime(now),
-	})
 }
 
 // chosenBackup is status.backup for a backup as the service lists it. Its
@@ -155,10 +134,10 @@ func setCondition(restore *backupv1alpha1.Restore, conditionType string, status 
 func chosenBackup(b backup.Backup) *backupv1alpha1.RestoreBackupStatus {
 	st := &backupv1alpha1.RestoreBackupStatus{ID: b.ID, Trigger: b.Labels[labelTrigger]}
 	if !b.StartedAt.IsZero() {
-		st.StartTime = statusTime(b.StartedAt)
+		st.StartTime = pass.StatusTime(b.StartedAt)
 	}
 	if b.CompletedAt != nil {
-		st.CompletionTime = statusTime(*b.CompletedAt)
+		st.CompletionTime = pass.StatusTime(*b.CompletedAt)
 	}
 	if ns, name := b.Labels[backup.LabelNamespace], b.Labels[labelMyApp]; ns != "" && name != "" {
 		st.MyApp = &backupv1alpha1.RestoredObject{Namespace: ns, Name: name, UID: types.UID(b.Labels[labelMyAppUID])}
@@ -178,17 +157,11 @@ func describeFromContent(st *backupv1alpha1.RestoreBackupStatus, p *backupconten
 		return
 	}
 	m := p.Metadata
-	st.TakenAt = statusTime(m.TakenAt)
+	st.TakenAt = pass.StatusTime(m.TakenAt)
 	st.Trigger = m.Trigger
 	st.MyApp = &backupv1alpha1.RestoredObject{Namespace: p.MyApp.Namespace, Name: p.MyApp.Name, UID: types.UID(m.MyAppUID)}
 	st.BackupConfig = &backupv1alpha1.RestoredObject{Namespace: m.BackupConfig.Namespace, Name: m.BackupConfig.Name,
 		UID: types.UID(m.BackupConfig.UID)}
-}
-
-// statusTime is t as status stores it: whole seconds, so a time read back
-// equals the one written and an unchanged status is not written again.
-func statusTime(t time.Time) *metav1.Time {
-	return &metav1.Time{Time: t.UTC().Truncate(time.Second)}
 }
 
 // readyMessage is the Ready condition's message for reason: what the
@@ -252,7 +225,7 @@ func refusalMessage(s *scope, reason string) string {
 			"backups were taken under." + again
 	case backupv1alpha1.BackupNotFoundReason:
 		if s.sourceDetail != "" {
-			return capitalize(s.sourceDetail) + "." + again
+			return pass.Capitalize(s.sourceDetail) + "." + again
 		}
 		if s.obs.Pinned != "" {
 			return fmt.Sprintf("Backup %s, which this Restore chose, no longer exists in the backup service.", id) + again
@@ -341,12 +314,4 @@ func apiMessage(err error) string {
 		return "no reason given"
 	}
 	return strings.TrimRight(err.Error(), ".")
-}
-
-// capitalize makes a clause the start of a sentence.
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
