@@ -84,7 +84,7 @@ GO_TEST_FLAGS ?=
 
 .PHONY: test
 test: manifests generate fmt vet test-tools helm-lint ## Run all tests on the locally built control plane (the alert rules' module too, the fuzz targets' seeds, and the Helm 4 --wait test with bin/helm4).
-	HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
+	MYAPP_REQUIRE_SERVERS=1 HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 	cd test/alerts && KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 
 # TEST_TOOLS are what `make test` needs besides the project's code: the

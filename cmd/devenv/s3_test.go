@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
@@ -64,7 +65,8 @@ func TestTheBannerListsTheBackupsOfTheLocalS3Server(t *testing.T) {
 	}
 
 	c, err := s3.New(s3.Config{
-		Endpoint: flags["s3-endpoint"], Bucket: flags["s3-bucket"], Region: flags["s3-region"], PathStyle: true,
+		ReadContent: backupcontent.Identity,
+		Endpoint:    flags["s3-endpoint"], Bucket: flags["s3-bucket"], Region: flags["s3-region"], PathStyle: true,
 		OwnerID:     "local",
 		Credentials: s3.FileCredentials(flags["s3-access-key-id-file"], flags["s3-secret-access-key-file"], ""),
 	})
@@ -73,11 +75,11 @@ func TestTheBannerListsTheBackupsOfTheLocalS3Server(t *testing.T) {
 	}
 	owner := "backupconfig/bc-uid"
 	key := owner + "/manual/app-uid/k"
-	payload, err := backup.EncodePayload(&backup.Payload{
-		Metadata: backup.PayloadMetadata{Trigger: "Manual", MyAppUID: "app-uid", MyAppGeneration: 1, TakenAt: time.Now(),
-			BackupConfig: backup.ObjectIdentity{Namespace: "default", Name: "web-nightly", UID: "bc-uid"},
+	payload, err := backupcontent.EncodePayload(&backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{Trigger: "Manual", MyAppUID: "app-uid", MyAppGeneration: 1, TakenAt: time.Now(),
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: "default", Name: "web-nightly", UID: "bc-uid"},
 			OwnerID:      "local", Owner: owner, IdempotencyKey: key},
-		MyApp: backup.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: "default", Name: "web"},
+		MyApp: backupcontent.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: "default", Name: "web"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -257,10 +257,7 @@ func bindOptions(fs *flag.FlagSet) *options {
 	o.dns.bind(fs, "dns", "DNS", "https://dns.example.com")
 	o.rfc2136.bind(fs)
 	o.webhook.bind(fs)
-	o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
-	fs.StringVar(&o.backupProvider, "backup-provider", backupProviderHTTP,
-		"Where backups are kept: http (the backup service at --backup-url) or s3 (an S3 bucket, see the --s3-* flags).")
-	o.s3.bind(fs)
+	o.bindBackupProviders(fs)
 	fs.StringVar(&o.externalCAFile, "external-ca-file", "",
 		"A PEM bundle of CA certificates to trust for the external services, besides the system roots.")
 	fs.DurationVar(&o.maxRetryAfter, "max-retry-after", external.DefaultMaxRetryAfter,

@@ -110,15 +110,26 @@ func builtBinary(env, name string, missing error) (string, error) {
 	return p, nil
 }
 
+// ServersRequired reports whether this run must fail, not skip, a test
+// whose server binary is missing: under CI (CI=true) and under `make test`
+// (MYAPP_REQUIRE_SERVERS=1), which build the binaries first, a missing one
+// means a broken build, not a developer's partial checkout.
+func ServersRequired() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("MYAPP_REQUIRE_SERVERS") == "1"
+}
+
 // RequireS3 ends a test that needs the S3 server when err, from StartS3 or
-// VersityGWPath, is not nil: it is skipped, naming the make target, when the
-// binary is missing, and fails for any other error, so a server that is
-// there but broken never passes for one that is not built. `make test`
-// builds the binary first, so the S3 tests run there.
+// VersityGWPath, is not nil: when the binary is missing it is skipped,
+// naming the make target, or fails when ServersRequired; it fails for any
+// other error, so a server that is there but broken never passes for one
+// that is not built.
 func RequireS3(t TB, err error) {
 	t.Helper()
 	switch {
 	case err == nil:
+	case errors.Is(err, ErrNoVersityGW) && ServersRequired():
+		t.Fatal(fmt.Sprintf("%v; this run requires the S3 server (CI=true or MYAPP_REQUIRE_SERVERS=1, which make test sets) "+
+			"rather than skipping its tests", err))
 	case errors.Is(err, ErrNoVersityGW):
 		t.Skip(err)
 	default:

@@ -26,6 +26,7 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 )
 
@@ -106,7 +107,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		backupClient, err := backup.New(cfg)
+		backupClient, err := httpbackup.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

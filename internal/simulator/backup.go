@@ -17,10 +17,15 @@ limitations under the License.
 package simulator
 
 import (
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/myapp-operator/myapp-operator/internal/contract"
 )
@@ -200,12 +205,123 @@ func (s *Server) deleteBackup(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// Backup list pages: a list answers at most DefaultBackupPageSize backups
+// unless ?limit= asks for fewer (or up to MaxBackupPageSize).
+const (
+	DefaultBackupPageSize = 1000
+	MaxBackupPageSize     = 1000
+)
+
+// backupPage is the body of GET /backup/v1/backups.
+type backupPage struct {
+	Backups []Backup `json:"backups"`
+	// NextPageToken, when set, asks for the next page; the last page has none.
+	NextPageToken string `json:"nextPageToken,omitempty"`
+}
+
 func (s *Server) listBackups(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	limit := DefaultBackupPageSize
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxBackupPageSize {
+			writeError(w, http.StatusBadRequest, "invalid",
+				fmt.Sprintf("limit must be a number from 1 to %d, not %q", MaxBackupPageSize, v), "")
+			return
+		}
+		limit = n
+	}
+	labels, err := labelFilter(q["label"])
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", err.Error(), "")
+		return
+	}
+	after, ok := decodeBackupPageToken(q.Get("pageToken"))
+	if !ok {
+		writeError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("pageToken: %q is not a token this service issued", q.Get("pageToken")), "")
+		return
+	}
 	s.mu.Lock()
 	backups := s.listBackupsLocked(q.Get("owner"), q.Get("app"), true)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string][]Backup{"backups": backups})
+	backups = slices.DeleteFunc(backups, func(b Backup) bool {
+		for k, v := range labels {
+			if got, ok := b.Labels[k]; !ok || got != v {
+				return true
+			}
+		}
+		return false
+	})
+
+	// A page holds the backups that come after the token's in the list's
+	// order (start time, then ID), so backups started or deleted between
+	// two pages never shift the others: each backup that exists throughout
+	// the listing is answered exactly once.
+	if after.id != "" {
+		backups = backups[sort.Search(len(backups), func(i int) bool { return after.before(backups[i]) }):]
+	}
+	page := backupPage{Backups: backups}
+	if len(backups) > limit {
+		page.Backups = backups[:limit]
+		last := page.Backups[limit-1]
+		page.NextPageToken = encodeBackupPageToken(backupPosition{startedAt: last.StartedAt, id: last.ID})
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// labelFilter reads the ?label=key=value filters of a list; a backup is
+// listed when its labels hold each of them.
+func labelFilter(values []string) (map[string]string, error) {
+	out := make(map[string]string, len(values))
+	for _, v := range values {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("label must be key=value, not %q", v)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// backupPosition is a place in the list's order: a backup's start time and
+// ID.
+type backupPosition struct {
+	startedAt time.Time
+	id        string
+}
+
+// before reports whether the position comes before b in the list's order.
+func (p backupPosition) before(b Backup) bool {
+	if c := p.startedAt.Compare(b.StartedAt); c != 0 {
+		return c < 0
+	}
+	return p.id < b.ID
+}
+
+// encodeBackupPageToken makes the token of the page after position p.
+// Clients treat it as opaque; it is the start time and the ID,
+// base64url-encoded.
+func encodeBackupPageToken(p backupPosition) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(p.startedAt.UTC().Format(time.RFC3339Nano) + " " + p.id))
+}
+
+// decodeBackupPageToken returns the position a page token continues after,
+// the zero position for no token (the first page), and false for a token
+// this service did not issue.
+func decodeBackupPageToken(token string) (backupPosition, bool) {
+	if token == "" {
+		return backupPosition{}, true
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return backupPosition{}, false
+	}
+	at, id, ok := strings.Cut(string(raw), " ")
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if !ok || err != nil || id == "" {
+		return backupPosition{}, false
+	}
+	return backupPosition{startedAt: t, id: id}, true
 }
 
 // listBackupsLocked returns the backups of owner and app (all when empty),

@@ -29,8 +29,10 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -61,7 +63,7 @@ func TestRestoreWorksWithOnlyTheGeneratedRole(t *testing.T) {
 
 	kubeSystem := &corev1.Namespace{}
 	g.Expect(k8sClient.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, kubeSystem)).To(Succeed())
-	backups, err := backup.New(external.Config{BaseURL: simURL, Token: external.StaticTokenSource(simToken)})
+	backups, err := httpbackup.New(external.Config{BaseURL: simURL, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 	from := newMyApp(ns, "web")
 	from.UID = uuid.NewUUID()
@@ -69,11 +71,11 @@ func TestRestoreWorksWithOnlyTheGeneratedRole(t *testing.T) {
 	bcUID := string(uuid.NewUUID())
 	owner := "backupconfig/" + bcUID
 	key := owner + "/manual/" + string(from.UID) + "/1"
-	content, err := backup.EncodePayload(&backup.Payload{
-		Metadata: backup.PayloadMetadata{Trigger: "Manual", MyAppUID: string(from.UID), MyAppGeneration: 1,
-			TakenAt: time.Now(), BackupConfig: backup.ObjectIdentity{Namespace: ns, Name: "web-backup", UID: bcUID},
+	content, err := backupcontent.EncodePayload(&backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{Trigger: "Manual", MyAppUID: string(from.UID), MyAppGeneration: 1,
+			TakenAt: time.Now(), BackupConfig: backupcontent.ObjectIdentity{Namespace: ns, Name: "web-backup", UID: bcUID},
 			OwnerID: string(kubeSystem.UID), Owner: owner, IdempotencyKey: key},
-		MyApp: backup.SnapshotApp(from),
+		MyApp: backupcontent.SnapshotApp(from),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	b, err := backups.Start(t.Context(), backup.StartRequest{App: ns + "-web", Owner: owner, IdempotencyKey: key,

@@ -29,6 +29,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 )
 
@@ -40,7 +41,7 @@ func TestDeletionCheckCountsEachProblem(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	s := newScenario(t)
-	backups, err := backup.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
+	backups, err := httpbackup.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 	start := func(owner, key string, labels map[string]string) string {
 		b, err := backups.Start(ctx, backup.StartRequest{App: "app", Owner: owner, IdempotencyKey: key, Labels: labels})
@@ -111,7 +112,7 @@ func TestReleaseCheckKnowsTheWaysOut(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	s := newScenario(t)
-	backups, err := backup.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
+	backups, err := httpbackup.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 	rc := &releaseCheck{sim: s.sim, want: map[types.UID][]*backupv1alpha1.BackupConfig{}, held: map[types.UID]bool{},
 		wayOut: map[types.UID]time.Time{}}

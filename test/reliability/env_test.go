@@ -41,6 +41,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
@@ -172,7 +173,7 @@ func (s *scenario) startManager(gate *crashGate) {
 	if s.s3 != nil {
 		backupClient, err = s.s3.newBackupClient(gate.Wrap("backup", ext), s.now)
 	} else {
-		backupClient, err = backup.New(extConfig("backup"))
+		backupClient, err = httpbackup.New(extConfig("backup"))
 	}
 	g.Expect(err).NotTo(HaveOccurred())
 

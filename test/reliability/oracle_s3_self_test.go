@@ -25,6 +25,7 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	. "github.com/onsi/gomega"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
@@ -44,11 +45,11 @@ func TestOracleReadsTheS3Path(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	payload := func(owner, key string) []byte {
-		data, err := backup.EncodePayload(&backup.Payload{
-			Metadata: backup.PayloadMetadata{Trigger: "Manual", MyAppUID: "app-uid", MyAppGeneration: 1, TakenAt: time.Now(),
-				BackupConfig: backup.ObjectIdentity{Namespace: s.ns, Name: "bc", UID: owner[len("backupconfig/"):]},
+		data, err := backupcontent.EncodePayload(&backupcontent.Payload{
+			Metadata: backupcontent.PayloadMetadata{Trigger: "Manual", MyAppUID: "app-uid", MyAppGeneration: 1, TakenAt: time.Now(),
+				BackupConfig: backupcontent.ObjectIdentity{Namespace: s.ns, Name: "bc", UID: owner[len("backupconfig/"):]},
 				OwnerID:      ownerID, Owner: owner, IdempotencyKey: key},
-			MyApp: backup.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: s.ns, Name: "web"},
+			MyApp: backupcontent.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: s.ns, Name: "web"},
 		})
 		g.Expect(err).NotTo(HaveOccurred())
 		return data

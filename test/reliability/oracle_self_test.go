@@ -31,6 +31,7 @@ import (
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -46,7 +47,7 @@ func TestOracleCountsEachKindOfProblem(t *testing.T) {
 	cfg := external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)}
 	dnsClient, err := dns.New(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
-	backups, err := backup.New(cfg)
+	backups, err := httpbackup.New(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	// A live MyApp nobody reconciles (not Ready) that owns two records: its
@@ -122,7 +123,7 @@ func TestOracleAcceptsAGenerationCoveredByAScheduledBackup(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	s := newScenario(t)
-	backups, err := backup.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
+	backups, err := httpbackup.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	app := s.newMyApp("app")

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
@@ -66,7 +67,8 @@ func (s *scenario) useS3() {
 // external timings of the campaign's HTTP clients.
 func (b *scenarioS3) newBackupClient(transport http.RoundTripper, now func() time.Time) (backup.Client, error) {
 	return s3.New(s3.Config{
-		Endpoint: b.srv.Endpoint, Bucket: b.bucket, Region: b.srv.Region, PathStyle: true,
+		ReadContent: backupcontent.Identity,
+		Endpoint:    b.srv.Endpoint, Bucket: b.bucket, Region: b.srv.Region, PathStyle: true,
 		Prefix: s3Prefix, OwnerID: ownerID,
 		Credentials:       s3.StaticCredentials(b.srv.AccessKey, b.srv.SecretKey),
 		CredentialsSource: "the campaign's keys",

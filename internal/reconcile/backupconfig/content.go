@@ -29,6 +29,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
@@ -37,7 +38,7 @@ import (
 // so this package does not depend on the MyApp controller's).
 type ChildRenderer func(app *appsv1alpha1.MyApp, ingressClassName string) []client.Object
 
-// This file builds what a backup holds (backup.Payload): the MyApp as the
+// This file builds what a backup holds (backupcontent.Payload): the MyApp as the
 // pass read it, the children the operator renders for it, the DNS record
 // its status shows it holding, and where the backup came from. Everything
 // comes from objects the pass already has (the BackupConfig and the MyApp
@@ -62,31 +63,31 @@ func (e *contentTooLargeError) Error() string {
 func (r *Reconciler) backupContent(s *scope, trigger backupv1alpha1.BackupTrigger, key string) ([]byte, error) {
 	app := s.app
 	record := dnsRecordOf(app)
-	p := &backup.Payload{
-		Metadata: backup.PayloadMetadata{
+	p := &backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{
 			Trigger:         string(trigger),
 			MyAppUID:        string(app.UID),
 			MyAppGeneration: app.Generation,
 			TakenAt:         s.now.UTC(),
-			BackupConfig:    backup.ObjectIdentity{Namespace: s.bc.Namespace, Name: s.bc.Name, UID: string(s.bc.UID)},
+			BackupConfig:    backupcontent.ObjectIdentity{Namespace: s.bc.Namespace, Name: s.bc.Name, UID: string(s.bc.UID)},
 			OwnerID:         r.OwnerID,
 			Owner:           s.owner,
 			IdempotencyKey:  key,
 		},
-		MyApp:     backup.SnapshotApp(app),
+		MyApp:     backupcontent.SnapshotApp(app),
 		DNSRecord: record,
 	}
 	for _, child := range r.RenderChildren(app, r.IngressClassName) {
 		// The rendered objects are of the built-in kinds, which the
 		// client-go scheme names.
-		c, err := backup.NewChild(clientgoscheme.Scheme, child)
+		c, err := backupcontent.NewChild(clientgoscheme.Scheme, child)
 		if err != nil {
 			return nil, err
 		}
 		p.Children = append(p.Children, c)
 	}
-	data, err := backup.EncodePayload(p)
-	var tooLarge *backup.PayloadTooLargeError
+	data, err := backupcontent.EncodePayload(p)
+	var tooLarge *backupcontent.PayloadTooLargeError
 	if errors.As(err, &tooLarge) {
 		return nil, &contentTooLargeError{app: app.Name, size: tooLarge.Size}
 	}
@@ -95,12 +96,12 @@ func (r *Reconciler) backupContent(s *scope, trigger backupv1alpha1.BackupTrigge
 
 // dnsRecordOf is the record app's status shows it holding, nil when it
 // shows none, or not enough of one for a restore to take it over.
-func dnsRecordOf(app *appsv1alpha1.MyApp) *backup.DNSRecordSnapshot {
+func dnsRecordOf(app *appsv1alpha1.MyApp) *backupcontent.DNSRecordSnapshot {
 	st := app.Status.DNS
 	if st == nil || st.Name == "" || st.Type == "" || st.Value == "" || st.Owner == "" {
 		return nil
 	}
-	return &backup.DNSRecordSnapshot{Name: st.Name, Type: st.Type, Value: st.Value, Owner: st.Owner}
+	return &backupcontent.DNSRecordSnapshot{Name: st.Name, Type: st.Type, Value: st.Value, Owner: st.Owner}
 }
 
 // contentProblem records a backup that could not be started because its

@@ -25,7 +25,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -61,7 +61,7 @@ func BenchmarkBackupContent(b *testing.B) {
 		size = len(data)
 	}
 	b.ReportMetric(float64(size), "content-bytes")
-	if _, err := backup.DecodePayload(mustContent(b, r, s, key)); err != nil {
+	if _, err := backupcontent.DecodePayload(mustContent(b, r, s, key)); err != nil {
 		b.Fatal(err)
 	}
 }

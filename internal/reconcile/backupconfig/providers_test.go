@@ -33,8 +33,10 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3/s3test"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -86,23 +88,28 @@ type backupStore interface {
 
 // backupProvider is one backup provider as the tests see it.
 type backupProvider struct {
-	name string
+	name backuptest.Provider
 	// setUp gives e this provider's client (e.backups) and store (e.store).
 	setUp func(e *testEnv)
 }
 
 func backupProviders() []backupProvider {
-	return []backupProvider{
-		{name: "http", setUp: func(e *testEnv) { e.store = simulatorStore{sim: e.sim} }},
-		{name: "s3", setUp: setUpS3},
+	setUp := map[backuptest.Provider]func(e *testEnv){
+		backuptest.HTTP: func(e *testEnv) { e.store = simulatorStore{sim: e.sim} },
+		backuptest.S3:   setUpS3,
 	}
+	out := make([]backupProvider, 0, len(setUp))
+	for _, p := range backuptest.Providers() {
+		out = append(out, backupProvider{name: p, setUp: setUp[p]})
+	}
+	return out
 }
 
 // forEachProvider runs test once per provider, each in its own subtest with
 // its own environment.
 func forEachProvider(t *testing.T, test func(t *testing.T, e *testEnv), simOpts ...func(*simulator.Options)) {
 	for _, p := range backupProviders() {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(string(p.name), func(t *testing.T) {
 			test(t, newTestEnvOn(t, p, simOpts...))
 		})
 	}
@@ -241,8 +248,9 @@ func (e *testEnv) newS3Client(ownerID, accessKey, secretKey string) *s3.Client {
 func (e *testEnv) newS3ClientThrough(transport http.RoundTripper, ownerID, accessKey, secretKey string) *s3.Client {
 	e.t.Helper()
 	c, err := s3.New(s3.Config{
-		Transport: transport,
-		Endpoint:  e.s3.proxy.URL, Bucket: e.s3.bucket, Region: e.s3.srv.Region, PathStyle: true,
+		ReadContent: backupcontent.Identity,
+		Transport:   transport,
+		Endpoint:    e.s3.proxy.URL, Bucket: e.s3.bucket, Region: e.s3.srv.Region, PathStyle: true,
 		Prefix: s3Prefix, OwnerID: ownerID,
 		Credentials:       s3.StaticCredentials(accessKey, secretKey),
 		CredentialsSource: "the test's keys",
@@ -285,13 +293,13 @@ func triggerOfStored(b storedBackup) string { return b.Labels[labelTrigger] }
 
 // expectContentOf checks that a stored backup holds the content a restore
 // reads: its MyApp, its metadata, its three children.
-func expectContentOf(g Gomega, b storedBackup, e *testEnv, appName string) *backup.Payload {
+func expectContentOf(g Gomega, b storedBackup, e *testEnv, appName string) *backupcontent.Payload {
 	if b.Content == nil {
 		data, err := e.backups.Content(e.t.Context(), b.ID)
 		g.Expect(err).NotTo(HaveOccurred())
 		b.Content = data
 	}
-	p, err := backup.DecodePayload(b.Content)
+	p, err := backupcontent.DecodePayload(b.Content)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(p.MyApp.Name).To(Equal(appName))
 	g.Expect(p.MyApp.Namespace).To(Equal(e.ns))
@@ -340,14 +348,14 @@ func (e *testEnv) foreignOwners(uidOfOther types.UID) []foreignOwner {
 func (f foreignOwner) start(e *testEnv, app, key string) string {
 	e.t.Helper()
 	uid := strings.TrimPrefix(f.owner, "backupconfig/")
-	payload, err := backup.EncodePayload(&backup.Payload{
-		Metadata: backup.PayloadMetadata{
+	payload, err := backupcontent.EncodePayload(&backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{
 			Trigger: string(backupv1alpha1.TriggerManual), MyAppUID: "foreign-app", MyAppGeneration: 1,
 			TakenAt:      time.Now().UTC(),
-			BackupConfig: backup.ObjectIdentity{Namespace: e.ns, Name: "foreign", UID: uid},
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: e.ns, Name: "foreign", UID: uid},
 			OwnerID:      f.ownerID, Owner: f.owner, IdempotencyKey: key,
 		},
-		MyApp: backup.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: e.ns, Name: app},
+		MyApp: backupcontent.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: e.ns, Name: app},
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -32,6 +32,8 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3/s3test"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -84,7 +86,8 @@ func (k s3Keys) write(t *testing.T, accessKey, secretKey string) {
 func (k s3Keys) client(e *testEnv, bucket string) *s3.Client {
 	e.t.Helper()
 	c, err := s3.New(s3.Config{
-		Endpoint: e.s3.proxy.URL, Bucket: bucket, Region: e.s3.srv.Region, PathStyle: true,
+		ReadContent: backupcontent.Identity,
+		Endpoint:    e.s3.proxy.URL, Bucket: bucket, Region: e.s3.srv.Region, PathStyle: true,
 		Prefix: s3Prefix, OwnerID: testOwnerID,
 		Credentials: s3.FileCredentials(filepath.Join(k.dir, "access-key-id"),
 			filepath.Join(k.dir, "secret-access-key"), ""),
@@ -105,7 +108,7 @@ func (k s3Keys) client(e *testEnv, bucket string) *s3.Client {
 func s3Only(t *testing.T) *testEnv {
 	t.Helper()
 	for _, p := range backupProviders() {
-		if p.name == "s3" {
+		if p.name == backuptest.S3 {
 			return newTestEnvOn(t, p)
 		}
 	}

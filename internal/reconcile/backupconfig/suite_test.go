@@ -38,6 +38,8 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3/s3test"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -88,7 +90,7 @@ type testEnv struct {
 	backups backup.Client
 	// provider names the backup provider (providers_test.go), store reads
 	// what it holds; s3 is set for the S3 provider.
-	provider string
+	provider backuptest.Provider
 	store    backupStore
 	s3       *s3Store
 	// clock is the running Reconciler's clock (see now).
@@ -133,7 +135,7 @@ func (e *testEnv) setBackupClient(changes ...func(*external.Config)) {
 	for _, change := range changes {
 		change(&cfg)
 	}
-	backups, err := backup.New(cfg)
+	backups, err := httpbackup.New(cfg)
 	NewWithT(e.t).Expect(err).NotTo(HaveOccurred())
 	e.backups = backups
 }

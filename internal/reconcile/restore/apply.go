@@ -32,7 +32,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -160,7 +160,7 @@ func (r *Reconciler) appWriteFailed(s *scope, what string, err error) (ctrl.Resu
 // spec, labels and annotations, in the Restore's namespace under name, with
 // the restore's mark added. It has no owner reference: deleting the Restore
 // must never delete it.
-func restoredApp(restore *backupv1alpha1.Restore, name, backupID string, p *backup.Payload) *appsv1alpha1.MyApp {
+func restoredApp(restore *backupv1alpha1.Restore, name, backupID string, p *backupcontent.Payload) *appsv1alpha1.MyApp {
 	labels := maps.Clone(p.MyApp.Labels)
 	if labels == nil {
 		labels = map[string]string{}

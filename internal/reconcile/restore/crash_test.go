@@ -27,6 +27,7 @@ import (
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -54,7 +55,7 @@ type crashRun struct {
 // gate and creates the Restore.
 func startCrashRun(t *testing.T, gate *fixtures.CrashGate) *crashRun {
 	t.Helper()
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	e.startMyApps()
 	run := &crashRun{e: e, bc: fixtures.NewBackupConfig(e.ns, "web-nightly", "web")}
 	e.create(run.bc)

@@ -27,6 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -122,7 +123,7 @@ func TestARestoredMyAppTakesOverTheRecordAnOrphanDeletionLeft(t *testing.T) {
 	for _, sweep := range []time.Duration{0, 2 * time.Second} {
 		t.Run("sweep="+sweep.String(), func(t *testing.T) {
 			g := NewWithT(t)
-			e := newTestEnv(t, providerHTTP)
+			e := newTestEnv(t, backuptest.HTTP)
 			e.sweepEvery = sweep
 			e.startMyApps()
 			e.startRestores()
@@ -159,7 +160,7 @@ func TestARestoredMyAppTakesOverTheRecordAnOrphanDeletionLeft(t *testing.T) {
 // absent.
 func TestARestoredMyAppTakesOverTheRecordAForceDeletedNamespaceLeft(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	e.sweepEvery = 2 * time.Second
 	e.startMyApps()
 	e.startRestores()

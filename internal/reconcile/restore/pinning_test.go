@@ -27,7 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -40,7 +42,7 @@ import (
 // Restore is held in progress by a DNS outage: its MyApp cannot be Ready.
 func TestABackupARestoreNeedsOutlivesRetentionAndItsBackupConfig(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	e.startMyApps()
 	e.startRestores()
 	mgr, err := newBackupConfigManager(e)
@@ -131,7 +133,7 @@ func TestABackupARestoreNeedsOutlivesRetentionAndItsBackupConfig(t *testing.T) {
 // Restore's mark in the content's MyApp.
 func TestABackupConfigIsQuietWhileItsMyAppIsRestored(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	e.startMyApps()
 	e.startRestores()
 	mgr, err := newBackupConfigManager(e)
@@ -180,7 +182,7 @@ func TestABackupConfigIsQuietWhileItsMyAppIsRestored(t *testing.T) {
 	g.Expect(after.Labels).To(HaveKeyWithValue("backup.myapp.dev/follows-restore", r.Name))
 	data, err := e.backups.Content(t.Context(), after.ID)
 	g.Expect(err).NotTo(HaveOccurred())
-	payload, err := backup.DecodePayload(data)
+	payload, err := backupcontent.DecodePayload(data)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(payload.MyApp.Annotations).To(HaveKeyWithValue(backupv1alpha1.RestoredFromUIDAnnotation, string(from.UID)))
 	g.Expect(payload.MyApp.Labels).To(HaveKeyWithValue(backupv1alpha1.RestoreNameLabel, r.Name))

@@ -32,6 +32,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
@@ -146,7 +147,8 @@ func (r *Reconciler) resolveBackupID(ctx context.Context, s *scope, id string) e
 // is chosen too, so its Restore fails naming it, rather than silently
 // restoring an older one; spec.source.backupID then picks that one.
 func (r *Reconciler) resolveStorage(ctx context.Context, s *scope, namespace, name string) error {
-	all, err := r.Backups.List(ctx, "", backup.InNamespace(namespace))
+	all, err := r.Backups.List(ctx, "", backup.InNamespace(namespace),
+		backup.WithLabels(map[string]string{backup.LabelNamespace: namespace, labelMyApp: name}))
 	if err != nil {
 		return fmt.Errorf("listing the backups in namespace %s: %w", namespace, err)
 	}
@@ -257,7 +259,7 @@ func (r *Reconciler) readContent(ctx context.Context, s *scope, id string) error
 // fetchContent reads the content of backup id and says whether it can be
 // restored: problem is the Failed reason of content that cannot (and
 // detail why), "" for a payload of a MyApp this operator restores.
-func (r *Reconciler) fetchContent(ctx context.Context, id string) (*backup.Payload, string, string, error) {
+func (r *Reconciler) fetchContent(ctx context.Context, id string) (*backupcontent.Payload, string, string, error) {
 	data, err := r.Backups.Content(ctx, id)
 	if errors.Is(err, external.ErrNotFound) {
 		// The backup was chosen as succeeded, so what is missing is its
@@ -274,9 +276,9 @@ func (r *Reconciler) fetchContent(ctx context.Context, id string) (*backup.Paylo
 
 // decodeContent reads content as a payload of a MyApp this operator can
 // restore, or says why it cannot.
-func decodeContent(data []byte) (*backup.Payload, string, string) {
-	payload, err := backup.DecodePayload(data)
-	var formatErr *backup.FormatError
+func decodeContent(data []byte) (*backupcontent.Payload, string, string) {
+	payload, err := backupcontent.DecodePayload(data)
+	var formatErr *backupcontent.FormatError
 	switch {
 	case errors.As(err, &formatErr):
 		return nil, backupv1alpha1.UnsupportedBackupFormatReason, formatErr.Error()
@@ -291,7 +293,7 @@ func decodeContent(data []byte) (*backup.Payload, string, string) {
 }
 
 // setContent records what reading the content found.
-func (s *scope) setContent(payload *backup.Payload, problem, detail string) {
+func (s *scope) setContent(payload *backupcontent.Payload, problem, detail string) {
 	s.payload, s.contentDetail = payload, detail
 	s.obs.content = &contentRead{problem: problem}
 	if payload != nil {

@@ -32,7 +32,9 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
@@ -86,7 +88,7 @@ func expectRestored(e *testEnv, r *backupv1alpha1.Restore, b backup.Backup, from
 // TestRestoreByBackupID: a named backup is restored, on both providers, and
 // deleting the Restore afterwards leaves the MyApp and its record alone.
 func TestRestoreByBackupID(t *testing.T) {
-	for _, p := range providers {
+	for _, p := range backuptest.Providers() {
 		t.Run(string(p), func(t *testing.T) {
 			g := NewWithT(t)
 			e := newTestEnv(t, p)
@@ -115,7 +117,7 @@ func TestRestoreByBackupID(t *testing.T) {
 // name when spec.target.name says so; backups of other MyApps, and of
 // another installation sharing the backup service, are passed over.
 func TestRestoreFromStorage(t *testing.T) {
-	for _, p := range providers {
+	for _, p := range backuptest.Providers() {
 		t.Run(string(p), func(t *testing.T) {
 			g := NewWithT(t)
 			e := newTestEnv(t, p)
@@ -142,7 +144,7 @@ func TestRestoreFromStorage(t *testing.T) {
 			e.create(r)
 			app := expectRestored(e, r, want, newer, "web-restored")
 			g.Expect(app.Spec.Image).To(Equal("nginx:1.27"))
-			if p == providerHTTP {
+			if p == backuptest.HTTP {
 				g.Eventually(func(g Gomega) string { return e.eventNote(g, r, eventBackupChosen) }, eventually, tick).
 					Should(ContainSubstring("1 newer backups of it were other installations'"))
 			}
@@ -167,7 +169,7 @@ func (e *testEnv) eventNote(g Gomega, r *backupv1alpha1.Restore, reason eventRea
 // once; the backups that land while the Restore runs change nothing, on
 // both providers.
 func TestRestoreFromABackupConfigPinsOneBackupWhileNewOnesLand(t *testing.T) {
-	for _, p := range providers {
+	for _, p := range backuptest.Providers() {
 		t.Run(string(p), func(t *testing.T) {
 			g := NewWithT(t)
 			e := newTestEnv(t, p)
@@ -253,7 +255,7 @@ func TestRestoreFromABackupConfigPinsOneBackupWhileNewOnesLand(t *testing.T) {
 // new generation.
 func TestExistingApp(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	e.startMyApps()
 	e.startRestores()
 	live := fixtures.NewMyApp(e.ns, "web", fixtures.WithReplicas(1))
@@ -302,7 +304,7 @@ func TestExistingApp(t *testing.T) {
 // and a message naming the cause, and writes no MyApp.
 func TestBadInputIsRefusedWithAConditionNamingIt(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	e.startMyApps()
 	e.startRestores()
 	app := func(name string) *appsv1alpha1.MyApp { return backedUpApp(e.ns, name, "nginx:1.27") }
@@ -393,7 +395,7 @@ func TestBadInputIsRefusedWithAConditionNamingIt(t *testing.T) {
 // deleted; the Restore then goes on.
 func TestRestoreWaitsForTheBackupAndTheTarget(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	e.startMyApps()
 	e.startRestores()
 	const hold = "test.myapp.dev/hold"
@@ -406,11 +408,11 @@ func TestRestoreWaitsForTheBackupAndTheTarget(t *testing.T) {
 	from.Spec.Host = live.Spec.Host
 	e.sim.SetBackupDuration(3 * time.Second)
 	owner := backupConfigOwner("bc-slow")
-	payload, err := backup.EncodePayload(&backup.Payload{
-		Metadata: backup.PayloadMetadata{Trigger: "Manual", MyAppUID: string(from.UID), MyAppGeneration: 1, TakenAt: time.Now(),
-			BackupConfig: backup.ObjectIdentity{Namespace: e.ns, Name: "slow", UID: "bc-slow"}, OwnerID: ownerID,
+	payload, err := backupcontent.EncodePayload(&backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{Trigger: "Manual", MyAppUID: string(from.UID), MyAppGeneration: 1, TakenAt: time.Now(),
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: e.ns, Name: "slow", UID: "bc-slow"}, OwnerID: ownerID,
 			Owner: owner, IdempotencyKey: owner + "/manual/1"},
-		MyApp: backup.SnapshotApp(from),
+		MyApp: backupcontent.SnapshotApp(from),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	running, err := e.backups.Start(t.Context(), backup.StartRequest{App: e.ns + "-web", Owner: owner,
@@ -446,7 +448,7 @@ func TestRestoreWaitsForTheBackupAndTheTarget(t *testing.T) {
 // follows the MyApp it wrote, that incarnation only.
 func TestARestoredMyAppDeletedBeforeItIsReadyFailsTheRestore(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	// No MyApp controller: the MyApp is never Ready.
 	e.startRestores()
 	from := backedUpApp(e.ns, "web", "nginx:1.27")
@@ -469,7 +471,7 @@ func TestARestoredMyAppDeletedBeforeItIsReadyFailsTheRestore(t *testing.T) {
 // the BackupConfig controller writes.
 func TestTheSourcesReadWhatBackupConfigsWrite(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	mgr, err := newBackupConfigManager(e)
 	g.Expect(err).NotTo(HaveOccurred())
 	e.run(mgr)

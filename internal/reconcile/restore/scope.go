@@ -24,6 +24,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
@@ -45,7 +46,7 @@ type scope struct {
 	// chosen), or the chosen backup as the backup service reports it now.
 	chosen *backup.Backup
 	// payload is the chosen backup's content, once read and decoded.
-	payload *backup.Payload
+	payload *backupcontent.Payload
 	// sourceDetail says, for a refused source, what resolving it found;
 	// contentDetail, for content that cannot be restored, why.
 	sourceDetail, contentDetail string

@@ -27,6 +27,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
 
@@ -52,7 +53,7 @@ func TestRestoreIntoASecondClusterSharingTheServices(t *testing.T) {
 			t.Errorf("stopping cluster B: %v", err)
 		}
 	})
-	for _, p := range providers {
+	for _, p := range backuptest.Providers() {
 		t.Run(string(p), func(t *testing.T) {
 			g := NewWithT(t)
 			a := newTestEnv(t, p)
@@ -119,14 +120,14 @@ func TestASecondClusterTakesOverTheRecordItsLostClusterLeft(t *testing.T) {
 			t.Errorf("stopping cluster B: %v", err)
 		}
 	})
-	a := newTestEnv(t, providerHTTP)
+	a := newTestEnv(t, backuptest.HTTP)
 	a.startMyApps()
 	old, backupID := a.runOldApp(g, appsv1alpha1.DeletionPolicyOrphan)
 	reader := a.readName(old.Spec.Host)
 	g.Expect(a.c.Delete(t.Context(), old)).To(Succeed())
 	g.Eventually(func() *appsv1alpha1.MyApp { return a.getApp("web") }, eventually, tick).Should(BeNil())
 
-	b := newTestEnvIn(t, clusterB, providerHTTP, a, a.ns)
+	b := newTestEnvIn(t, clusterB, backuptest.HTTP, a, a.ns)
 	b.startMyApps()
 	b.startRestores()
 	r := b.newRestore("web-restore", backupv1alpha1.RestoreSource{

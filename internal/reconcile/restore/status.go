@@ -28,6 +28,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
@@ -172,7 +173,7 @@ func chosenBackup(b backup.Backup) *backupv1alpha1.RestoreBackupStatus {
 // describeFromContent fills in what the content says of a backup: it is
 // what the Restore creates the MyApp from, so it has the last word over
 // the labels.
-func describeFromContent(st *backupv1alpha1.RestoreBackupStatus, p *backup.Payload) {
+func describeFromContent(st *backupv1alpha1.RestoreBackupStatus, p *backupcontent.Payload) {
 	if p == nil {
 		return
 	}

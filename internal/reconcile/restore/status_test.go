@@ -28,6 +28,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
@@ -43,15 +44,15 @@ func testRestore() *backupv1alpha1.Restore {
 	}
 }
 
-func testPayload() *backup.Payload {
-	return &backup.Payload{
-		FormatVersion: backup.PayloadFormatVersion,
-		Metadata: backup.PayloadMetadata{
+func testPayload() *backupcontent.Payload {
+	return &backupcontent.Payload{
+		FormatVersion: backupcontent.PayloadFormatVersion,
+		Metadata: backupcontent.PayloadMetadata{
 			Trigger: "Schedule", MyAppUID: "old-uid", MyAppGeneration: 3, TakenAt: statusNow.Add(-time.Hour),
-			BackupConfig: backup.ObjectIdentity{Namespace: "shop", Name: "web-nightly", UID: "bc-uid"},
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: "shop", Name: "web-nightly", UID: "bc-uid"},
 			OwnerID:      ownOwnerID, Owner: "backupconfig/bc-uid", IdempotencyKey: "backupconfig/bc-uid/schedule/x",
 		},
-		MyApp: backup.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: "shop", Name: "web",
+		MyApp: backupcontent.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: "shop", Name: "web",
 			Labels:      map[string]string{"team": "checkout", backupv1alpha1.RestoreNameLabel: "an-older-restore"},
 			Annotations: map[string]string{"note": "kept"},
 			Spec:        appsv1alpha1.MyAppSpec{Image: "nginx:1.27", Host: "web.example.com"}},
@@ -308,7 +309,7 @@ func TestStorageCandidates(t *testing.T) {
 // reason.
 func TestDecodeContent(t *testing.T) {
 	g := NewWithT(t)
-	good, err := backup.EncodePayload(testPayload())
+	good, err := backupcontent.EncodePayload(testPayload())
 	g.Expect(err).NotTo(HaveOccurred())
 	p, problem, _ := decodeContent(good)
 	g.Expect(problem).To(BeEmpty())
@@ -323,7 +324,7 @@ func TestDecodeContent(t *testing.T) {
 
 	other := testPayload()
 	other.MyApp.APIVersion = "apps.myapp.dev/v1beta9"
-	data, err := backup.EncodePayload(other)
+	data, err := backupcontent.EncodePayload(other)
 	g.Expect(err).NotTo(HaveOccurred())
 	_, problem, detail = decodeContent(data)
 	g.Expect(problem).To(Equal(backupv1alpha1.InvalidBackupContentReason))

@@ -45,9 +45,12 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
@@ -60,7 +63,7 @@ import (
 // its MyApp is Ready, which takes a Deployment that becomes Available
 // (kube-controller-manager and kwok's fake node), and the MyApp controller
 // that registers its DNS record. Each test has its namespace, its simulator
-// (the DNS service, and the backup service of the http provider) and its
+// (the DNS service, and the backup service of the http backuptest.Provider) and its
 // managers; the s3 provider's tests share one versitygw, a bucket each.
 
 var cp *controlplane.ControlPlane
@@ -90,16 +93,6 @@ const (
 	pollInterval = 500 * time.Millisecond
 )
 
-// provider is one backup provider the tests run against.
-type provider string
-
-const (
-	providerHTTP provider = "http"
-	providerS3   provider = "s3"
-)
-
-var providers = []provider{providerHTTP, providerS3}
-
 // testEnv is one test's namespace, services and managers.
 type testEnv struct {
 	t        *testing.T
@@ -108,7 +101,7 @@ type testEnv struct {
 	c        client.Client // uncached, for the test's own reads and writes
 	sim      *simulator.Server
 	simURL   string
-	provider provider
+	provider backuptest.Provider
 	// backups is the backup service as the controller and the seeds see
 	// it: the simulator, or a bucket of the shared versitygw.
 	backups backup.Client
@@ -125,7 +118,7 @@ type testEnv struct {
 
 // newTestEnv starts a simulator and, for s3, a bucket, and creates a
 // namespace in the suite's cluster.
-func newTestEnv(t *testing.T, p provider) *testEnv {
+func newTestEnv(t *testing.T, p backuptest.Provider) *testEnv {
 	t.Helper()
 	return newTestEnvIn(t, cp, p, nil, "")
 }
@@ -133,7 +126,7 @@ func newTestEnv(t *testing.T, p provider) *testEnv {
 // newTestEnvIn is newTestEnv on the control plane c, sharing the services
 // of shared when it is set (a second cluster on the same services), in the
 // namespace ns when it is set (a new one of the test's name otherwise).
-func newTestEnvIn(t *testing.T, c *controlplane.ControlPlane, p provider, shared *testEnv, ns string) *testEnv {
+func newTestEnvIn(t *testing.T, c *controlplane.ControlPlane, p backuptest.Provider, shared *testEnv, ns string) *testEnv {
 	t.Helper()
 	g := NewWithT(t)
 	k8s, err := c.NewClient(client.Options{Scheme: fixtures.Scheme()})
@@ -145,7 +138,7 @@ func newTestEnvIn(t *testing.T, c *controlplane.ControlPlane, p provider, shared
 		e.sim, e.simURL = simtest.Start(t, simulator.Options{Token: simToken, PropagationDelay: 200 * time.Millisecond,
 			BackupDuration: 100 * time.Millisecond})
 		e.newBackupClient = e.simulatorBackups
-		if p == providerS3 {
+		if p == backuptest.S3 {
 			e.newBackupClient = s3Backups(t)
 		}
 	}
@@ -161,7 +154,7 @@ func newTestEnvIn(t *testing.T, c *controlplane.ControlPlane, p provider, shared
 
 // simulatorBackups is a client of the simulator's backup service.
 func (e *testEnv) simulatorBackups(_ string, transport http.RoundTripper) backup.Client {
-	b, err := backup.New(external.Config{BaseURL: e.simURL, Token: external.StaticTokenSource(simToken),
+	b, err := httpbackup.New(external.Config{BaseURL: e.simURL, Token: external.StaticTokenSource(simToken),
 		AttemptTimeout: 2 * time.Second, MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond, Transport: transport})
 	NewWithT(e.t).Expect(err).NotTo(HaveOccurred())
 	return b
@@ -190,7 +183,8 @@ func s3Backups(t *testing.T) func(string, http.RoundTripper) backup.Client {
 	}
 	return func(owner string, transport http.RoundTripper) backup.Client {
 		c, err := s3.New(s3.Config{
-			Endpoint: s3Server.Endpoint, Bucket: bucket, Region: s3Server.Region, PathStyle: true, OwnerID: owner,
+			ReadContent: backupcontent.Identity,
+			Endpoint:    s3Server.Endpoint, Bucket: bucket, Region: s3Server.Region, PathStyle: true, OwnerID: owner,
 			Credentials:       s3.StaticCredentials(s3Server.AccessKey, s3Server.SecretKey),
 			CredentialsSource: "the test's keys",
 			AttemptTimeout:    5 * time.Second, MaxRetries: 1,
@@ -331,14 +325,14 @@ func (e *testEnv) seedWith(c backup.Client, o seedOptions) backup.Backup {
 	payload := o.content
 	if payload == nil && !o.noContent {
 		var err error
-		payload, err = backup.EncodePayload(&backup.Payload{
-			Metadata: backup.PayloadMetadata{
+		payload, err = backupcontent.EncodePayload(&backupcontent.Payload{
+			Metadata: backupcontent.PayloadMetadata{
 				Trigger: "Manual", MyAppUID: string(app.UID), MyAppGeneration: max(app.Generation, 1),
 				TakenAt:      time.Now(),
-				BackupConfig: backup.ObjectIdentity{Namespace: app.Namespace, Name: o.bcName, UID: string(o.bcUID)},
+				BackupConfig: backupcontent.ObjectIdentity{Namespace: app.Namespace, Name: o.bcName, UID: string(o.bcUID)},
 				OwnerID:      o.ownerID, Owner: owner, IdempotencyKey: key,
 			},
-			MyApp: backup.SnapshotApp(app),
+			MyApp: backupcontent.SnapshotApp(app),
 		})
 		g.Expect(err).NotTo(HaveOccurred())
 	}

@@ -25,6 +25,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -36,7 +37,7 @@ import (
 // naming another namespace, fail with BackupOfAnotherNamespace; nothing is
 // written and the other namespace's backup is not described in status.
 func TestARestoreRestoresOnlyBackupsOfItsNamespace(t *testing.T) {
-	for _, p := range providers {
+	for _, p := range backuptest.Providers() {
 		t.Run(string(p), func(t *testing.T) {
 			g := NewWithT(t)
 			e := newTestEnv(t, p)
@@ -82,7 +83,7 @@ func TestARestoreRestoresOnlyBackupsOfItsNamespace(t *testing.T) {
 // first wrote it until the first has succeeded, then replaces its spec.
 func TestASecondRestoreOfOneTargetWaitsForTheFirst(t *testing.T) {
 	g := NewWithT(t)
-	e := newTestEnv(t, providerHTTP)
+	e := newTestEnv(t, backuptest.HTTP)
 	e.startMyApps()
 	e.startRestores()
 	from := backedUpApp(e.ns, "web", "nginx:1.27")

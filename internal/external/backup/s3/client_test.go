@@ -28,8 +28,10 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 )
 
 func TestStartStoresOneObjectAndSucceedsAtOnce(t *testing.T) {
@@ -59,7 +61,7 @@ func TestStartStoresOneObjectAndSucceedsAtOnce(t *testing.T) {
 	content, err := c.Content(ctx, b.ID)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(content).To(Equal(req.Payload))
-	_, err = backup.DecodePayload(content)
+	_, err = backupcontent.DecodePayload(content)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	listed, err := c.List(ctx, req.Owner, backup.InNamespace("shop"))
@@ -155,7 +157,7 @@ func TestStartIsExactlyOnce(t *testing.T) {
 			// Whichever concurrent start won, its content and its
 			// metadata were written together: generation 1 is the start
 			// without the "attempt" label.
-			stored, err := backup.DecodePayload(content)
+			stored, err := backupcontent.DecodePayload(content)
 			g.Expect(err).NotTo(HaveOccurred())
 			wantLabel := "later"
 			if stored.Metadata.MyAppGeneration == 1 {
@@ -436,7 +438,7 @@ func TestMetricsAreTheHTTPClientsSeries(t *testing.T) {
 	g.Expect(requestCount(t, "backup", "start", "ok")).To(Equal(before + 1))
 	g.Expect(requestCount(t, "backup", "get", "not_found")).To(BeNumerically(">=", 1))
 
-	_, err = backup.New(external.Config{BaseURL: "http://127.0.0.1:1", Token: external.StaticTokenSource("t")})
+	_, err = httpbackup.New(external.Config{BaseURL: "http://127.0.0.1:1", Token: external.StaticTokenSource("t")})
 	g.Expect(err).NotTo(HaveOccurred(), "an HTTP client built after the S3 client shares the collectors")
 }
 
@@ -470,12 +472,12 @@ func requestCount(t *testing.T, service, operation, outcome string) float64 {
 // for the same backup.
 func regenerated(t *testing.T, payload []byte, generation int64) []byte {
 	t.Helper()
-	p, err := backup.DecodePayload(payload)
+	p, err := backupcontent.DecodePayload(payload)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Metadata.MyAppGeneration = generation
-	data, err := backup.EncodePayload(p)
+	data, err := backupcontent.EncodePayload(p)
 	if err != nil {
 		t.Fatal(err)
 	}

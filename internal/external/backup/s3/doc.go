@@ -18,7 +18,7 @@ limitations under the License.
 // server) and implements backup.Client, so the BackupConfig controller
 // keeps its guarantees on storage a platform team runs:
 //
-//   - One object per backup, its content (backup.EncodePayload) as the
+//   - One object per backup, its content (internal/backupcontent) as the
 //     body, under <prefix>/<owner-id>/<namespace>/<backupconfig-uid>/,
 //     named after the backup's idempotency key (keys.go). The owner scoping
 //     is the key prefix: an installation lists, reads and deletes under its

@@ -24,6 +24,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
@@ -32,14 +33,14 @@ func startRequestIn(t testing.TB, namespace, uid, rest string) backup.StartReque
 	t.Helper()
 	owner := "backupconfig/" + uid
 	key := owner + "/" + rest
-	payload, err := backup.EncodePayload(&backup.Payload{
-		Metadata: backup.PayloadMetadata{
+	payload, err := backupcontent.EncodePayload(&backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{
 			Trigger: "Manual", MyAppUID: "app-" + uid, MyAppGeneration: 1,
 			TakenAt:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
-			BackupConfig: backup.ObjectIdentity{Namespace: namespace, Name: "nightly", UID: uid},
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: namespace, Name: "nightly", UID: uid},
 			OwnerID:      "cluster-a", Owner: owner, IdempotencyKey: key,
 		},
-		MyApp: backup.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: namespace, Name: "web"},
+		MyApp: backupcontent.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: namespace, Name: "web"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
@@ -57,7 +58,8 @@ func TestARotatedKeyIsUsedByTheNextCall(t *testing.T) {
 			}
 			write(tt.accessKey, tt.secretKey, time.Now().Add(-time.Hour))
 			c, err := s3.New(s3.Config{
-				Endpoint: srv.Endpoint, Bucket: bucket, Region: srv.Region, PathStyle: true, OwnerID: "cluster-a",
+				ReadContent: backupcontent.Identity,
+				Endpoint:    srv.Endpoint, Bucket: bucket, Region: srv.Region, PathStyle: true, OwnerID: "cluster-a",
 				Credentials: s3.FileCredentials(filepath.Join(dir, "id"), filepath.Join(dir, "secret"), ""),
 				MaxRetries:  -1,
 			})

@@ -35,6 +35,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
@@ -181,7 +182,8 @@ func newClient(t testing.TB, srv *controlplane.S3Server, o clientOptions) *s3.Cl
 		o.maxRetries = 2
 	}
 	c, err := s3.New(s3.Config{
-		Endpoint: o.endpoint, Bucket: o.bucket, Region: srv.Region, PathStyle: true,
+		ReadContent: backupcontent.Identity,
+		Endpoint:    o.endpoint, Bucket: o.bucket, Region: srv.Region, PathStyle: true,
 		Prefix: o.prefix, OwnerID: o.ownerID,
 		Credentials:       s3.StaticCredentials(o.accessKey, o.secretKey),
 		CredentialsSource: "the test's keys",
@@ -223,14 +225,14 @@ func startRequest(t testing.TB, ownerID, uid, rest string) backup.StartRequest {
 	const namespace = "shop"
 	owner := "backupconfig/" + uid
 	key := owner + "/" + rest
-	payload, err := backup.EncodePayload(&backup.Payload{
-		Metadata: backup.PayloadMetadata{
+	payload, err := backupcontent.EncodePayload(&backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{
 			Trigger: "Manual", MyAppUID: "app-" + uid, MyAppGeneration: 1,
 			TakenAt:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
-			BackupConfig: backup.ObjectIdentity{Namespace: namespace, Name: "nightly", UID: uid},
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: namespace, Name: "nightly", UID: uid},
 			OwnerID:      ownerID, Owner: owner, IdempotencyKey: key,
 		},
-		MyApp: backup.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: namespace, Name: "web"},
+		MyApp: backupcontent.AppSnapshot{APIVersion: "apps.myapp.dev/v1alpha1", Kind: "MyApp", Namespace: namespace, Name: "web"},
 	})
 	if err != nil {
 		t.Fatal(err)

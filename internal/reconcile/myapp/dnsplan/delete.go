@@ -16,7 +16,20 @@ limitations under the License.
 
 package dnsplan
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
+
+// OrphanMarkWait bounds how long a deletion under deletionPolicy Orphan
+// waits for a service that cannot be read to mark records it could not
+// prove marked; after it, the MyApp goes and the records stay unmarked.
+// Records written while the policy was Orphan are marked already, so only
+// a policy set shortly before the deletion can meet this bound.
+const OrphanMarkWait = 10 * time.Minute
+
+// GiveUpAt is when a deletion under Orphan stops waiting to mark its records.
+func (o Observation) GiveUpAt() time.Time { return o.DeletingSince.Add(OrphanMarkWait) }
 
 // planDelete deals with the records of a MyApp being deleted: under Orphan
 // it marks every record of its own not marked yet, otherwise it deletes
@@ -26,24 +39,24 @@ import "slices"
 // that this MyApp never held can hold no record of it: it counts as read
 // and absent, so a host the backend cannot take never holds a deletion.
 // The calls for the names read are made whether or not others wait.
-func planDelete(o Observation) Plan {
-	if o.Orphan && o.marked() {
+func planDelete(v *view) Plan {
+	if v.Orphan && v.marked() {
 		// Every record the status knows was written marked: nothing to
 		// read, so an outage cannot hold the deletion or unmark anything.
 		return Plan{Outcome: Outcome{Kind: KindReleased}}
 	}
-	if o.lostMayExist() {
+	if v.lost {
 		return Plan{Need: NeedLost}
 	}
-	if o.Answered&NeedRecords == 0 {
+	if v.Answered&NeedRecords == 0 {
 		return Plan{Need: NeedRecords}
 	}
 	var calls []Call
 	unread := false
-	for _, name := range o.Names() {
-		r, read := o.Records[name]
+	for _, name := range v.names() {
+		r, read := v.Records[name]
 		switch {
-		case o.Refused[name] && !o.everHeld(name):
+		case v.Refused[name] && !v.everHeld(name):
 			continue
 		case !read:
 			unread = true
@@ -59,24 +72,24 @@ func planDelete(o Observation) Plan {
 			// host the status holds cannot be proved marked, so it counts
 			// as not read.
 			switch {
-			case !o.Orphan:
+			case !v.Orphan:
 				calls = append(calls,
-					Call{Op: OpDelete, Name: name, Owner: o.Self.Owner(), Why: WhyDelete, SkipOnRace: true},
-					Call{Op: OpDelete, Name: name, Owner: o.Self.Orphaned(), Why: WhyDelete, SkipOnRace: true, Quiet: true})
-			case slices.Contains(o.Held(), name):
+					Call{Op: OpDelete, Name: name, Owner: v.owner, Why: WhyDelete, SkipOnRace: true},
+					Call{Op: OpDelete, Name: name, Owner: v.orphaned, Why: WhyDelete, SkipOnRace: true, Quiet: true})
+			case slices.Contains(v.held, name):
 				unread = true
 			}
 			continue
-		case !o.Self.Owns(r.Owner):
+		case !(name == v.Host && v.spec.Kind == HolderSelf || slices.Contains(v.ownOthers, name)):
 			continue
-		case o.Orphan && r.Owner != o.Self.Orphaned():
-			calls = append(calls, Call{Op: OpTransfer, Name: name, From: r.Owner, To: o.Self.Orphaned(), Why: WhyMark, SkipOnRace: true})
-		case !o.Orphan:
+		case v.Orphan && r.Owner != v.orphaned:
+			calls = append(calls, Call{Op: OpTransfer, Name: name, From: r.Owner, To: v.orphaned, Why: WhyMark, SkipOnRace: true})
+		case !v.Orphan:
 			calls = append(calls, Call{Op: OpDelete, Name: name, Owner: r.Owner, Why: WhyDelete, SkipOnRace: true})
 		}
 	}
 	if unread {
-		if o.Orphan && !o.Now.Before(o.GiveUpAt()) {
+		if v.Orphan && !v.Now.Before(v.GiveUpAt()) {
 			return Plan{Calls: calls, Outcome: Outcome{Kind: KindReleased, Unmarked: true}}
 		}
 		return Plan{Calls: calls, Outcome: Outcome{Kind: KindDeletionWaits}}
@@ -86,13 +99,21 @@ func planDelete(o Observation) Plan {
 
 // everHeld reports whether this MyApp is known to have held name: its
 // status or its last read says so.
-func (o Observation) everHeld(name string) bool {
-	if slices.Contains(o.known(), name) {
+func (v *view) everHeld(name string) bool {
+	if slices.Contains(v.known, name) {
 		return true
 	}
-	if o.Memory != nil && o.Memory.Seen.Record != nil {
-		st := o.Memory.Seen.Record
+	if v.Memory != nil && v.Memory.Seen.Record != nil {
+		st := v.Memory.Seen.Record
 		return st.Name == name || slices.Contains(st.Previous, name)
 	}
 	return false
+}
+
+// marked reports whether the status shows spec.host held under the orphaned
+// identity and no other host: under Orphan, a deletion then has nothing to
+// mark.
+func (v *view) marked() bool {
+	st := v.Status.Record
+	return st != nil && st.Owner == v.orphaned && st.Name == v.Host && len(st.Previous) == 0
 }

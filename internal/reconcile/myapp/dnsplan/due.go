@@ -17,6 +17,8 @@ limitations under the License.
 package dnsplan
 
 import (
+	"slices"
+
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 )
 
@@ -46,21 +48,27 @@ import (
 // due says whether this pass reads the record; when it does not, trust is
 // set for a status trusted after a restart, which the pass remembers.
 func (o Observation) due() (due, trust bool) {
+	v := see(o)
+	return v.readDue()
+}
+
+// readDue is due on the view Make computed.
+func (v *view) readDue() (due, trust bool) {
 	switch {
-	case o.Asked != 0 || o.moving():
+	case v.Asked != 0 || v.moving():
 		return true, false
-	case o.Memory == nil:
-		settled := o.settled()
+	case v.Memory == nil:
+		settled := v.settled()
 		return !settled, settled
 	}
-	return o.changedSinceLastRead(), false
+	return v.changedSinceLastRead(), false
 }
 
 // asWanted reports whether the status shows spec.host held alone, under
 // the identity the policy writes, pointing at the target.
-func (o Observation) asWanted() bool {
-	st, t := o.Status.Record, o.Target()
-	return st != nil && st.Name == o.Host && st.Owner == o.Self.Want(o.Orphan) && len(st.Previous) == 0 &&
+func (v *view) asWanted() bool {
+	st, t := v.Status.Record, v.target
+	return st != nil && st.Name == v.Host && st.Owner == v.want && len(st.Previous) == 0 &&
 		st.Type == t.Type && st.Value == t.Value
 }
 
@@ -68,53 +76,92 @@ func (o Observation) asWanted() bool {
 // reading: a record ACTIVE and as wanted, or a conflict judged for the
 // current generation that the MyApp does not ask to adopt out of (the
 // annotation may have come after the conflict was judged).
-func (o Observation) settled() bool {
-	conflict := o.Status.Reason == appsv1alpha1.HostConflictReason
-	return o.asWanted() && o.Status.Record.State == appsv1alpha1.DNSRecordActive &&
-		o.Status.Reason == appsv1alpha1.RecordActiveReason || conflict && o.ReasonGeneration == o.Generation && !o.Adopt
+func (v *view) settled() bool {
+	conflict := v.Status.Reason == appsv1alpha1.HostConflictReason
+	return v.asWanted() && v.Status.Record.State == appsv1alpha1.DNSRecordActive &&
+		v.Status.Reason == appsv1alpha1.RecordActiveReason || conflict && v.ReasonGeneration == v.Generation && !v.Adopt
 }
 
 // changedSinceLastRead reports whether something the last read depends on
 // changed, or its timed read came.
-func (o Observation) changedSinceLastRead() bool {
-	last := o.Memory
-	conflict := o.Status.Reason == appsv1alpha1.HostConflictReason
+func (v *view) changedSinceLastRead() bool {
+	last := v.Memory
+	conflict := v.Status.Reason == appsv1alpha1.HostConflictReason
 	switch {
-	case last.Host != o.Host:
+	case last.Host != v.Host:
 		return true
-	case conflict && last.Adopt != o.Adopt:
+	case conflict && last.Adopt != v.Adopt:
 		return true // the annotation asking to adopt the record came or went
-	case !last.Seen.Equal(o.Status) && o.ResourceVersion != last.ReadFrom:
+	case !last.Seen.Equal(v.Status) && v.ResourceVersion != last.ReadFrom:
 		return true // the status is not what the last read left
-	case !conflict && !o.asWanted() && last.Seen.Equal(o.Status):
+	case !conflict && !v.asWanted() && last.Seen.Equal(v.Status):
 		return true // the target changed
-	case last.Holder != nil && (o.HolderNow == nil || *o.HolderNow != *last.Holder):
+	case last.Holder != nil && (v.HolderNow == nil || *v.HolderNow != *last.Holder):
 		return true // the holder moved, released its record or went
 	}
-	return !last.Next.IsZero() && !o.Now.Before(last.Next)
+	return !last.Next.IsZero() && !v.Now.Before(last.Next)
 }
 
 // moving reports whether the status shows hosts held other than spec.host:
 // the record is then read in every pass until the move is done.
-func (o Observation) moving() bool {
-	held := o.Held()
-	return len(held) > 1 || len(held) == 1 && held[0] != o.Host
+func (v *view) moving() bool {
+	return len(v.held) > 1 || len(v.held) == 1 && v.held[0] != v.Host
 }
 
-// lostMayExist reports whether this MyApp may hold records under names it
-// does not know, which only a list finds: a pass that wrote a record, then
-// lost its status write and its memory (a crash, or a failed status
-// write), followed by a change of spec.host; or a host handed to it whose
-// hand-over note went with a restart. The list is made only then: nothing
-// this manager read is remembered (a status trusted after a restart is no
-// read), or the list it called for has not succeeded yet; the spec changed
-// since creation; and the status does not show spec.host held.
-func (o Observation) lostMayExist() bool {
-	if o.Answered&NeedLost != 0 || o.Generation <= 1 {
-		return false
+// routesAtLastRead are the hosts the last read found this MyApp holding,
+// which a pass that reads nothing lets the Ingress route: what the memory
+// says that read left while the status the pass started from is older than
+// that read's write (routing from it would take a route away and put it
+// back), the status otherwise.
+func (v *view) routesAtLastRead() []string {
+	st, ours := v.Status.Record, v.statusOurs
+	if v.Memory != nil && v.ResourceVersion == v.Memory.ReadFrom {
+		st = v.Memory.Seen.Record
+		ours = st != nil && v.Self.Names(st.Owner)
 	}
-	if st := o.Status.Record; st != nil && o.Self.Names(st.Owner) && st.Name == o.Host {
-		return false
+	if !ours {
+		return []string{}
 	}
-	return o.Memory == nil || o.Memory.ReadFrom == "" || o.Memory.LostOwed
+	return append([]string{st.Name}, st.Previous...)
+}
+
+// need is what a live MyApp's plan must read before it decides, one step
+// at a time, each only where the decision depends on it.
+func (v *view) need() Need {
+	if v.lost {
+		return NeedLost
+	}
+	if v.Answered&NeedRecords == 0 {
+		return NeedRecords
+	}
+	if v.spec.Kind == HolderFormer && v.Answered&NeedLiveSelf == 0 &&
+		(v.Adopt || v.ReplaceLeaks && !v.spec.Ref.Orphaned || v.restored) {
+		return NeedLiveSelf
+	}
+	if v.Answered&NeedWanters == 0 && len(v.givable()) > 0 {
+		return NeedWanters
+	}
+	if v.spec.Kind == HolderNone || v.spec.Kind == HolderSelf || v.takeOver {
+		return NeedNothing
+	}
+	// In a conflict the holder is looked up (the cache names the MyApp),
+	// and the chain is followed on only while a host this MyApp holds is
+	// wanted: only then can a cycle close.
+	if len(v.Chain) == 0 || v.chainOpen() && v.othersWanted() {
+		return NeedChain
+	}
+	return NeedNothing
+}
+
+// givable are the hosts besides spec.host this MyApp may hand over
+// (GivableHosts).
+func (v *view) givable() []string {
+	out := slices.Clone(v.ownOthers)
+	for _, h := range v.others {
+		if r, read := v.Records[h]; read && r.Name == "" && slices.Contains(v.known, h) && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -52,11 +52,6 @@ type App struct {
 	Holds []string
 }
 
-// eligible reports whether app may receive a host or take part in a cycle
-// of moves: a live MyApp that is not being deleted, and not suspended (a
-// suspended MyApp passes nothing on, and its record is not to be written).
-func (a *App) eligible() bool { return a != nil && !a.Deleting && !a.Suspended }
-
 // owner is the identity a record handed to app carries, in installation id.
 func (a *App) owner(id string) string {
 	ref := a.ref()
@@ -264,41 +259,6 @@ type Observation struct {
 	Givers  map[string]App
 	// Chain is the chain of holders read so far.
 	Chain []Link
-
-	// memo keeps, for one Make, what is derived from the rest more than
-	// once; nil outside Make, where nothing is kept.
-	memo *memo
-}
-
-// memo is what one plan derives from its observation more than once.
-type memo struct {
-	held, known, others, ownOthers []string
-	done                           uint8
-}
-
-// The parts of a memo.
-const (
-	memoHeld uint8 = 1 << iota
-	memoKnown
-	memoOthers
-	memoOwnOthers
-)
-
-// remember returns *slot, computing it once per Make.
-func (o Observation) remember(part uint8, slot func(*memo) *[]string, compute func() []string) []string {
-	if o.memo == nil {
-		return compute()
-	}
-	if o.memo.done&part == 0 {
-		*slot(o.memo) = compute()
-		o.memo.done |= part
-	}
-	return *slot(o.memo)
-}
-
-// want is the record spec.host must hold, pointing at target.
-func (o Observation) want(t Target) Record {
-	return Record{Name: o.Host, Type: t.Type, Value: t.Value, TTL: o.TTL, Owner: o.Self.Want(o.Orphan)}
 }
 
 // Target is what spec.host's record must point at: the Ingress's
@@ -315,87 +275,4 @@ func (o Observation) Target() Target {
 		return Target{Type: st.Type, Value: st.Value}
 	}
 	return o.Default
-}
-
-// Held are the hosts the status shows this MyApp holding: status.dns.name
-// and, during a move, the previous hosts.
-func (o Observation) Held() []string {
-	return o.remember(memoHeld, func(m *memo) *[]string { return &m.held }, o.held)
-}
-
-func (o Observation) held() []string {
-	st := o.Status.Record
-	if st == nil || !o.Self.Names(st.Owner) {
-		return nil
-	}
-	return append([]string{st.Name}, st.Previous...)
-}
-
-// known are the hosts this MyApp holds as far as it knows: those its status
-// shows, those a list found it holding under names it did not know, and
-// those handed to it. A read that answers absent for one of them may be
-// stale, so it is not forgotten on that answer.
-func (o Observation) known() []string {
-	return o.remember(memoKnown, func(m *memo) *[]string { return &m.known }, o.computeKnown)
-}
-
-func (o Observation) computeKnown() []string {
-	out := slices.Clone(o.Held())
-	add := func(h string) {
-		if h != "" && !slices.Contains(out, h) {
-			out = append(out, h)
-		}
-	}
-	for _, r := range o.Lost {
-		add(r.Name)
-	}
-	for _, g := range o.Gifts {
-		add(g.Host)
-	}
-	return out
-}
-
-// waited is the spec.host of this MyApp's last read, when it is not
-// spec.host any more: a hand-over may have given it that record after it
-// last read it.
-func (o Observation) waited() string {
-	if o.Memory != nil && o.Memory.Host != o.Host {
-		return o.Memory.Host
-	}
-	return ""
-}
-
-// others are the names this MyApp may hold besides spec.host, sorted: the
-// hosts it knows, the host it waited for and the hosts handed to it.
-func (o Observation) others() []string {
-	return o.remember(memoOthers, func(m *memo) *[]string { return &m.others }, o.computeOthers)
-}
-
-func (o Observation) computeOthers() []string {
-	var out []string
-	add := func(h string) {
-		if h != "" && h != o.Host && !slices.Contains(out, h) {
-			out = append(out, h)
-		}
-	}
-	for _, h := range o.known() {
-		add(h)
-	}
-	add(o.waited())
-	for _, g := range o.Gifts {
-		add(g.Host)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// Names are the names a pass reads: spec.host and the others.
-func (o Observation) Names() []string { return append([]string{o.Host}, o.others()...) }
-
-// marked reports whether the status shows spec.host held under the orphaned
-// identity and no other host: under Orphan, a deletion then has nothing to
-// mark.
-func (o Observation) marked() bool {
-	st := o.Status.Record
-	return st != nil && st.Owner == o.Self.Orphaned() && st.Name == o.Host && len(st.Previous) == 0
 }

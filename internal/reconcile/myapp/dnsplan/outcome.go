@@ -40,20 +40,6 @@ const (
 	ClassLastWriterWins Class = "LastWriterWins"
 )
 
-// conflictClass is what a conflict says of the provider's class: nothing
-// on an atomic provider, where a conflict is another writer's record the
-// provider would not let this MyApp overwrite; on a last-writer-wins one,
-// the class, and whether the race was lost: the status this pass started
-// from shows spec.host held by this MyApp, so another writer's write came
-// after (or over) this MyApp's.
-func (o Observation) conflictClass() (Class, bool) {
-	if o.Class != ClassLastWriterWins {
-		return ClassAtomic, false
-	}
-	st := o.Status.Record
-	return ClassLastWriterWins, st != nil && st.Name == o.Host && o.Self.Names(st.Owner)
-}
-
 // Next is when the record is read next, by itself.
 type Next string
 
@@ -223,20 +209,4 @@ func (o Observation) StatusAfter(holds string, previous []string) *appsv1alpha1.
 		st.LastObservedState = st.State
 	}
 	return st
-}
-
-// routesAtLastRead are the hosts the last read found this MyApp holding,
-// which a pass that reads nothing lets the Ingress route: what the memory
-// says that read left while the status the pass started from is older than
-// that read's write (routing from it would take a route away and put it
-// back), the status otherwise.
-func (o Observation) routesAtLastRead() []string {
-	st := o.Status.Record
-	if o.Memory != nil && o.ResourceVersion == o.Memory.ReadFrom {
-		st = o.Memory.Seen.Record
-	}
-	if st == nil || !o.Self.Names(st.Owner) {
-		return []string{}
-	}
-	return append([]string{st.Name}, st.Previous...)
 }

@@ -57,10 +57,7 @@ limitations under the License.
 //     sweep may delete.
 package dnsplan
 
-import (
-	"slices"
-	"time"
-)
+import "slices"
 
 // Op is a kind of service call.
 type Op string
@@ -187,46 +184,38 @@ type Plan struct {
 	Outcome Outcome
 }
 
-// OrphanMarkWait bounds how long a deletion under deletionPolicy Orphan
-// waits for a service that cannot be read to mark records it could not
-// prove marked; after it, the MyApp goes and the records stay unmarked.
-// Records written while the policy was Orphan are marked already, so only
-// a policy set shortly before the deletion can meet this bound.
-const OrphanMarkWait = 10 * time.Minute
-
-// GiveUpAt is when a deletion under Orphan stops waiting to mark its records.
-func (o Observation) GiveUpAt() time.Time { return o.DeletingSince.Add(OrphanMarkWait) }
-
 // Make plans the next step of the pass, in this order: a deletion; no
-// target; whether a read is due; what must be read; the calls.
+// target; whether a read is due; what must be read; spec.host; who
+// receives each other host; the moves. What the decisions derive from the
+// observation more than once is computed once, here (see), and passed to
+// each.
 func Make(o Observation) Plan {
-	o.memo = &memo{}
+	v := see(o)
 	if o.Deleting {
-		return planDelete(o)
+		return planDelete(&v)
 	}
-	target := o.Target()
-	if target == (Target{}) {
+	if v.target == (Target{}) {
 		return Plan{Outcome: Outcome{Kind: KindWaitingForAddress}}
 	}
 	if o.Answered == 0 {
-		if due, trust := o.due(); !due {
-			return Plan{Outcome: Outcome{Kind: KindStands, Trust: trust, Routes: o.routesAtLastRead()}}
+		if due, trust := v.readDue(); !due {
+			return Plan{Outcome: Outcome{Kind: KindStands, Trust: trust, Routes: v.routesAtLastRead()}}
 		}
 	}
-	if need := o.needLive(); need != NeedNothing {
+	if need := v.need(); need != NeedNothing {
 		return Plan{Need: need}
 	}
-	calls, holder := planSpecHost(o, target)
-	holds := holder.Kind == HolderNone
-	moves := planOthers(o, holds)
+	spec := planSpecHost(&v)
+	holds := spec.holder.Kind == HolderNone
+	passes := v.passes(holds)
+	moves := planOthers(&v, holds, passes)
 
 	out := Outcome{Routes: moves.routes, Previous: moves.kept, Moving: moves.busy, Read: o.Host,
-		LostOwed: o.LostFailed, Gifts: o.unsettledGifts(moves)}
+		LostOwed: o.LostFailed, Gifts: moves.unsettledGifts(&v)}
 	if holds {
 		out.Kind, out.Holds = KindHeld, o.Host
 	} else {
-		out.Kind, out.Holder = KindConflict, holder
-		out.Class, out.LostRace = o.conflictClass()
+		out.Kind, out.Holder, out.Class, out.LostRace = KindConflict, spec.holder, spec.class, spec.lostRace
 		if len(moves.kept) > 0 {
 			out.Holds, out.Previous = moves.kept[0], moves.kept[1:]
 		}
@@ -235,503 +224,7 @@ func Make(o Observation) Plan {
 		out.Routes = []string{}
 	}
 	slices.Sort(out.Routes)
-	return Plan{Calls: append(calls, moves.calls...), Outcome: out}
-}
-
-// needLive is what a live MyApp's plan must read before it decides, one
-// step at a time, each only where the decision depends on it.
-func (o Observation) needLive() Need {
-	if o.lostMayExist() {
-		return NeedLost
-	}
-	if o.Answered&NeedRecords == 0 {
-		return NeedRecords
-	}
-	rec := o.Records[o.Host]
-	holder := o.Self.Classify(rec.Owner, nil)
-	if holder.Kind == HolderFormer && o.Answered&NeedLiveSelf == 0 &&
-		(o.Adopt || o.ReplaceLeaks && !holder.Ref.Orphaned || o.restores(holder)) {
-		return NeedLiveSelf
-	}
-	if o.Answered&NeedWanters == 0 && len(o.GivableHosts()) > 0 {
-		return NeedWanters
-	}
-	if holder.Kind == HolderNone || holder.Kind == HolderSelf || o.takesOver(holder) {
-		return NeedNothing
-	}
-	// In a conflict the holder is looked up (the cache names the MyApp),
-	// and the chain is followed on only while a host this MyApp holds is
-	// wanted: only then can a cycle close.
-	if len(o.Chain) == 0 || o.chainOpen() && o.othersWanted() {
-		return NeedChain
-	}
-	return NeedNothing
-}
-
-// takesOver reports whether spec.host's record, held by an earlier MyApp of
-// this name, is adopted or replaced as a leak.
-func (o Observation) takesOver(h Holder) bool {
-	return h.Kind == HolderFormer && o.SelfLive && (o.Adopt || o.ReplaceLeaks && !h.Ref.Orphaned || o.restores(h))
-}
-
-// restores reports whether h is the MyApp this one was restored from, as
-// the Restore's mark names it: an earlier MyApp of this namespace and name,
-// in this installation (a record written before owner IDs may be another
-// cluster's), with exactly the marked UID, live-policy or orphaned. Only
-// that record is taken over, and only by a Transfer, so the name never
-// stops resolving.
-func (o Observation) restores(h Holder) bool {
-	return o.RestoredFrom != "" && h.Kind == HolderFormer && !h.Ref.Legacy() &&
-		h.Ref.Installation == o.Self.Installation && h.Ref.UID == o.RestoredFrom
-}
-
-// planSpecHost is what makes spec.host this MyApp's: the calls, or the
-// holder of spec.host when it cannot be had (HolderNone when it is held
-// after them).
-func planSpecHost(o Observation, target Target) (calls []Call, holder Holder) {
-	want := o.want(target)
-	rec := o.Records[o.Host]
-	h := o.Self.Classify(rec.Owner, o.chainApp(0))
-	switch {
-	case h.Kind == HolderNone:
-		return []Call{{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate}}, Holder{Kind: HolderNone}
-	case h.Kind == HolderSelf:
-		if rec.Owner != want.Owner {
-			why := WhyMark
-			switch {
-			case o.Self.IsLegacy(rec.Owner):
-				why = WhyMigrate
-			case !o.Orphan:
-				why = WhyUnmark
-			}
-			calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: why})
-		}
-	case o.takesOver(h) && o.restores(h):
-		// A transfer, never the leak's delete and create: the name the
-		// restored MyApp takes over keeps resolving throughout.
-		calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: WhyRestore})
-	case o.takesOver(h) && o.Adopt:
-		calls = append(calls, Call{Op: OpTransfer, Name: o.Host, From: rec.Owner, To: want.Owner, Why: WhyAdopt})
-	case o.takesOver(h):
-		return []Call{
-			{Op: OpDelete, Name: o.Host, Owner: rec.Owner, Why: WhyReplaceLeak},
-			{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyCreate},
-		}, Holder{Kind: HolderNone}
-	default:
-		return nil, h
-	}
-	if !sameValue(rec, want) {
-		calls = append(calls, Call{Op: OpUpsert, Name: o.Host, Record: want, Why: WhyUpdate})
-	}
-	return calls, Holder{Kind: HolderNone}
-}
-
-// chainApp is the MyApp of the i-th link of the chain, or nil.
-func (o Observation) chainApp(i int) *App {
-	if i < len(o.Chain) {
-		return o.Chain[i].App
-	}
-	return nil
-}
-
-// ownOthers are the hosts besides spec.host read as this MyApp's, sorted.
-func (o Observation) ownOthers() []string {
-	return o.remember(memoOwnOthers, func(m *memo) *[]string { return &m.ownOthers }, o.computeOwnOthers)
-}
-
-func (o Observation) computeOwnOthers() []string {
-	var out []string
-	for _, h := range o.others() {
-		if r, ok := o.Records[h]; ok && r.Name != "" && o.Self.Owns(r.Owner) {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// GivableHosts are the hosts besides spec.host this MyApp may hand over:
-// those read as its own, and those it knows it holds that read as absent
-// (the read may be stale). NeedWanters asks who wants each.
-func (o Observation) GivableHosts() []string {
-	out := slices.Clone(o.ownOthers())
-	known := o.known()
-	for _, h := range o.others() {
-		if r, read := o.Records[h]; read && r.Name == "" && slices.Contains(known, h) && !slices.Contains(out, h) {
-			out = append(out, h)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// eligibleWanters are the MyApps that may receive h: live, not deleting,
-// not suspended, wanting h, not this MyApp.
-func (o Observation) eligibleWanters(h string) []*App {
-	var out []*App
-	for i := range o.Wanters[h] {
-		a := &o.Wanters[h][i]
-		if a.eligible() && a.Host == h && a.UID != o.Self.UID {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// othersWanted reports whether a host this MyApp holds besides spec.host is
-// wanted by a MyApp that may receive it.
-func (o Observation) othersWanted() bool {
-	for _, h := range o.ownOthers() {
-		if len(o.eligibleWanters(h)) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// chainOpen reports whether the chain read so far may go on: its last
-// link's MyApp is eligible, is not this MyApp, and wants a host that is not
-// one this MyApp holds (which would close it), within MaxChain links.
-func (o Observation) chainOpen() bool {
-	if len(o.Chain) == 0 {
-		return true
-	}
-	if len(o.Chain) >= MaxChain {
-		return false
-	}
-	last := o.Chain[len(o.Chain)-1]
-	app := o.member(last)
-	if app == nil || slices.Contains(o.ownOthers(), app.Host) || app.Host == o.Host {
-		return false
-	}
-	for _, l := range o.Chain[:len(o.Chain)-1] {
-		if l.Host == app.Host {
-			return false // a loop that does not pass through this MyApp
-		}
-	}
-	return true
-}
-
-// member is the MyApp a link names when it may take part in a cycle: the
-// live, eligible MyApp of this installation that owns the link's record.
-func (o Observation) member(l Link) *App {
-	h := o.Self.Classify(l.Owner, l.App)
-	if h.Kind != HolderMyApp || !h.App.eligible() || h.App.UID == o.Self.UID {
-		return nil
-	}
-	return h.App
-}
-
-// cycle is the closed chain spec.host's holder starts, if any: the member
-// that closes it (the last, which wants the host this MyApp holds, here
-// and eligible to receive it as the API server shows it) and whether this
-// MyApp gives first (its key is the smallest of the cycle).
-func (o Observation) cycle() (closer *App, host string, givesFirst bool) {
-	givesFirst = true
-	own, key := o.ownOthers(), o.Self.Key()
-	for _, l := range o.Chain {
-		app := o.member(l)
-		if app == nil {
-			return nil, "", false
-		}
-		if app.Key < key {
-			givesFirst = false
-		}
-		if !slices.Contains(own, app.Host) {
-			continue
-		}
-		for _, w := range o.eligibleWanters(app.Host) {
-			if w.UID == app.UID && w.Key == app.Key {
-				return w, app.Host, givesFirst
-			}
-		}
-		return nil, "", false
-	}
-	return nil, "", false
-}
-
-// receiver is who a host h this MyApp holds is handed to, if anyone: the
-// MyApp that gave this one a host for it, while it wants it; otherwise a
-// MyApp that wants it and holds no host, then any that wants it, the
-// smallest key first. holding is set when this MyApp holds spec.host (a
-// MyApp in a conflict passes on only what it owes, or, when it remembers
-// no debt, what a MyApp holding nothing wants). wait is set when h is owed
-// to a giver that wants it but cannot receive it now (it is suspended):
-// nobody else gets it meanwhile.
-func (o Observation) receiver(h string, holding bool) (peer *App, wait bool) {
-	wanters := o.eligibleWanters(h)
-	slices.SortFunc(wanters, func(a, b *App) int { return compare(a.Key, b.Key) })
-	for _, g := range o.Gifts {
-		if g.For != h {
-			continue
-		}
-		for _, w := range wanters {
-			if g.Giver == w.Key {
-				return w, false
-			}
-		}
-		for _, w := range o.Wanters[h] {
-			if g.Giver == w.Key && w.Host == h && !w.Deleting {
-				return nil, true
-			}
-		}
-	}
-	if !holding && o.owes() {
-		return nil, false
-	}
-	for _, w := range wanters {
-		if len(w.Holds) == 0 {
-			return w, false
-		}
-	}
-	if holding && len(wanters) > 0 {
-		return wanters[0], false
-	}
-	return nil, false
-}
-
-// returnTo is the MyApp h goes back to, if any: one that handed h to this
-// MyApp, wants the host this MyApp holds as spec.host, may receive a host
-// and holds none. A swap whose partner took its own host back ends so with
-// each MyApp on its own host.
-func (o Observation) returnTo(h string) *App {
-	for _, g := range o.Gifts {
-		giver, ok := o.Givers[g.Giver]
-		if g.Host == h && ok && giver.eligible() && giver.Host == o.Host && len(giver.Holds) == 0 && giver.UID != o.Self.UID {
-			return &giver
-		}
-	}
-	return nil
-}
-
-// owes reports whether this MyApp remembers owing a host to a giver.
-func (o Observation) owes() bool {
-	for _, g := range o.Gifts {
-		if g.For != "" {
-			return true
-		}
-	}
-	return false
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// unsettledGifts are the notes still open once the plan's calls succeeded:
-// a host handed over not read yet, and a debt whose host this MyApp still
-// holds.
-func (o Observation) unsettledGifts(m moves) []Gift {
-	var out []Gift
-	for _, g := range o.Gifts {
-		if slices.ContainsFunc(m.calls, func(c Call) bool { return c.Return && c.Peer.Key == g.Giver }) {
-			continue // its own host went back to the giver
-		}
-		if _, read := o.Records[g.Host]; g.Host != "" && !read {
-			out = append(out, g)
-			continue
-		}
-		if g.For != "" && (slices.Contains(m.kept, g.For) || g.For == o.Host) {
-			out = append(out, Gift{Giver: g.Giver, For: g.For})
-		}
-	}
-	return out
-}
-
-// moves is what becomes of the hosts held other than spec.host.
-type moves struct {
-	calls        []Call
-	routes, kept []string
-	// busy is set while a step of a move is under way.
-	busy bool
-}
-
-func (m *moves) keep(h string, route bool) {
-	m.kept = append(m.kept, h)
-	if route {
-		m.routes = append(m.routes, h)
-	}
-}
-
-// handOver gives h to peer: first unrouted, then, once the Ingress no
-// longer routes it, transferred with one owner-checked call. debtor, when
-// this MyApp gives first in a cycle, owes it the host it gives h for.
-func (m *moves) handOver(o Observation, h string, r Record, peer *App, routed bool, debtor *App) {
-	m.busy = true
-	if routed {
-		m.keep(h, false)
-		return
-	}
-	c := Call{Op: OpTransfer, Name: h, From: r.Owner, To: peer.owner(o.Self.Installation), Why: WhyHandOver, Peer: peer}
-	if debtor != nil {
-		c.For, c.Debtor = o.Host, debtor
-	}
-	m.calls = append(m.calls, c)
-}
-
-// heldReadAbsent decides a host this MyApp holds that read as absent: the
-// read may be stale (a record created moments ago answers 404 for a
-// while), so the host is not forgotten on this answer. It is not routed
-// (it may be gone, and another MyApp may take it). A host another MyApp
-// wants (or is owed) stays held until a read shows the record, to be
-// handed over then; if it is truly gone, the MyApp that wants it takes it
-// as a free host. One nobody wants leaves the status only through an
-// owner-checked Delete: a Delete of what is gone succeeds, and one of a
-// record another owner holds is a conflict, observed again.
-func (m *moves) heldReadAbsent(o Observation, h string, routed, holds, specRouted bool) {
-	if routed || !holds || !specRouted {
-		m.kept = append(m.kept, h)
-		m.busy = m.busy || holds
-		return
-	}
-	if peer, wait := o.receiver(h, true); peer != nil || wait {
-		m.kept = append(m.kept, h)
-		m.busy = true
-		return
-	}
-	m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: o.Self.Want(o.Orphan), Why: WhyRelease})
-}
-
-// planOthers decides each host held other than spec.host, given whether
-// spec.host is held once the calls succeeded.
-func planOthers(o Observation, holds bool) moves {
-	routed := setOf(o.Routed)
-	specRouted := holds && routed[o.Host]
-	var m moves
-	if holds {
-		m.routes = append(m.routes, o.Host)
-	}
-	known := o.known()
-	for _, h := range o.others() {
-		r, read := o.Records[h]
-		switch {
-		case read && r.Name == "" && slices.Contains(known, h):
-			m.heldReadAbsent(o, h, routed[h], holds, specRouted)
-		case !read && slices.Contains(known, h):
-			m.keep(h, routed[h]) // not read: kept as it is
-		case !read || r.Name == "" || !o.Self.Owns(r.Owner):
-			// Not ours: nothing to keep, route or release.
-		case holds:
-			m.release(o, h, r, routed[h], specRouted)
-		}
-	}
-	if !holds {
-		m.conflicted(o, routed)
-	}
-	return m
-}
-
-// release decides a host held besides spec.host while spec.host is held:
-// it stays held and routed until spec.host is routed, then is unrouted,
-// then handed to the MyApp that wants it, or deleted.
-func (m *moves) release(o Observation, h string, r Record, routed, specRouted bool) {
-	peer, wait := o.receiver(h, true)
-	giver := o.returnTo(h)
-	switch {
-	case !specRouted:
-		m.keep(h, true)
-		m.busy = true
-	case giver != nil:
-		// This MyApp keeps the host the giver gave h for (its spec.host
-		// changed back to it), and the giver holds nothing: it gets its
-		// own host back.
-		m.handOver(o, h, r, giver, routed, nil)
-		if n := len(m.calls); n > 0 && m.calls[n-1].Name == h {
-			m.calls[n-1].Return = true
-		}
-	case wait:
-		// Owed to a suspended giver: kept, unrouted, until it resumes.
-		m.keep(h, false)
-	case peer != nil:
-		m.handOver(o, h, r, peer, routed, nil)
-	case routed:
-		m.keep(h, false)
-		m.busy = true
-	default:
-		m.calls = append(m.calls, Call{Op: OpDelete, Name: h, Owner: r.Owner, Why: WhyRelease})
-	}
-}
-
-// conflicted decides the hosts held besides spec.host while another owner
-// holds it. They are kept and routed, so the MyApp keeps a working name,
-// except: the host a closed cycle's last member wants, which this MyApp
-// hands over when it gives first; a host it owes a giver; and (when it
-// remembers no debt) one a MyApp holding nothing wants, handed over as
-// long as it keeps another host.
-func (m *moves) conflicted(o Observation, routed map[string]bool) {
-	own := o.ownOthers()
-	closer, cycleHost, givesFirst := o.cycle()
-	var passOn, keep []string
-	for _, h := range own {
-		switch {
-		case givesFirst && h == cycleHost:
-		case o.passesOn(h):
-			passOn = append(passOn, h)
-		default:
-			keep = append(keep, h)
-		}
-	}
-	if i := slices.IndexFunc(passOn, func(h string) bool { return !o.isOwed(h) }); len(keep) == 0 && i >= 0 {
-		// One name is kept, one no giver is owed. A debt is paid even
-		// when it leaves this MyApp without a name: the giver gave its own
-		// host for it, first in a cycle this MyApp was part of, before
-		// this MyApp's spec.host changed to a host it cannot have.
-		passOn = slices.Delete(passOn, i, i+1)
-	}
-	for _, h := range own {
-		r := o.Records[h]
-		switch {
-		case givesFirst && closer != nil && h == cycleHost:
-			m.handOver(o, h, r, closer, routed[h], o.member(o.Chain[0]))
-		case slices.Contains(passOn, h):
-			peer, _ := o.receiver(h, false)
-			m.handOver(o, h, r, peer, routed[h], nil)
-		default:
-			m.keep(h, true)
-			// While another MyApp wants it, this one may be in a cycle
-			// whose last edit only woke another member: it comes back to
-			// follow the chain again, rather than at its drift check.
-			m.busy = m.busy || len(o.eligibleWanters(h)) > 0
-		}
-	}
-	slices.Sort(m.kept)
-}
-
-// passesOn reports whether a MyApp in a conflict hands h over.
-func (o Observation) passesOn(h string) bool {
-	peer, _ := o.receiver(h, false)
-	return peer != nil
-}
-
-// isOwed reports whether this MyApp owes h to a giver that still wants it.
-func (o Observation) isOwed(h string) bool {
-	for _, g := range o.Gifts {
-		if g.For == h {
-			for _, w := range o.eligibleWanters(h) {
-				if w.Key == g.Giver {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-func sameValue(a, b Record) bool {
-	return a.Type == b.Type && a.Value == b.Value && a.TTL == b.TTL
-}
-
-func setOf(hosts []string) map[string]bool {
-	m := make(map[string]bool, len(hosts))
-	for _, h := range hosts {
-		m[h] = true
-	}
-	return m
+	return Plan{Calls: append(spec.calls, moves.calls...), Outcome: out}
 }
 
 // HeldAfter is what the status must show held once the first done calls of
@@ -740,20 +233,21 @@ func setOf(hosts []string) map[string]bool {
 // released. spec.host comes first when held. A failed pass records its
 // progress, so no record it wrote is forgotten.
 func (p Plan) HeldAfter(o Observation, done int) (holds string, previous []string) {
+	v := see(o)
 	var held []string
-	for _, h := range o.known() {
-		if r, read := o.Records[h]; !read || r.Name == "" || o.Self.Owns(r.Owner) {
+	for _, h := range v.known {
+		if r, read := v.Records[h]; !read || r.Name == "" || v.Self.Owns(r.Owner) {
 			held = append(held, h)
 		}
 	}
-	for _, h := range o.ownOthers() {
+	for _, h := range v.ownOthers {
 		if !slices.Contains(held, h) {
 			held = append(held, h)
 		}
 	}
 	for _, c := range p.Calls[:done] {
 		switch {
-		case c.Op == OpUpsert && o.Self.Owns(c.Record.Owner), c.Op == OpTransfer && o.Self.Owns(c.To):
+		case c.Op == OpUpsert && v.Self.Owns(c.Record.Owner), c.Op == OpTransfer && v.Self.Owns(c.To):
 			if !slices.Contains(held, c.Name) {
 				held = append(held, c.Name)
 			}
@@ -762,7 +256,7 @@ func (p Plan) HeldAfter(o Observation, done int) (holds string, previous []strin
 		}
 	}
 	slices.Sort(held)
-	if i := slices.Index(held, o.Host); i > 0 {
+	if i := slices.Index(held, v.Host); i > 0 {
 		held[0], held[i] = held[i], held[0]
 		slices.Sort(held[1:])
 	}

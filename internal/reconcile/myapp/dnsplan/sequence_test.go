@@ -17,7 +17,9 @@ limitations under the License.
 package dnsplan
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -39,15 +41,131 @@ import (
 // every giver holds the host it gave its own for or its own back, no
 // record is held unknown to its MyApp's status, and a MyApp whose host is
 // free holds and routes it.
+//
+// The model service applies each call whole (wholeCalls): when faults are
+// on, a call may apply none of its effect, or all of it and lose its
+// answer (the pass sees a failure either way), and a deletion's calls may
+// find their record gone or another owner's. That is every backend once a
+// transfer changes only the owner and a value change keeps the name
+// resolving (issue 39, D1); the part of a value change such a provider may
+// apply (the old value still answering) reads as none of it here, since
+// the name keeps this MyApp's record throughout.
+//
+// Each seed runs twice: with every answer coming back, where every promise
+// holds; and with answers lost too, where they break in the few seeds
+// knownBroken names (see there): each such seed must still break one, and
+// no other seed may.
 func TestPlanSequences(t *testing.T) {
 	t.Parallel()
 	const seeds = 300
-	var total seqCounts
+	var total, lost seqCounts
 	for seed := range uint64(seeds) {
-		total.add(runSequence(t, seed))
+		// Every answer comes back: every seed keeps every promise.
+		counts, _ := runSequence(t, seed, wholeCalls, false, false)
+		total.add(counts)
+		// Answers lost too.
+		counts, broken := runSequence(t, seed, wholeCalls, true, true)
+		lost.add(counts)
+		known, isKnown := knownBroken[seed]
+		switch {
+		case broken != "" && !isKnown:
+			t.Errorf("%s", broken)
+		case broken == "" && isKnown:
+			t.Errorf("seed %d no longer breaks %q: take it out of knownBroken", seed, known)
+		case broken != "":
+			t.Logf("known, a lost answer: %s", strings.SplitN(broken, "\n", 2)[0])
+		}
 	}
 	t.Logf("%d seeded sequences: %s", seeds, total)
+	t.Logf("%d seeded sequences with lost answers: %s", seeds, lost)
 }
+
+// knownBroken are the seeds whose sequences break a promise, in today's
+// planner and myapp loop, on a provider that applies calls whole but may
+// lose an answer: a call that applied and whose answer was lost counts as
+// not made (HeldAfter leaves it out, and the notes of a hand-over are not
+// written). Found with issue 39 and reported there, not analysed further
+// yet: 168 reads as a create whose answer was lost followed by a change of
+// spec.host, so no list is due and the record stays unknown to the status.
+// A fix takes its seed out.
+var knownBroken = map[uint64]string{
+	167: "a waiter never receives a host in a swap",
+	168: "no record is held unknown to its status",
+	237: "no MyApp that held a host is left with none",
+}
+
+// TestTwoBatchReplaceBreaksThePromises runs the same sequences on a model
+// of the webhook client before the fix of D1 (issue 39), on a provider
+// that cannot replace a record set in one batch: a transfer or a value
+// change deletes the record in a first batch and creates it again in a
+// second, and either batch may fail or lose its answer. The planner's
+// promises do not survive that, and the sequences must see it: this is
+// the sequence test's own check that it notices a call applied in part.
+// What it reported when written: docs/development.md, "Calls that
+// half-apply".
+func TestTwoBatchReplaceBreaksThePromises(t *testing.T) {
+	t.Parallel()
+	const seeds = 300
+	broken := map[string]int{}
+	first := map[string]string{}
+	for seed := range uint64(seeds) {
+		if _, msg := runSequence(t, seed, twoBatchReplace, true, true); msg != "" {
+			kind := promiseOf(msg)
+			broken[kind]++
+			if first[kind] == "" {
+				first[kind] = msg
+			}
+		}
+	}
+	if len(broken) == 0 {
+		t.Fatalf("no promise broken in %d sequences on a two-batch replace: the sequences do not see a call applied in part", seeds)
+	}
+	total := 0
+	for _, kind := range slices.Sorted(maps.Keys(broken)) {
+		total += broken[kind]
+		t.Logf("%d sequences broke %q; the first:\n%s", broken[kind], kind, first[kind])
+	}
+	t.Logf("%d of %d sequences broke a promise on a two-batch replace", total, seeds)
+}
+
+// promiseOf names the promise a sequence's failure message broke.
+func promiseOf(msg string) string {
+	for _, p := range []struct{ says, promise string }{
+		{" routed by ", "no host is routed by two"},
+		{" kept under Orphan ", "no record of a MyApp deleted under Orphan is gone"},
+		{" now holds ", "a waiter never receives a host in a swap"},
+		{" holds neither", "a giver ends with a host"},
+		{"left with none", "no MyApp that held a host is left with none"},
+		{"unknown to its status", "no record is held unknown to its status"},
+		{"after settling", "convergence"},
+		{" routes ", "every route is held"},
+	} {
+		if strings.Contains(msg, p.says) {
+			return p.promise
+		}
+	}
+	return "a plan's own promise (checkPlan)"
+}
+
+// provider is how the model service takes a call: its batches, and what a
+// fault does to each.
+type provider uint8
+
+const (
+	// wholeCalls: each call is one batch, applied whole or not at all.
+	wholeCalls provider = iota
+	// twoBatchReplace: a transfer, and an upsert that changes a record's
+	// value, delete the record in one batch and create it again in a
+	// second (the webhook client before the fix of D1).
+	twoBatchReplace
+)
+
+// errLostAnswer is a call that applied, or applied in part, and whose
+// answer never came: the pass sees a failure.
+var errLostAnswer = errors.New("the answer was lost")
+
+// errBroken ends a sequence run to see whether it breaks a promise.
+var errBroken = errors.New("a promise broke")
 
 // seqCounts are what the sequences did, so a run shows it tested what it
 // says.
@@ -93,6 +211,25 @@ type sequence struct {
 	next   int
 	// trace logs every pass, for the seed DNSPLAN_TRACE_SEED names.
 	trace bool
+	// provider is how the service takes calls; lose is set when a call's
+	// answer may be lost.
+	provider provider
+	lose     bool
+	// probe is set for a run expected to break a promise: the first broken
+	// ends the run and is returned instead of failing the test.
+	probe  bool
+	broken string
+}
+
+// fatalf fails the test with a broken promise, or, on a provider expected
+// to break them, ends the run with it.
+func (q *sequence) fatalf(format string, args ...any) {
+	q.t.Helper()
+	if q.probe {
+		q.broken = fmt.Sprintf(format, args...)
+		panic(errBroken)
+	}
+	q.t.Fatalf(format, args...)
 }
 
 // tracef logs one line of a traced sequence.
@@ -102,10 +239,22 @@ func (q *sequence) tracef(format string, args ...any) {
 	}
 }
 
-func runSequence(t *testing.T, seed uint64) seqCounts {
+// runSequence runs the sequence of seed on provider, whose calls lose
+// answers when lose is set; when probe is set, it returns the first
+// promise broken ("" for none) instead of failing.
+func runSequence(t *testing.T, seed uint64, prov provider, lose, probe bool) (counts seqCounts, broken string) {
 	q := &sequence{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 7)), hosts: []string{"h1", "h2", "h3", "h4"},
 		w:    &tworld{id: "here", svc: service{}, faults: map[string]readFault{}, selfLive: true, now: time.Unix(1_800_000_000, 0)},
-		kept: map[string]string{}, ever: map[*wapp]bool{}, trace: os.Getenv("DNSPLAN_TRACE_SEED") == fmt.Sprint(seed)}
+		kept: map[string]string{}, ever: map[*wapp]bool{}, trace: os.Getenv("DNSPLAN_TRACE_SEED") == fmt.Sprint(seed),
+		provider: prov, lose: lose, probe: probe}
+	if probe {
+		defer func() {
+			if r := recover(); r != nil && r != errBroken {
+				panic(r)
+			}
+			counts, broken = q.counts, q.broken
+		}()
+	}
 	for i := range 2 + q.rng.IntN(3) {
 		q.newApp(q.hosts[i])
 	}
@@ -135,7 +284,7 @@ func runSequence(t *testing.T, seed uint64) seqCounts {
 		}
 	}
 	q.converged()
-	return q.counts
+	return q.counts, ""
 }
 
 // newApp adds a MyApp on host, in one of three namespaces.
@@ -214,7 +363,7 @@ func (q *sequence) step(a *wapp, faults bool) {
 	o, p, err := q.w.plan(q.w.observe(a))
 	if err != nil {
 		if err != errFailed {
-			q.t.Fatalf("seed %d: %s: %v", q.seed, a.key, err)
+			q.fatalf("seed %d: %s: %v", q.seed, a.key, err)
 		}
 		a.memory = nil // a failed pass reads again next time
 		return
@@ -222,7 +371,7 @@ func (q *sequence) step(a *wapp, faults bool) {
 	q.tracef("pass of %s (faults %v): records %v gifts %v chain %d -> %s holds %q %v routes %v calls %v", a.key, q.w.faults,
 		o.Records, o.Gifts, len(o.Chain), p.Outcome.Kind, p.Outcome.Holds, p.Outcome.Previous, p.Outcome.Routes, describeCalls(p.Calls))
 	if err := checkPlan(q.w, o, p); err != nil {
-		q.t.Fatalf("seed %d: %s: %v\nworld: %v\n%v", q.seed, a.key, err, q.w.svc, describeApps(q.w))
+		q.fatalf("seed %d: %s: %v\nworld: %v\n%v", q.seed, a.key, err, q.w.svc, describeApps(q.w))
 	}
 	if p.Outcome.Kind == KindConflict && slices.ContainsFunc(q.live(), func(b *wapp) bool { return b != a && b.host == a.host }) {
 		q.counts.waitersKept++
@@ -247,22 +396,18 @@ func (q *sequence) setFaults(a *wapp, faults bool) {
 	}
 }
 
-// applyCalls makes p's calls in order, each failing at random when faults
-// is set, and reports whether they all went through; a failed call ends
-// the pass the way the myapp package does.
+// applyCalls makes p's calls in order, each applying none, part or all of
+// its effect when faults is set (call), and reports whether they all went
+// through; a failed call ends the pass the way the myapp package does.
 func (q *sequence) applyCalls(a *wapp, o Observation, p Plan, faults bool) bool {
 	for i, c := range p.Calls {
-		failed := faults && q.rng.IntN(10) == 0
-		if !failed {
-			if err := q.w.svc.apply(c); err != nil {
-				if c.SkipOnRace {
-					continue
-				}
-				failed = true // a race: the next pass observes again
-			}
+		err := q.call(c, faults)
+		if errors.Is(err, errConflict) && c.SkipOnRace {
+			continue // a race a deletion goes on past
 		}
-		if failed {
-			q.tracef("  call %d failed", i)
+		if err != nil {
+			// A fault, or a race: the next pass observes again.
+			q.tracef("  call %d failed: %v", i, err)
 			// The pass ends; its status records what the calls did, the
 			// routes stay, and the memory is dropped.
 			if !a.delete {
@@ -275,6 +420,43 @@ func (q *sequence) applyCalls(a *wapp, o Observation, p Plan, faults bool) bool 
 		q.handedOver(a, o, p, c)
 	}
 	return true
+}
+
+// call makes c on the service in the provider's batches. When faults is
+// set, each batch may fail, applying nothing of it, or (when q.lose is
+// set) apply and lose its answer; a batch after a failed one is not sent. So a call applies none,
+// part (on twoBatchReplace: its record deleted and not created again) or
+// all of its effect, and a failure may hide any of the three.
+func (q *sequence) call(c Call, faults bool) error {
+	for _, b := range q.batches(c) {
+		if faults && q.rng.IntN(10) == 0 {
+			return errFailed
+		}
+		if err := q.w.svc.apply(b); err != nil {
+			return err
+		}
+		if q.lose && faults && q.rng.IntN(20) == 0 {
+			return errLostAnswer
+		}
+	}
+	return nil
+}
+
+// batches are the service changes c is made of on the provider.
+func (q *sequence) batches(c Call) []Call {
+	cur, ok := q.w.svc[c.Name]
+	if q.provider != twoBatchReplace || !ok {
+		return []Call{c}
+	}
+	switch {
+	case c.Op == OpTransfer && cur.Owner == c.From && c.From != c.To:
+		created := cur
+		created.Owner = c.To
+		return []Call{{Op: OpDelete, Name: c.Name, Owner: c.From}, {Op: OpUpsert, Name: c.Name, Record: created}}
+	case c.Op == OpUpsert && cur.Owner == c.Record.Owner && !sameValue(cur, c.Record):
+		return []Call{{Op: OpDelete, Name: c.Name, Owner: cur.Owner}, c}
+	}
+	return []Call{c}
 }
 
 // finish records a pass whose calls all went through: a deletion that let
@@ -368,17 +550,17 @@ func (q *sequence) check(when string) {
 		}
 		for _, h := range a.routed {
 			if b, ok := routedBy[h]; ok {
-				q.t.Fatalf("seed %d %s: %s routed by %s and %s", q.seed, when, h, a.key, b)
+				q.fatalf("seed %d %s: %s routed by %s and %s", q.seed, when, h, a.key, b)
 			}
 			routedBy[h] = a.key
 			if !a.self("here").Owns(q.w.svc[h].Owner) {
-				q.t.Fatalf("seed %d %s: %s routes %s, held by %q", q.seed, when, a.key, h, q.w.svc[h].Owner)
+				q.fatalf("seed %d %s: %s routes %s, held by %q", q.seed, when, a.key, h, q.w.svc[h].Owner)
 			}
 		}
 	}
 	for name, owner := range q.kept {
 		if q.w.svc[name].Owner != owner {
-			q.t.Fatalf("seed %d %s: the record %s kept under Orphan is %+v", q.seed, when, name, q.w.svc[name])
+			q.fatalf("seed %d %s: the record %s kept under Orphan is %+v", q.seed, when, name, q.w.svc[name])
 		}
 	}
 	q.checkDebts(when)
@@ -415,7 +597,7 @@ func (q *sequence) checkDebts(when string) {
 		// The host given is the receiver's to pass on; the host it was
 		// given for goes to no MyApp outside the cycle.
 		if b := q.w.ownerOf(q.w.svc[d.forHost].Owner); b != nil && b != d.giver && !slices.Contains(d.members, b) {
-			q.t.Fatalf("seed %d %s: %s gave %s to %s for %s, and %s now holds %s\n%v", q.seed, when, d.giver.key,
+			q.fatalf("seed %d %s: %s gave %s to %s for %s, and %s now holds %s\n%v", q.seed, when, d.giver.key,
 				d.gave, d.receiver.key, d.forHost, b.key, d.forHost, describeApps(q.w))
 		}
 		open = append(open, d)
@@ -427,28 +609,28 @@ func (q *sequence) checkDebts(when string) {
 // resumed.
 func (q *sequence) converged() {
 	for _, d := range q.debts {
-		q.t.Fatalf("seed %d: %s gave %s to %s for %s and holds neither\n%v", q.seed, d.giver.key, d.gave, d.receiver.key,
+		q.fatalf("seed %d: %s gave %s to %s for %s and holds neither\n%v", q.seed, d.giver.key, d.gave, d.receiver.key,
 			d.forHost, describeApps(q.w))
 	}
 	for _, r := range q.w.svc {
 		for _, a := range q.live() {
 			if a.self("here").Owns(r.Owner) && !slices.Contains(a.held, r.Name) {
-				q.t.Fatalf("seed %d: %s holds %s, unknown to its status %v", q.seed, a.key, r.Name, a.held)
+				q.fatalf("seed %d: %s holds %s, unknown to its status %v", q.seed, a.key, r.Name, a.held)
 			}
 		}
 	}
 	for _, a := range q.live() {
 		if q.ever[a] && !q.holdsAny(a) {
-			q.t.Fatalf("seed %d: %s held a host once and is left with none\n%v\n%v", q.seed, a.key, q.w.svc, describeApps(q.w))
+			q.fatalf("seed %d: %s held a host once and is left with none\n%v\n%v", q.seed, a.key, q.w.svc, describeApps(q.w))
 		}
 		if q.blocked(a) {
 			continue
 		}
 		if !a.self("here").Owns(q.w.svc[a.host].Owner) {
-			q.t.Fatalf("seed %d: %s does not hold %s after settling (%+v)\n%v", q.seed, a.key, a.host, q.w.svc[a.host], describeApps(q.w))
+			q.fatalf("seed %d: %s does not hold %s after settling (%+v)\n%v", q.seed, a.key, a.host, q.w.svc[a.host], describeApps(q.w))
 		}
 		if !slices.Equal(a.routed, []string{a.host}) {
-			q.t.Fatalf("seed %d: %s routes %v after settling, not %s", q.seed, a.key, a.routed, a.host)
+			q.fatalf("seed %d: %s routes %v after settling, not %s", q.seed, a.key, a.routed, a.host)
 		}
 	}
 }

@@ -40,8 +40,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
-	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
 var (
@@ -94,7 +94,7 @@ type Object struct {
 	Content []byte
 	// Payload is the content decoded as a backup, nil when it does not
 	// decode; PayloadErr says why.
-	Payload    *backup.Payload
+	Payload    *backupcontent.Payload
 	PayloadErr error
 }
 
@@ -150,7 +150,7 @@ func Objects(ctx context.Context, srv *controlplane.S3Server, bucket string) ([]
 				return nil, fmt.Errorf("reading %s: %w", key, err)
 			}
 			o := Object{Key: key, Size: int64(len(content)), Metadata: got.Metadata, Content: content}
-			o.Payload, o.PayloadErr = backup.DecodePayload(content)
+			o.Payload, o.PayloadErr = backupcontent.DecodePayload(content)
 			out = append(out, o)
 		}
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package backup_test
+package httpbackup_test
 
 import (
 	"bytes"
@@ -27,10 +27,14 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/internal/simulator/simtest"
 )
@@ -54,9 +58,9 @@ func newClient(t testing.TB, baseURL string, mutate ...func(*external.Config)) b
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	c, err := backup.New(cfg)
+	c, err := httpbackup.New(cfg)
 	if err != nil {
-		t.Fatalf("backup.New: %v", err)
+		t.Fatalf("httpbackup.New: %v", err)
 	}
 	return c
 }
@@ -440,7 +444,7 @@ func TestContentIsServedOnceTheBackupSucceeded(t *testing.T) {
 	got, err := c.Content(ctx, b.ID)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got).To(Equal(payload))
-	decoded, err := backup.DecodePayload(got)
+	decoded, err := backupcontent.DecodePayload(got)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(decoded.Metadata.Trigger).To(Equal("AppChange"))
 
@@ -521,4 +525,33 @@ func TestStartCarriesTheLargestContent(t *testing.T) {
 	got, err := c.Content(t.Context(), b.ID)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got).To(Equal(req.Payload))
+}
+
+// testPayload is a small payload as the controller builds it; the client
+// carries it as bytes, so its children do not matter here.
+func testPayload(t testing.TB) *backupcontent.Payload {
+	t.Helper()
+	app := &appsv1alpha1.MyApp{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "app-uid-1", Generation: 3},
+		Spec:       appsv1alpha1.MyAppSpec{Image: "nginx:1.27", Host: "web.example.com"},
+	}
+	return &backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{
+			Trigger: "AppChange", MyAppUID: string(app.UID), MyAppGeneration: app.Generation,
+			TakenAt:      epoch,
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: "shop", Name: "nightly", UID: "bc-uid-1"},
+			OwnerID:      "cluster-a", Owner: "backupconfig/bc-uid-1",
+			IdempotencyKey: "backupconfig/bc-uid-1/change/app-uid-1/3",
+		},
+		MyApp: backupcontent.SnapshotApp(app),
+	}
+}
+
+func mustEncode(t testing.TB, p *backupcontent.Payload) []byte {
+	t.Helper()
+	data, err := backupcontent.EncodePayload(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

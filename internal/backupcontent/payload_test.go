@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package backup_test
+package backupcontent_test
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
-	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 )
 
 // testApp is a MyApp as the API server returns it: with a UID, a resource
@@ -63,7 +63,7 @@ func testApp() *appsv1alpha1.MyApp {
 }
 
 // testPayload is a payload as the controller will build it.
-func testPayload(t testing.TB) *backup.Payload {
+func testPayload(t testing.TB) *backupcontent.Payload {
 	t.Helper()
 	app := testApp()
 	deploy := &appsv1.Deployment{
@@ -74,23 +74,23 @@ func testPayload(t testing.TB) *backup.Payload {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
 	children := make([]unstructured.Unstructured, 0, 2)
 	for _, obj := range []runtime.Object{deploy, svc} {
-		c, err := backup.NewChild(clientgoscheme.Scheme, obj)
+		c, err := backupcontent.NewChild(clientgoscheme.Scheme, obj)
 		if err != nil {
 			t.Fatal(err)
 		}
 		children = append(children, c)
 	}
-	return &backup.Payload{
-		Metadata: backup.PayloadMetadata{
+	return &backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{
 			Trigger: "AppChange", MyAppUID: string(app.UID), MyAppGeneration: app.Generation,
 			TakenAt:      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-			BackupConfig: backup.ObjectIdentity{Namespace: "shop", Name: "nightly", UID: "bc-uid-1"},
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: "shop", Name: "nightly", UID: "bc-uid-1"},
 			OwnerID:      "cluster-a", Owner: "backupconfig/bc-uid-1",
 			IdempotencyKey: "backupconfig/bc-uid-1/change/app-uid-1/3",
 		},
-		MyApp:    backup.SnapshotApp(app),
+		MyApp:    backupcontent.SnapshotApp(app),
 		Children: children,
-		DNSRecord: &backup.DNSRecordSnapshot{
+		DNSRecord: &backupcontent.DNSRecordSnapshot{
 			Name: "web.example.com", Type: "CNAME", Value: "lb.example.com", TTL: 60,
 			Owner: "cluster-a/shop/web/app-uid-1",
 		},
@@ -100,13 +100,13 @@ func testPayload(t testing.TB) *backup.Payload {
 func TestPayloadRoundTrip(t *testing.T) {
 	g := NewWithT(t)
 	p := testPayload(t)
-	data, err := backup.EncodePayload(p)
+	data, err := backupcontent.EncodePayload(p)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(data[:2]).To(Equal([]byte{0x1f, 0x8b}), "gzip magic")
 
-	got, err := backup.DecodePayload(data)
+	got, err := backupcontent.DecodePayload(data)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(got.FormatVersion).To(Equal(backup.PayloadFormatVersion))
+	g.Expect(got.FormatVersion).To(Equal(backupcontent.PayloadFormatVersion))
 	g.Expect(got.Metadata).To(Equal(p.Metadata))
 	g.Expect(got.MyApp.Spec.Image).To(Equal("nginx:1.27"))
 	g.Expect(got.MyApp.Spec.Replicas).To(HaveValue(BeEquivalentTo(2)))
@@ -120,7 +120,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 	g.Expect(got.Children[0].GetAPIVersion()).To(Equal("apps/v1"))
 	g.Expect(got.Children[1].GetKind()).To(Equal("Service"))
 
-	again, err := backup.EncodePayload(got)
+	again, err := backupcontent.EncodePayload(got)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(again).To(Equal(data), "the same payload encodes to the same bytes")
 }
@@ -130,7 +130,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 // would take it for the object that is gone.
 func TestPayloadKeepsNoIdentityOrStatus(t *testing.T) {
 	g := NewWithT(t)
-	data, err := backup.EncodePayload(testPayload(t))
+	data, err := backupcontent.EncodePayload(testPayload(t))
 	g.Expect(err).NotTo(HaveOccurred())
 	raw := gunzip(t, data)
 	for _, leaked := range []string{`"uid":"deploy-uid"`, `"resourceVersion"`,
@@ -168,9 +168,9 @@ func TestDecodePayloadRefusesOtherVersions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			data := rewrite(t, testPayload(t), tt.mutate)
-			_, err := backup.DecodePayload(data)
-			g.Expect(err).To(MatchError(backup.ErrUnsupportedFormat))
-			var fe *backup.FormatError
+			_, err := backupcontent.DecodePayload(data)
+			g.Expect(err).To(MatchError(backupcontent.ErrUnsupportedFormat))
+			var fe *backupcontent.FormatError
 			g.Expect(errors.As(err, &fe)).To(BeTrue())
 			g.Expect(fe.Version).To(Equal(tt.version))
 		})
@@ -226,7 +226,7 @@ func TestDecodePayloadRefusesBadContent(t *testing.T) {
 		{
 			name: "a payload that unpacks to too much",
 			data: func(t *testing.T) []byte {
-				return gzipBytes(t, append([]byte(`{"formatVersion":1,"pad":"`), bytes.Repeat([]byte("a"), backup.MaxDecodedBytes)...))
+				return gzipBytes(t, append([]byte(`{"formatVersion":1,"pad":"`), bytes.Repeat([]byte("a"), backupcontent.MaxDecodedBytes)...))
 			},
 			want: "unpacks to more than",
 		},
@@ -242,10 +242,10 @@ func TestDecodePayloadRefusesBadContent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := backup.DecodePayload(tt.data(t))
+			_, err := backupcontent.DecodePayload(tt.data(t))
 			g.Expect(err).To(HaveOccurred())
 			g.Expect(err.Error()).To(ContainSubstring(tt.want))
-			g.Expect(errors.Is(err, backup.ErrUnsupportedFormat)).To(BeFalse(), "a bad payload of a known version is not an unknown version")
+			g.Expect(errors.Is(err, backupcontent.ErrUnsupportedFormat)).To(BeFalse(), "a bad payload of a known version is not an unknown version")
 		})
 	}
 }
@@ -254,35 +254,35 @@ func TestEncodePayloadValidates(t *testing.T) {
 	g := NewWithT(t)
 	p := testPayload(t)
 	p.MyApp.Namespace = "elsewhere"
-	_, err := backup.EncodePayload(p)
+	_, err := backupcontent.EncodePayload(p)
 	g.Expect(err).To(MatchError(ContainSubstring(`myApp is in namespace "elsewhere", its BackupConfig in "shop"`)))
 
 	p = testPayload(t)
 	p.DNSRecord.Owner = ""
-	_, err = backup.EncodePayload(p)
+	_, err = backupcontent.EncodePayload(p)
 	g.Expect(err).To(MatchError(ContainSubstring("dnsRecord needs")))
 
 	p = testPayload(t)
 	p.DNSRecord, p.Children = nil, nil
-	data, err := backup.EncodePayload(p)
+	data, err := backupcontent.EncodePayload(p)
 	g.Expect(err).NotTo(HaveOccurred(), "a MyApp without a record or children yet can be backed up")
 	g.Expect(gunzip(t, data)).To(ContainSubstring(`"children":[]`))
 
 	p = testPayload(t)
 	// Random text, so gzip cannot shrink it under the limit.
-	noise := make([]byte, 2*backup.MaxPayloadBytes)
+	noise := make([]byte, 2*backupcontent.MaxPayloadBytes)
 	_, _ = rand.NewChaCha8([32]byte{1}).Read(noise)
 	p.MyApp.Annotations = map[string]string{"big": base64.StdEncoding.EncodeToString(noise)}
-	_, err = backup.EncodePayload(p)
+	_, err = backupcontent.EncodePayload(p)
 	g.Expect(err).To(MatchError(ContainSubstring("more than the")))
-	var tooLarge *backup.PayloadTooLargeError
+	var tooLarge *backupcontent.PayloadTooLargeError
 	g.Expect(errors.As(err, &tooLarge)).To(BeTrue(), "a payload too large says so by its type: %v", err)
-	g.Expect(tooLarge.Size).To(BeNumerically(">", backup.MaxPayloadBytes))
+	g.Expect(tooLarge.Size).To(BeNumerically(">", backupcontent.MaxPayloadBytes))
 }
 
-func mustEncode(t testing.TB, p *backup.Payload) []byte {
+func mustEncode(t testing.TB, p *backupcontent.Payload) []byte {
 	t.Helper()
-	data, err := backup.EncodePayload(p)
+	data, err := backupcontent.EncodePayload(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func mustEncode(t testing.TB, p *backup.Payload) []byte {
 
 // rewrite encodes p, changes the JSON document with mutate, and gzips it
 // again, for content no EncodePayload would write.
-func rewrite(t testing.TB, p *backup.Payload, mutate func(map[string]any)) []byte {
+func rewrite(t testing.TB, p *backupcontent.Payload, mutate func(map[string]any)) []byte {
 	t.Helper()
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(gunzip(t, mustEncode(t, p))), &doc); err != nil {

@@ -21,10 +21,13 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
 )
 
@@ -102,42 +105,118 @@ func (s *s3Options) anySet() bool {
 		s.secretAccessKeyFile != "" || s.sessionTokenFile != "" || s.caFile != ""
 }
 
-// validateBackupProvider checks --backup-provider and the flags of the
-// provider it names.
-func (o *options) validateBackupProvider() error {
-	switch o.backupProvider {
-	case backupProviderHTTP:
-		var errs []error
+// backupProvider is one backup provider --backup-provider can pick: the
+// flags it reads, their checks and its client. A new provider is a package
+// beside internal/external/backup/s3 and a row in backupProviders.
+type backupProvider struct {
+	// name is its --backup-provider value; about says what it is, in the
+	// flag's help.
+	name, about string
+	// bind adds its own flags.
+	bind func(fs *flag.FlagSet, o *options)
+	// flags names its flags, for the error of one given with another
+	// provider; flagsSet reports whether one of them was given.
+	flags    string
+	flagsSet func(o *options) bool
+	// validate checks its flags once it is picked.
+	validate func(o *options) error
+	// newClient builds its client; the owner ID is resolved by then.
+	newClient func(mgr ctrl.Manager, o *options) (backup.Client, error)
+}
+
+// backupProviders is every provider --backup-provider accepts; the first
+// is the default.
+var backupProviders = []backupProvider{{
+	name:  backupProviderHTTP,
+	about: "the backup service at --backup-url",
+	bind: func(fs *flag.FlagSet, o *options) {
+		o.backup.bind(fs, "backup", "backup", "https://backup.example.com")
+	},
+	flags: "--backup-url and --backup-token-*",
+	flagsSet: func(o *options) bool {
+		return o.backup.url != "" || o.backup.tokenFile != "" || o.backup.tokenSecret != ""
+	},
+	validate: func(o *options) error {
 		if o.backup.url == "" {
-			errs = append(errs, errors.New("--backup-url is required: the BackupConfig controller takes backups there"))
+			return errors.New("--backup-url is required: the BackupConfig controller takes backups there")
 		}
-		if o.s3.anySet() {
-			errs = append(errs, errors.New("the --s3-* flags are for --backup-provider=s3"))
-		}
-		return errors.Join(errs...)
-	case backupProviderS3:
-		var errs []error
-		if o.backup.url != "" || o.backup.tokenFile != "" || o.backup.tokenSecret != "" {
-			errs = append(errs, errors.New("--backup-url and --backup-token-* are for --backup-provider=http; s3 uses the --s3-* flags"))
-		}
-		return errors.Join(append(errs, o.s3.validate())...)
-	default:
-		return fmt.Errorf("--backup-provider must be %s or %s, not %q", backupProviderHTTP, backupProviderS3, o.backupProvider)
+		return nil
+	},
+	newClient: func(mgr ctrl.Manager, o *options) (backup.Client, error) {
+		return httpbackup.New(externalConfig(mgr, o, o.backup, "backup"))
+	},
+}, {
+	name:      backupProviderS3,
+	about:     "an S3 bucket, see the --s3-* flags",
+	bind:      func(fs *flag.FlagSet, o *options) { o.s3.bind(fs) },
+	flags:     "the --s3-* flags",
+	flagsSet:  func(o *options) bool { return o.s3.anySet() },
+	validate:  func(o *options) error { return o.s3.validate() },
+	newClient: newS3Client,
+}}
+
+// bindBackupProviders adds --backup-provider and every provider's flags.
+func (o *options) bindBackupProviders(fs *flag.FlagSet) {
+	about := make([]string, 0, len(backupProviders))
+	for _, p := range backupProviders {
+		about = append(about, fmt.Sprintf("%s (%s)", p.name, p.about))
+	}
+	fs.StringVar(&o.backupProvider, "backup-provider", backupProviders[0].name,
+		"Where backups are kept: "+strings.Join(about, " or ")+".")
+	for _, p := range backupProviders {
+		p.bind(fs, o)
 	}
 }
 
-// newBackupClient builds the client of the backup provider --backup-provider
-// picks. The S3 client needs the owner ID, which is resolved by then.
-func newBackupClient(mgr ctrl.Manager, opts *options) (backup.Client, error) {
-	if opts.backupProvider != backupProviderS3 {
-		return backup.New(externalConfig(mgr, opts, opts.backup, "backup"))
+// pickedBackupProvider is the provider --backup-provider names.
+func (o *options) pickedBackupProvider() (backupProvider, bool) {
+	for _, p := range backupProviders {
+		if p.name == o.backupProvider {
+			return p, true
+		}
 	}
+	return backupProvider{}, false
+}
+
+// validateBackupProvider checks --backup-provider, the flags of the
+// provider it names, and that no other provider's flags were given.
+func (o *options) validateBackupProvider() error {
+	picked, ok := o.pickedBackupProvider()
+	if !ok {
+		names := make([]string, 0, len(backupProviders))
+		for _, p := range backupProviders {
+			names = append(names, p.name)
+		}
+		return fmt.Errorf("--backup-provider must be %s, not %q", strings.Join(names, " or "), o.backupProvider)
+	}
+	errs := []error{picked.validate(o)}
+	for _, p := range backupProviders {
+		if p.name != picked.name && p.flagsSet(o) {
+			errs = append(errs, fmt.Errorf("%s are for --backup-provider=%s", p.flags, p.name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// newBackupClient builds the client of the backup provider --backup-provider
+// picks.
+func newBackupClient(mgr ctrl.Manager, opts *options) (backup.Client, error) {
+	p, ok := opts.pickedBackupProvider()
+	if !ok {
+		return nil, fmt.Errorf("unknown backup provider %q", opts.backupProvider)
+	}
+	return p.newClient(mgr, opts)
+}
+
+// newS3Client builds the S3 provider's client.
+func newS3Client(mgr ctrl.Manager, opts *options) (backup.Client, error) {
 	s := opts.s3
 	caFile := s.caFile
 	if caFile == "" {
 		caFile = opts.externalCAFile
 	}
 	return s3.New(s3.Config{
+		ReadContent:       backupcontent.Identity,
 		Endpoint:          s.endpoint,
 		Bucket:            s.bucket,
 		Region:            s.region,

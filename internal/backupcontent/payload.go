@@ -14,7 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package backup
+// Package backupcontent is the format of what a backup holds: a MyApp's
+// spec, its children and its DNS record, as the BackupConfig controller
+// writes them and a Restore reads them. It is the controllers' content, not
+// the wire's: the backup providers (internal/external/backup and its
+// sibling packages) store and return it as bytes and never import it.
+package backupcontent
 
 import (
 	"bytes"
@@ -31,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
 // PayloadFormatVersion is the version of the content format EncodePayload
@@ -41,13 +47,12 @@ import (
 // drops a part of a backup it does not understand without saying so.
 const PayloadFormatVersion = 1
 
-// Limits of a payload. MaxPayloadBytes bounds the encoded (gzip'd) content a
-// client sends and a service stores; a MyApp with its three children
-// encodes to a few KiB, so the limit only stops a mistake. MaxDecodedBytes
+// MaxPayloadBytes bounds the encoded (gzip'd) content, as every provider
+// bounds what a backup may hold (backup.MaxPayloadBytes). MaxDecodedBytes
 // bounds what decoding may expand to, so a small object that unpacks to
 // gigabytes cannot exhaust the operator's memory.
 const (
-	MaxPayloadBytes = 1 << 20
+	MaxPayloadBytes = backup.MaxPayloadBytes
 	MaxDecodedBytes = 16 << 20
 )
 
@@ -335,4 +340,19 @@ func DecodePayload(data []byte) (*Payload, error) {
 		return nil, fmt.Errorf("backup content: %w", err)
 	}
 	return &p, nil
+}
+
+// Identity decodes data as DecodePayload does and returns what its metadata
+// says of whose backup it is: the backup.ContentReader of this format.
+func Identity(data []byte) (backup.ContentIdentity, error) {
+	p, err := DecodePayload(data)
+	if err != nil {
+		return backup.ContentIdentity{}, err
+	}
+	m := p.Metadata
+	return backup.ContentIdentity{
+		Owner: m.Owner, IdempotencyKey: m.IdempotencyKey, OwnerID: m.OwnerID,
+		BackupConfigNamespace: m.BackupConfig.Namespace, BackupConfigName: m.BackupConfig.Name,
+		BackupConfigUID: m.BackupConfig.UID,
+	}, nil
 }

@@ -1,0 +1,350 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backuptest
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// Harness is what the conformance suite needs of a provider.
+type Harness struct {
+	// OwnerID is the installation's owner ID the clients are built with.
+	OwnerID string
+	// New returns a client of empty storage of its own, whose requests go
+	// through transport (a fault layer of the suite's).
+	New func(t *testing.T, transport http.RoundTripper) backup.Client
+	// Listed is how many backups the paged listing seeds: 20,000 unless
+	// set.
+	Listed int
+	// Skewed returns two clients of one empty storage: plain, whose clock
+	// is right, and skewed, whose clock is off by client; the provider's
+	// server clock is off by server. A provider whose server keeps the
+	// host's clock skips a server skew, saying so.
+	Skewed func(t *testing.T, server, client time.Duration) (plain, skewed backup.Client)
+}
+
+// labelMyApp is the label the BackupConfig controller stores a MyApp's name
+// under, beside backup.LabelNamespace.
+const labelMyApp = "backup.myapp.dev/myapp"
+
+// RunConformance runs the promises of the backup.Client contract against a
+// provider: listings paged to the end, a listing by namespace and MyApp
+// that answers only those backups, IDs of every wrong form answered as not
+// found, and each call whose answer is lost repeated to the same outcome.
+func RunConformance(t *testing.T, h Harness) {
+	if h.Listed == 0 {
+		h.Listed = 20000
+	}
+	t.Run("WrongIDsAreNotFound", func(t *testing.T) { wrongIDsAreNotFound(t, h) })
+	t.Run("ListingsArePagedToTheEnd", func(t *testing.T) { listingsArePagedToTheEnd(t, h) })
+	t.Run("AnUnknownOutcomeAtEveryCall", func(t *testing.T) { anUnknownOutcomeAtEveryCall(t, h) })
+	t.Run("ASkewedClock", func(t *testing.T) { aSkewedClock(t, h) })
+}
+
+// aSkewedClock: with the server's clock, or one client's, an hour behind or
+// ahead, every start is kept once, a start repeated by either client finds
+// the backup, and a listing answers each backup once, each readable.
+func aSkewedClock(t *testing.T, h Harness) {
+	for _, side := range []string{"server", "client"} {
+		for _, skew := range []time.Duration{-time.Hour, time.Hour} {
+			t.Run(fmt.Sprintf("%s %v", side, skew), func(t *testing.T) {
+				server, client := skew, time.Duration(0)
+				if side == "client" {
+					server, client = 0, skew
+				}
+				plain, skewed := h.Skewed(t, server, client)
+				ids := map[string]bool{}
+				for i := range 6 {
+					c, other := plain, skewed
+					if i%2 == 1 {
+						c, other = skewed, plain
+					}
+					req := h.Start(t, "shop", "bc-1", "web", fmt.Sprintf("manual/%d", i))
+					b, err := c.Start(t.Context(), req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					again, err := other.Start(t.Context(), req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if again.ID != b.ID {
+						t.Fatalf("a start repeated by the other client made backup %s beside %s", again.ID, b.ID)
+					}
+					ids[b.ID] = true
+				}
+				for _, c := range []backup.Client{plain, skewed} {
+					listed, err := c.List(t.Context(), "backupconfig/bc-1", backup.InNamespace("shop"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					seen := map[string]bool{}
+					for _, b := range listed {
+						if !ids[b.ID] || seen[b.ID] {
+							t.Fatalf("listed %s, which is not one of the %d started once each", b.ID, len(ids))
+						}
+						seen[b.ID] = true
+						if _, err := c.Content(t.Context(), b.ID); err != nil {
+							t.Fatalf("content of %s: %v", b.ID, err)
+						}
+					}
+					if len(seen) != len(ids) {
+						t.Fatalf("listed %d backups, started %d", len(seen), len(ids))
+					}
+				}
+			})
+		}
+	}
+}
+
+// Start returns a start as the BackupConfig controller makes it: the
+// owner backupconfig/<uid>, a key under it, the labels of namespace ns and
+// MyApp app, and content that says the same.
+func (h Harness) Start(t testing.TB, ns, uid, app, name string) backup.StartRequest {
+	t.Helper()
+	owner := "backupconfig/" + uid
+	key := owner + "/" + name
+	p := &backupcontent.Payload{
+		Metadata: backupcontent.PayloadMetadata{
+			Trigger: "Manual", MyAppUID: "uid-of-" + app, MyAppGeneration: 1,
+			TakenAt:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			BackupConfig: backupcontent.ObjectIdentity{Namespace: ns, Name: "bc-" + uid, UID: uid},
+			OwnerID:      h.OwnerID, Owner: owner, IdempotencyKey: key,
+		},
+		MyApp: backupcontent.SnapshotApp(&appsv1alpha1.MyApp{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
+			Spec:       appsv1alpha1.MyAppSpec{Image: "nginx:1.27", Host: app + "." + ns + ".example.com"},
+		}),
+	}
+	content, err := backupcontent.EncodePayload(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return backup.StartRequest{
+		App: ns + "-" + app, Owner: owner, IdempotencyKey: key, Namespace: ns,
+		Labels: map[string]string{backup.LabelNamespace: ns, labelMyApp: app}, Payload: content,
+	}
+}
+
+func wrongIDsAreNotFound(t *testing.T, h Harness) {
+	c := h.New(t, nil)
+	if _, err := c.Start(t.Context(), h.Start(t, "shop", "bc-1", "web", "manual/1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range WrongIDs() {
+		if _, err := c.Get(t.Context(), id); !errors.Is(err, external.ErrNotFound) {
+			t.Errorf("Get(%q) = %v, want not found", id, err)
+		}
+		if _, err := c.Content(t.Context(), id); !errors.Is(err, external.ErrNotFound) {
+			t.Errorf("Content(%q) = %v, want not found", id, err)
+		}
+	}
+}
+
+// countingTransport counts the requests that pass, and loses the answer of
+// the request numbered lose (from 1; 0 loses none): the request reaches
+// the provider, its answer never reaches the client.
+type countingTransport struct {
+	next http.RoundTripper
+	sent atomic.Int64
+	lose atomic.Int64
+	mu   sync.Mutex
+	lost []string
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	n := c.sent.Add(1)
+	resp, err := c.next.RoundTrip(r)
+	if err == nil && n == c.lose.Load() {
+		_ = resp.Body.Close()
+		c.mu.Lock()
+		c.lost = append(c.lost, r.Method+" "+r.URL.Path)
+		c.mu.Unlock()
+		return nil, fmt.Errorf("the answer to %s %s was lost", r.Method, r.URL.Path)
+	}
+	return resp, err
+}
+
+func newCountingTransport() *countingTransport {
+	return &countingTransport{next: http.DefaultTransport}
+}
+
+func listingsArePagedToTheEnd(t *testing.T, h Harness) {
+	tr := newCountingTransport()
+	c := h.New(t, tr)
+	counts := map[[2]string]int{}
+	const workers = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < h.Listed; i += workers {
+				ns, app := fmt.Sprintf("ns%d", i%4), fmt.Sprintf("app%d", i%7)
+				if _, err := c.Start(t.Context(), h.Start(t, ns, fmt.Sprintf("bc-%d", i%4), app, fmt.Sprintf("manual/%06d", i))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i := range h.Listed {
+		counts[[2]string{fmt.Sprintf("ns%d", i%4), fmt.Sprintf("app%d", i%7)}]++
+	}
+
+	before := tr.sent.Load()
+	begin := time.Now()
+	all, err := c.List(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != h.Listed {
+		t.Fatalf("listed %d backups, want %d", len(all), h.Listed)
+	}
+	seen := make(map[string]bool, len(all))
+	for _, b := range all {
+		if seen[b.ID] {
+			t.Fatalf("backup %s listed twice", b.ID)
+		}
+		seen[b.ID] = true
+	}
+	whole := tr.sent.Load() - before
+	t.Logf("listed %d backups in %d requests, %v", len(all), whole, time.Since(begin).Round(time.Millisecond))
+
+	before = tr.sent.Load()
+	begin = time.Now()
+	mine, err := c.List(t.Context(), "", backup.InNamespace("ns1"),
+		backup.WithLabels(map[string]string{backup.LabelNamespace: "ns1", labelMyApp: "app3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := counts[[2]string{"ns1", "app3"}]; len(mine) != want {
+		t.Fatalf("listed %d backups of ns1/app3, want %d", len(mine), want)
+	}
+	for _, b := range mine {
+		if b.Labels[backup.LabelNamespace] != "ns1" || b.Labels[labelMyApp] != "app3" {
+			t.Fatalf("backup %s of %v listed for ns1/app3", b.ID, b.Labels)
+		}
+	}
+	narrow := tr.sent.Load() - before
+	t.Logf("listed the %d backups of ns1/app3 in %d requests, %v", len(mine), narrow, time.Since(begin).Round(time.Millisecond))
+	if narrow >= whole {
+		t.Fatalf("listing one MyApp's backups took %d requests, the whole service %d: it read more than its namespace", narrow, whole)
+	}
+}
+
+// anUnknownOutcomeAtEveryCall loses the answer of each request of each call
+// in turn: the call fails or succeeds, and repeating it ends as it would
+// have without the loss (one backup for a start, gone for a delete).
+func anUnknownOutcomeAtEveryCall(t *testing.T, h Harness) {
+	calls := []struct {
+		name string
+		run  func(t *testing.T, c backup.Client, id string) error
+		then func(t *testing.T, c backup.Client, id string)
+	}{{
+		name: "start",
+		run: func(t *testing.T, c backup.Client, _ string) error {
+			_, err := c.Start(t.Context(), h.Start(t, "shop", "bc-1", "web", "manual/again"))
+			return err
+		},
+		then: func(t *testing.T, c backup.Client, _ string) {
+			got, err := c.List(t.Context(), "backupconfig/bc-1", backup.InNamespace("shop"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 {
+				t.Fatalf("%d backups after a start repeated past a lost answer, want 2 (one of each key)", len(got))
+			}
+		},
+	}, {
+		name: "get",
+		run: func(t *testing.T, c backup.Client, id string) error {
+			_, err := c.Get(t.Context(), id)
+			return err
+		},
+	}, {
+		name: "content",
+		run: func(t *testing.T, c backup.Client, id string) error {
+			_, err := c.Content(t.Context(), id)
+			return err
+		},
+	}, {
+		name: "list",
+		run: func(t *testing.T, c backup.Client, _ string) error {
+			_, err := c.List(t.Context(), "backupconfig/bc-1", backup.InNamespace("shop"))
+			return err
+		},
+	}, {
+		name: "delete",
+		run: func(t *testing.T, c backup.Client, id string) error {
+			return c.Delete(t.Context(), id, "backupconfig/bc-1")
+		},
+		then: func(t *testing.T, c backup.Client, id string) {
+			if _, err := c.Get(t.Context(), id); !errors.Is(err, external.ErrNotFound) {
+				t.Fatalf("Get after a delete repeated past a lost answer: %v, want not found", err)
+			}
+		},
+	}}
+	for _, call := range calls {
+		t.Run(call.name, func(t *testing.T) {
+			// Lose the first answer, then the second, and so on, until a
+			// call of the same kind needs no more requests than were lost.
+			for lose := int64(1); ; lose++ {
+				tr := newCountingTransport()
+				c := h.New(t, tr)
+				first, err := c.Start(t.Context(), h.Start(t, "shop", "bc-1", "web", "manual/first"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				base := tr.sent.Load()
+				tr.lose.Store(base + lose)
+				err = call.run(t, c, first.ID)
+				used := tr.sent.Load() - base
+				if err != nil && !external.IsRetryable(err) {
+					t.Fatalf("with answer %d lost: %v, a failure a retry cannot mend", lose, err)
+				}
+				tr.lose.Store(0)
+				if err := call.run(t, c, first.ID); err != nil {
+					t.Fatalf("repeated after answer %d was lost: %v", lose, err)
+				}
+				if call.then != nil {
+					call.then(t, c, first.ID)
+				}
+				if used < lose {
+					return
+				}
+			}
+		})
+	}
+}
