@@ -83,9 +83,26 @@ FUZZTIME ?=
 GO_TEST_FLAGS ?=
 
 .PHONY: test
-test: manifests generate fmt vet controlplane kustomize helm-lint helm4 bind9 pdns versitygw external-dns-webhook ## Run all tests on the locally built control plane (the alert rules' module too, the fuzz targets' seeds, and the Helm 4 --wait test with bin/helm4).
+test: manifests generate fmt vet test-tools helm-lint ## Run all tests on the locally built control plane (the alert rules' module too, the fuzz targets' seeds, and the Helm 4 --wait test with bin/helm4).
 	MYAPP_REQUIRE_SERVERS=1 HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 	cd test/alerts && KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
+
+# TEST_TOOLS are what `make test` needs besides the project's code: the
+# control plane and the tools and servers its tests run. They are built side
+# by side, TEST_TOOLS_JOBS at a time, so the tools' module downloads and
+# builds overlap the control plane's, whose six binaries build one after the
+# other (hack/controlplane/build.sh). Each target's output is held and
+# printed whole when it ends (--output-sync), so the logs do not interleave;
+# a failure of any fails `make test` with its output, once the builds already
+# running have ended. bind9 and pdns both run apt-get, which holds a lock, so
+# they share one job (apt-servers).
+TEST_TOOLS ?= controlplane versitygw external-dns-webhook helm helm4 kustomize apt-servers
+TEST_TOOLS_JOBS ?= 3
+
+.PHONY: test-tools
+test-tools: ## Build the control plane and the tools make test needs (TEST_TOOLS), TEST_TOOLS_JOBS at a time.
+	@echo "Building $(TEST_TOOLS), $(TEST_TOOLS_JOBS) at a time; each one's output shows when it ends"
+	@$(MAKE) -f $(firstword $(MAKEFILE_LIST)) --no-print-directory -j$(TEST_TOOLS_JOBS) --output-sync=target $(TEST_TOOLS)
 
 # UNIT_PKGS are the packages whose tests need no control plane, no BIND and
 # no built binary: the planners (backupplan, dnsplan, restoreplan), pass,
@@ -342,13 +359,24 @@ bind9: ## Install BIND 9 (named, nsupdate, dig) with apt-get when named is missi
 # without it those tests are skipped, saying how to install it.
 .PHONY: pdns
 pdns: ## Install PowerDNS (pdns_server, pdnsutil, the sqlite3 backend) with apt-get when pdns_server is missing.
-	@if command -v pdns_server >/dev/null || [ -x /usr/sbin/pdns_server ]; then exit 0; fi; \
+	$(install-pdns)
+
+# install-pdns is pdns's recipe, which apt-servers runs too.
+define install-pdns
+@if command -v pdns_server >/dev/null || [ -x /usr/sbin/pdns_server ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "Installing pdns-server and pdns-backend-sqlite3 with apt-get"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pdns-server pdns-backend-sqlite3 sqlite3; \
 	else \
 		echo "pdns_server (PowerDNS) is missing and cannot be installed here: the webhook provider's pdns tests will be skipped; to run them: sudo apt-get install -y pdns-server pdns-backend-sqlite3 sqlite3"; \
 	fi
+endef
+
+# apt-servers installs BIND, then PowerDNS, in one job of `make test-tools`:
+# two apt-get runs at once would fail on dpkg's lock.
+.PHONY: apt-servers
+apt-servers: bind9 ## Install BIND 9, then PowerDNS, with apt-get when they are missing (make bind9 and make pdns).
+	$(install-pdns)
 
 $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"

@@ -135,7 +135,7 @@ func (s *scenario) startManager(gate *crashGate) {
 	s.t.Helper()
 	g := NewWithT(s.t)
 	cfg := rest.CopyConfig(cp.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gate.wrap("api", rt) })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gate.Wrap("api", rt) })
 	namespaces := map[string]cache.Config{s.ns: {}}
 	for _, ns := range s.alsoWatch {
 		namespaces[ns] = cache.Config{}
@@ -161,19 +161,19 @@ func (s *scenario) startManager(gate *crashGate) {
 			MaxRetries:     1,
 			MaxRetryWait:   100 * time.Millisecond,
 			MaxRetryAfter:  5 * time.Second,
-			Transport:      gate.wrap(service, ext),
+			Transport:      gate.Wrap(service, ext),
 		}
 	}
 	var dnsClient dns.Client
 	if s.dnsFor != nil {
-		dnsClient = s.dnsFor(gate.wrap("dns", ext))
+		dnsClient = s.dnsFor(gate.Wrap("dns", ext))
 	} else {
 		dnsClient, err = httpdns.New(extConfig("dns"))
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	var backupClient backup.Client
 	if s.s3 != nil {
-		backupClient, err = s.s3.newBackupClient(gate.wrap("backup", ext), s.now)
+		backupClient, err = s.s3.newBackupClient(gate.Wrap("backup", ext), s.now)
 	} else {
 		backupClient, err = httpbackup.New(extConfig("backup"))
 	}

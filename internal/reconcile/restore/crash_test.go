@@ -17,11 +17,8 @@ limitations under the License.
 package restore
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -35,85 +32,14 @@ import (
 )
 
 // A crash at every write of a Restore, as test/reliability's family 1 does
-// for the MyApp and BackupConfig lifecycles (its crash gate lives in that
-// package's test files, so this is a gate of the same design). A reference
-// run numbers the writes the Restore controller makes; then, for each write
-// k, the restore runs again in a fresh namespace on a fresh simulator, the
-// Restore controller's manager dies right after write k (every later call it
-// makes, to the API server and the backup service, fails, and it is
-// stopped), a newer backup lands while it is down, and a fresh manager takes
-// over. Each run must end as the reference did: the backup chosen before the
+// for the MyApp and BackupConfig lifecycles, with the same crash gate
+// (fixtures.CrashGate). A reference run numbers the writes the Restore
+// controller makes; then, for each write k, the restore runs again in a
+// fresh namespace on a fresh simulator, the Restore controller's manager
+// dies right after write k (every later call it makes, to the API server and
+// the backup service, fails, and it is stopped), a newer backup lands while
+// it is down, and a fresh manager takes over. Each run must end as the reference did: the backup chosen before the
 // crash, one MyApp created from it and marked by the Restore, Succeeded.
-
-// errCrashed is what every call of a crashed manager gets.
-var errCrashed = errors.New("restore test: the manager crashed")
-
-// crashGate sits under every call one manager makes. It numbers the writes
-// in the order they are sent and, when crashAt is set, lets write crashAt
-// through and fails every later call, reads included.
-type crashGate struct {
-	crashAt int
-
-	mu      sync.Mutex
-	writes  []string
-	tripped bool
-}
-
-func (g *crashGate) admit(what string, write bool) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.tripped {
-		return errCrashed
-	}
-	if !write {
-		return nil
-	}
-	g.writes = append(g.writes, what)
-	if g.crashAt > 0 && len(g.writes) == g.crashAt {
-		g.tripped = true
-	}
-	return nil
-}
-
-func (g *crashGate) crashed() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.tripped
-}
-
-func (g *crashGate) written() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]string(nil), g.writes...)
-}
-
-// wrap puts the gate under a transport; service names the target in the
-// write log.
-func (g *crashGate) wrap(service string, next http.RoundTripper) http.RoundTripper {
-	return gatedTransport{gate: g, service: service, next: next}
-}
-
-type gatedTransport struct {
-	gate    *crashGate
-	service string
-	next    http.RoundTripper
-}
-
-func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	write := req.Method != http.MethodGet && req.Method != http.MethodHead
-	// Events are recorded asynchronously and carry nothing the test
-	// judges; numbering them would make the order differ between runs.
-	if t.service == "api" && strings.Contains(req.URL.Path, "/events") {
-		write = false
-	}
-	if err := t.gate.admit(fmt.Sprintf("%s %s %s", t.service, req.Method, req.URL.Path), write); err != nil {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, err
-	}
-	return t.next.RoundTrip(req)
-}
 
 // crashRun is one run of the lifecycle: a BackupConfig with a backup, a
 // Restore of its latest, the Restore controller behind gate.
@@ -127,7 +53,7 @@ type crashRun struct {
 
 // startCrashRun seeds the backup, starts the Restore controller behind
 // gate and creates the Restore.
-func startCrashRun(t *testing.T, gate *crashGate) *crashRun {
+func startCrashRun(t *testing.T, gate *fixtures.CrashGate) *crashRun {
 	t.Helper()
 	e := newTestEnv(t, backuptest.HTTP)
 	e.startMyApps()
@@ -143,10 +69,10 @@ func startCrashRun(t *testing.T, gate *crashGate) *crashRun {
 
 // startRestores runs the Restore controller with every call to the API
 // server and the backup service through gate.
-func (run *crashRun) startRestores(gate *crashGate) func() {
+func (run *crashRun) startRestores(gate *fixtures.CrashGate) func() {
 	cfg := rest.CopyConfig(run.e.cp.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gate.wrap("api", rt) })
-	backups := run.e.newBackupClient(ownerID, gate.wrap("backup", http.DefaultTransport.(*http.Transport).Clone()))
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gate.Wrap("api", rt) })
+	backups := run.e.newBackupClient(ownerID, gate.Wrap("backup", http.DefaultTransport.(*http.Transport).Clone()))
 	return run.e.startRestoresWith(cfg, backups)
 }
 
@@ -172,10 +98,10 @@ func (run *crashRun) settle(t *testing.T, want backup.Backup) {
 func TestACrashAtEveryWriteOfARestore(t *testing.T) {
 	var writes []string
 	t.Run("reference", func(t *testing.T) {
-		gate := &crashGate{}
+		gate := &fixtures.CrashGate{}
 		run := startCrashRun(t, gate)
 		run.settle(t, run.first)
-		writes = gate.written()
+		writes = gate.Writes()
 		for i, w := range writes {
 			t.Logf("write %2d: %s", i+1, w)
 		}
@@ -186,18 +112,18 @@ func TestACrashAtEveryWriteOfARestore(t *testing.T) {
 	survived := 0
 	for k := 1; k <= len(writes); k++ {
 		t.Run(fmt.Sprintf("write-%02d", k), func(t *testing.T) {
-			gate := &crashGate{crashAt: k}
+			gate := &fixtures.CrashGate{CrashAt: k}
 			run := startCrashRun(t, gate)
 			g := NewWithT(t)
 			g.Eventually(func(g Gomega) {
-				if gate.crashed() {
+				if gate.Crashed() {
 					return
 				}
 				got := &backupv1alpha1.Restore{}
 				g.Expect(run.e.c.Get(t.Context(), client.ObjectKeyFromObject(run.restore), got)).To(Succeed())
 				g.Expect(got.Status.Phase).To(Equal(backupv1alpha1.RestoreSucceeded))
 			}, eventually, tick).Should(Succeed(), "the manager reaches write %d or the Restore succeeds", k)
-			crashed := gate.crashed()
+			crashed := gate.Crashed()
 			run.stop()
 			want := run.first
 			if crashed {
@@ -211,14 +137,14 @@ func TestACrashAtEveryWriteOfARestore(t *testing.T) {
 					t.Logf("no backup was chosen before the crash (Ready: %+v)", fixtures.Condition(atCrash.Status.Conditions, readyCondition))
 					want = newer
 				}
-				run.startRestores(&crashGate{})
+				run.startRestores(&fixtures.CrashGate{})
 			}
 			run.settle(t, want)
 			if !t.Failed() {
 				survived++
 			}
 			t.Logf("crash after write %d (%s): crashed=%t", k, describeWrite(writes, k), crashed)
-			if w := gate.written(); len(w) > 0 && crashed {
+			if w := gate.Writes(); len(w) > 0 && crashed {
 				t.Logf("the write it crashed after: %s", w[len(w)-1])
 			}
 		})
