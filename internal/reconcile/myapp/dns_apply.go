@@ -44,7 +44,8 @@ import (
 // it succeeded: this is the one place the DNS path sends the events of its
 // calls. A deletion's call that races another writer is skipped (the
 // record is no longer this MyApp's to delete or mark); any other failure
-// ends the calls, with how many were made.
+// ends the calls, with how many were made. A hand-over whose outcome is
+// unknown is noted as if made: the receiver's next read settles it.
 func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan) (done int, err error) {
 	told := map[string]bool{}
 	for i, c := range p.Calls {
@@ -52,6 +53,11 @@ func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan
 		if err != nil {
 			if c.SkipOnRace && isRace(c, err) {
 				continue
+			}
+			if outcomeUnknown(err) {
+				// It may have applied: a receiver that got the host
+				// without its notes would not know what it owes.
+				r.noteHandOver(o, c)
 			}
 			return i, err
 		}

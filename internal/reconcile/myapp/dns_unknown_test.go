@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
@@ -78,6 +79,54 @@ func TestAWriteWithoutAnAnswerMayHaveApplied(t *testing.T) {
 					HaveField("State", appsv1alpha1.DNSRecordUnknown))), "a write that may have applied is shown, to be read next")
 			} else {
 				g.Expect(app.Status.DNS).To(BeNil(), "a write the service refused stored nothing")
+			}
+		})
+	}
+}
+
+// transferFailing is a DNS service whose every Transfer fails with err,
+// applied or not: the caller cannot tell.
+type transferFailing struct {
+	dns.Client
+	err error
+}
+
+func (f transferFailing) Transfer(context.Context, string, string, string) (dns.Record, error) {
+	return dns.Record{}, f.err
+}
+
+// TestAHandOverWithoutAnAnswerLeavesItsNotes makes the first hand-over of
+// a swap fail: when no answer came, the transfer may have applied, so the
+// receiver's note (the host it was handed and the host it owes for it) is
+// kept, or a receiver holding both hosts would not know it owes one; when
+// the service refused it, nothing moved and no note is kept.
+func TestAHandOverWithoutAnAnswerLeavesItsNotes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		note bool
+	}{
+		{"no answer", &external.Error{Kind: external.KindTransient, Service: dns.ServiceName, Operation: "transfer", Err: syscall.ECONNRESET}, true},
+		{"refused", &external.Error{Kind: external.KindConflict, Service: dns.ServiceName, Operation: "transfer", StatusCode: 409}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			giver, peer := newMyApp("unknown", "a"), newMyApp("unknown", "b")
+			giver.UID, peer.UID = uuid.NewUUID(), uuid.NewUUID()
+			r, _ := newPhaseReconciler(nil, transferFailing{err: tc.err}, defaultTarget)
+			o := r.observeDNS(t.Context(), &scope{app: giver})
+			peerApp := &dnsplan.App{Key: peer.Namespace + "/" + peer.Name, UID: string(peer.UID)}
+			handOver := dnsplan.Call{Op: dnsplan.OpTransfer, Name: giver.Spec.Host, From: recordOwner(giver),
+				To: recordOwner(peer), Why: dnsplan.WhyHandOver, Peer: peerApp, For: peer.Spec.Host, Debtor: peerApp}
+			done, err := r.callDNS(t.Context(), &o, dnsplan.Plan{Calls: []dnsplan.Call{handOver}})
+			g.Expect(done).To(BeZero())
+			g.Expect(err).To(MatchError(tc.err))
+
+			_, _, notes := r.dnsChecks.recall(types.NamespacedName{Namespace: peer.Namespace, Name: peer.Name}, peer.UID)
+			if tc.note {
+				g.Expect(notes).To(ConsistOf(dnsplan.Gift{Host: giver.Spec.Host, Giver: "unknown/a", For: peer.Spec.Host}))
+			} else {
+				g.Expect(notes).To(BeEmpty())
 			}
 		})
 	}
