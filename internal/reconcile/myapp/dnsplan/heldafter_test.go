@@ -65,3 +65,26 @@ func TestHeldAfterAFailedCall(t *testing.T) {
 		}
 	}
 }
+
+// TestADebtEndsWhenTheDebtorTakesItsHostBack: a MyApp owes b to the giver
+// that gave it a host for it; once its spec.host changes back to b and it
+// holds b, the debt ends, so a later change of spec.host does not hand b
+// to that giver, which may meanwhile be waiting outside a swap b closes.
+func TestADebtEndsWhenTheDebtorTakesItsHostBack(t *testing.T) {
+	w := &tworld{id: "here", svc: service{}, faults: map[string]readFault{}, selfLive: true}
+	debtor := &wapp{key: "ns/b", uid: "u-b", host: "b", held: []string{"b"}, routed: []string{"b"},
+		gifts: []Gift{{Giver: "ns/a", For: "b"}}}
+	giver := &wapp{key: "ns/a", uid: "u-a", host: "b"}
+	w.apps = []*wapp{debtor, giver}
+	w.svc["b"] = Record{Name: "b", Type: "A", Value: wantedIP, TTL: 300, Owner: debtor.owner("here")}
+	o, p, err := w.plan(w.observe(debtor))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Outcome.Kind != KindHeld || p.Outcome.Holds != "b" {
+		t.Fatalf("the debtor does not hold b: %+v", p.Outcome)
+	}
+	if len(p.Outcome.Gifts) != 0 {
+		t.Errorf("the debt for b is still open once the debtor holds b as spec.host: %+v (gifts %v)", p.Outcome.Gifts, o.Gifts)
+	}
+}

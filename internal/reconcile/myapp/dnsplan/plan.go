@@ -51,7 +51,8 @@ limitations under the License.
 //     never gives its old one;
 //   - a MyApp handed a host for a host it holds passes that host on to the
 //     giver, even if it no longer wants the host it was given, as long as
-//     it keeps another;
+//     it keeps another; once its spec.host changes back to the host it
+//     owes, the debt ends and the giver waits for it as any MyApp does;
 //   - under deletionPolicy Orphan records are written already marked
 //     orphaned, so a deletion during an outage leaves nothing the orphan
 //     sweep may delete.
