@@ -51,10 +51,10 @@ import (
 // apply (the old value still answering) reads as none of it here, since
 // the name keeps this MyApp's record throughout.
 //
-// Each seed runs twice: with every answer coming back, where every promise
-// holds; and with answers lost too, where they break in the few seeds
-// knownBroken names (see there): each such seed must still break one, and
-// no other seed may.
+// Each seed runs twice: with every answer coming back, and with answers
+// lost too, where a fault's outcome is unknown to the pass (it may have
+// applied) as in the myapp package. Every promise holds in both, except in
+// a seed knownBroken names (see there), which must still break one.
 func TestPlanSequences(t *testing.T) {
 	t.Parallel()
 	const seeds = 300
