@@ -20,6 +20,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,7 +43,8 @@ import (
 // it succeeded: this is the one place the DNS path sends the events of its
 // calls. A deletion's call that races another writer is skipped (the
 // record is no longer this MyApp's to delete or mark); any other failure
-// ends the calls, with how many were made.
+// ends the calls, with how many were made. A hand-over whose outcome is
+// unknown is noted as if made: the receiver's next read settles it.
 func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan) (done int, err error) {
 	told := map[string]bool{}
 	for i, c := range p.Calls {
@@ -49,6 +52,11 @@ func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan
 		if err != nil {
 			if c.SkipOnRace && isRace(c, err) {
 				continue
+			}
+			if outcomeUnknown(err) {
+				// It may have applied: a receiver that got the host
+				// without its notes would not know what it owes.
+				r.noteHandOver(o, c)
 			}
 			return i, err
 		}
@@ -171,7 +179,7 @@ func (r *Reconciler) showDNSFailure(ctx context.Context, s *scope, run dnsRun) (
 	}
 	show := dnsplan.Fail(o.Observation, f)
 	if !o.Deleting && len(run.p.Calls) > 0 {
-		holds, previous := run.p.HeldAfter(o.Observation, run.done)
+		holds, previous := run.p.HeldAfter(o.Observation, run.done, outcomeUnknown(run.err))
 		app.Status.DNS = o.StatusAfter(holds, previous)
 	}
 	if app.Status.DNS != nil {
@@ -203,6 +211,25 @@ func (r *Reconciler) showDNSFailure(ctx context.Context, s *scope, run dnsRun) (
 	d := pass.BackoffDelay(failures, r.MaxRetryDelay)
 	s.dnsFailed(&d)
 	return ctrl.Result{}, run.err
+}
+
+// outcomeUnknown reports whether a failed call may have applied, so that
+// dnsplan counts what it would have made this MyApp's as held until the
+// next read: no answer came once the request may have been sent (a
+// timeout, a reset connection), an answer of success could not be read,
+// or the call ended for a reason not the service's (the pass's context).
+// A connection refused sent nothing, and an error the service answered
+// with (a 4xx or 5xx status) is taken as applying nothing.
+func outcomeUnknown(err error) bool {
+	var e *external.Error
+	if !errors.As(err, &e) {
+		return true
+	}
+	var op *net.OpError
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return e.Kind == external.KindTransient && e.StatusCode < 300
 }
 
 // retryAfterJitter spreads the MyApps that wait out one Retry-After over a

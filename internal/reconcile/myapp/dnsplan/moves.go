@@ -151,7 +151,10 @@ func (m *moves) keep(h string, route bool) {
 
 // unsettledGifts are the notes still open once the plan's calls succeeded:
 // a host handed over not read yet, and a debt whose host this MyApp still
-// holds.
+// holds besides spec.host. A debt whose host is spec.host ends: this MyApp
+// took the host back for itself, and the giver now waits for it as any
+// MyApp waits for a held host (a debt kept would pay it later, to a giver
+// outside a cycle that host closed meanwhile).
 func (m *moves) unsettledGifts(v *view) []Gift {
 	var out []Gift
 	for _, g := range v.Gifts {
@@ -162,7 +165,7 @@ func (m *moves) unsettledGifts(v *view) []Gift {
 			out = append(out, g)
 			continue
 		}
-		if g.For != "" && (slices.Contains(m.kept, g.For) || g.For == v.Host) {
+		if g.For != "" && slices.Contains(m.kept, g.For) {
 			out = append(out, Gift{Giver: g.Giver, For: g.For})
 		}
 	}

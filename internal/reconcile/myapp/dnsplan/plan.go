@@ -51,7 +51,8 @@ limitations under the License.
 //     never gives its old one;
 //   - a MyApp handed a host for a host it holds passes that host on to the
 //     giver, even if it no longer wants the host it was given, as long as
-//     it keeps another;
+//     it keeps another; once its spec.host changes back to the host it
+//     owes, the debt ends and the giver waits for it as any MyApp does;
 //   - under deletionPolicy Orphan records are written already marked
 //     orphaned, so a deletion during an outage leaves nothing the orphan
 //     sweep may delete.
@@ -231,8 +232,12 @@ func Make(o Observation) Plan {
 // the plan succeeded and the next one failed (or the pass ran out): the
 // hosts held before, plus those the calls made ours, less those they
 // released. spec.host comes first when held. A failed pass records its
-// progress, so no record it wrote is forgotten.
-func (p Plan) HeldAfter(o Observation, done int) (holds string, previous []string) {
+// progress, so no record it wrote is forgotten. unknown is set when the
+// failed call's outcome is unknown (no answer came: it may have applied):
+// a name it would have made ours then counts as held too, and one it
+// would have released stays held, so the next pass reads it and settles
+// it, instead of a record that did apply going unknown to the status.
+func (p Plan) HeldAfter(o Observation, done int, unknown bool) (holds string, previous []string) {
 	v := see(o)
 	var held []string
 	for _, h := range v.known {
@@ -245,8 +250,13 @@ func (p Plan) HeldAfter(o Observation, done int) (holds string, previous []strin
 			held = append(held, h)
 		}
 	}
-	for _, c := range p.Calls[:done] {
+	for i, c := range p.Calls[:min(done+1, len(p.Calls))] {
+		if i == done && !unknown {
+			break
+		}
 		switch {
+		case i == done && (c.Op == OpDelete || c.Op == OpTransfer && !v.Self.Owns(c.To)):
+			// It may not have applied: the name stays held until read.
 		case c.Op == OpUpsert && v.Self.Owns(c.Record.Owner), c.Op == OpTransfer && v.Self.Owns(c.To):
 			if !slices.Contains(held, c.Name) {
 				held = append(held, c.Name)

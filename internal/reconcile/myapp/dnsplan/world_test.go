@@ -367,3 +367,42 @@ func (w *tworld) applyPlan(p Plan) error {
 	}
 	return nil
 }
+
+// convergeAfterLostAnswer runs the world as it was before p (before, a)
+// where p's calls up to i applied and the answer of call i was lost: the
+// pass records what HeldAfter says, with the outcome unknown, and drops its
+// memory; the routes stay; then spec.host becomes host (the same, or a
+// host the status showed held: a move undone). The MyApp must then
+// converge, and its status must know every record those calls left it
+// holding.
+func convergeAfterLostAnswer(w *tworld, before service, a wapp, o Observation, p Plan, i int, host string) error {
+	w.svc, w.apps[0] = maps.Clone(before), &a
+	for _, c := range p.Calls[:i+1] {
+		if err := w.svc.apply(c); err != nil && !c.SkipOnRace {
+			return nil // it raced: the service answered, nothing was lost
+		}
+	}
+	holds, previous := p.HeldAfter(o, i, true)
+	a.held = nil
+	if holds != "" {
+		a.held = append(a.held, holds)
+	}
+	a.held, a.memory, a.host = append(a.held, previous...), nil, host
+	next := w.observe(&a)
+	next.Adopt, next.ReplaceLeaks = o.Adopt, o.ReplaceLeaks
+	if _, err := converge(w, &a, next, 6); err != nil {
+		return err
+	}
+	// The status the pass at the fixpoint writes.
+	_, last, err := w.plan(w.observe(&a))
+	if err != nil {
+		return err
+	}
+	held := append([]string{last.Outcome.Holds}, last.Outcome.Previous...)
+	for _, c := range p.Calls[:i+1] {
+		if a.self(w.id).Owns(w.svc[c.Name].Owner) && !slices.Contains(held, c.Name) {
+			return fmt.Errorf("holds %s, unknown to its status %v", c.Name, held)
+		}
+	}
+	return nil
+}
