@@ -468,3 +468,41 @@ func (e *testEnv) backedUpWith(g Gomega, bc *backupv1alpha1.BackupConfig, app, i
 	}
 	return false
 }
+
+// TestABackupConfigThatCannotTakeTheLastBackupSaysWhy is the other half of
+// B4's promise: a suspended BackupConfig (no write to the backup service)
+// deleted while its MyApp lives takes no backup, so before it lets the
+// MyApp go its Ready condition and a Warning event say
+// FinalBackupAbandoned, and then it goes.
+func TestABackupConfigThatCannotTakeTheLastBackupSaysWhy(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("paused")
+	bc := e.newBackupConfig("paused", "paused", fixtures.WithFinalBackup(), fixtures.WithoutBackupOnChange(),
+		fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
+	e.create(app, bc)
+	e.waitForHold(app)
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
+
+	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
+	var sawCondition bool
+	g.Eventually(func() bool {
+		current := &backupv1alpha1.BackupConfig{}
+		if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), current); err == nil &&
+			condition(current, backupv1alpha1.ReadyCondition).Reason == backupv1alpha1.FinalBackupAbandonedReason {
+			sawCondition = true
+		}
+		return apierrors.IsNotFound(e.get(bc)())
+	}, eventually, 20*time.Millisecond).Should(BeTrue(), "the suspended BackupConfig goes")
+	g.Expect(sawCondition).To(BeTrue(), "Ready said FinalBackupAbandoned before the BackupConfig went")
+	g.Eventually(func(g Gomega) []eventReason {
+		return e.eventReasons(g, bc)
+	}, eventually, tick).Should(ContainElement(eventFinalBackupAbandoned))
+	g.Expect(e.get(app)()).To(Succeed())
+	g.Expect(app.Finalizers).NotTo(ContainElement(backupv1alpha1.FinalBackupFinalizer), "the MyApp was let go")
+	g.Expect(e.ownBackups(bc)).To(BeEmpty(), "no backup is started while suspended")
+}
