@@ -436,7 +436,7 @@ func TestAFinalBackupIsTakenWhateverTheOrderAndInterval(t *testing.T) {
 	for _, o := range orders {
 		if o.waitGone {
 			e.waitGone(o.bc)
-			t.Logf("%s: the BackupConfig was gone %s after its deletion", o.name,
+			t.Logf("%s: the BackupConfig seen gone %s after the first deletions (looked for after the last gap)", o.name,
 				time.Since(start).Round(100*time.Millisecond))
 			g.Expect(client.IgnoreNotFound(e.c.Delete(t.Context(), o.app))).To(Succeed())
 		}
@@ -489,20 +489,28 @@ func TestABackupConfigThatCannotTakeTheLastBackupSaysWhy(t *testing.T) {
 	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
 
 	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
-	var sawCondition bool
-	g.Eventually(func() bool {
-		current := &backupv1alpha1.BackupConfig{}
-		if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), current); err == nil &&
-			condition(current, backupv1alpha1.ReadyCondition).Reason == backupv1alpha1.FinalBackupAbandonedReason {
-			sawCondition = true
-		}
-		return apierrors.IsNotFound(e.get(bc)())
-	}, eventually, 20*time.Millisecond).Should(BeTrue(), "the suspended BackupConfig goes")
-	g.Expect(sawCondition).To(BeTrue(), "Ready said FinalBackupAbandoned before the BackupConfig went")
+	g.Expect(e.waitGoneSeeingAbandoned(bc, bc, "the suspended BackupConfig goes")).To(BeTrue(),
+		"Ready said FinalBackupAbandoned before the BackupConfig went")
 	g.Eventually(func(g Gomega) []eventReason {
 		return e.eventReasons(g, bc)
 	}, eventually, tick).Should(ContainElement(eventFinalBackupAbandoned))
 	g.Expect(e.get(app)()).To(Succeed())
 	g.Expect(app.Finalizers).NotTo(ContainElement(backupv1alpha1.FinalBackupFinalizer), "the MyApp was let go")
 	g.Expect(e.ownBackups(bc)).To(BeEmpty(), "no backup is started while suspended")
+}
+
+// waitGoneSeeingAbandoned waits until obj is gone, looking at bc's Ready
+// condition meanwhile, and reports whether it said FinalBackupAbandoned.
+func (e *testEnv) waitGoneSeeingAbandoned(obj client.Object, bc *backupv1alpha1.BackupConfig, what string) bool {
+	e.t.Helper()
+	var saw bool
+	NewWithT(e.t).Eventually(func() bool {
+		current := &backupv1alpha1.BackupConfig{}
+		if err := e.c.Get(e.t.Context(), client.ObjectKeyFromObject(bc), current); err == nil &&
+			condition(current, backupv1alpha1.ReadyCondition).Reason == backupv1alpha1.FinalBackupAbandonedReason {
+			saw = true
+		}
+		return apierrors.IsNotFound(e.get(obj)())
+	}, eventually, 20*time.Millisecond).Should(BeTrue(), what)
+	return saw
 }
