@@ -540,9 +540,12 @@ const bcFirstPairs = 20
 // BackupConfig (Retain, final backup on), and each pair is deleted the way
 // `kubectl delete -f` deletes a file that lists the BackupConfig first, or
 // an Argo CD or Flux prune deletes both: a DELETE of the BackupConfig, then
-// one of the MyApp, 0 to 30 ms later. Every MyApp must go with a SUCCEEDED
-// final backup (or, had the service failed, a FinalBackupAbandoned
-// warning), never released silently; and everything must be gone.
+// one of the MyApp, 0 to 30 ms later. Every other pair is deleted in order
+// instead, as kubectl delete (which waits) or a prune that waits for each
+// object does: the BackupConfig, and the MyApp only once the BackupConfig
+// is gone (issue 40, B4). Every MyApp must go with a SUCCEEDED final
+// backup (or, had the service failed, a FinalBackupAbandoned warning),
+// never released silently; and everything must be gone.
 func TestDeletingTheBackupConfigFirstKeepsTheFinalBackup(t *testing.T) {
 	s := newScenario(t)
 	s.startManager(newCrashGate(0))
@@ -575,7 +578,13 @@ func TestDeletingTheBackupConfigFirstKeepsTheFinalBackup(t *testing.T) {
 	started := time.Now()
 	for i := range apps {
 		s.remove(bcs[i])
-		time.Sleep(time.Duration(rng.IntN(31)) * time.Millisecond)
+		if i%2 == 0 {
+			time.Sleep(time.Duration(rng.IntN(31)) * time.Millisecond)
+			s.remove(apps[i])
+		}
+	}
+	for i := 1; i < len(apps); i += 2 {
+		s.waitFor("BackupConfig "+bcs[i].Name+" gone before its MyApp is deleted", gone(bcs[i]))
 		s.remove(apps[i])
 	}
 	for i := range apps {
@@ -606,7 +615,7 @@ func TestDeletingTheBackupConfigFirstKeepsTheFinalBackup(t *testing.T) {
 	t.Logf("RESULT family=9 case=backupconfig-first pairs=%d kept=%d gave-up=%d lost=%d gone-in=%s clean=%v",
 		bcFirstPairs, kept, gaveUpCount, len(lost), took, r.Clean())
 	if kept != bcFirstPairs {
-		t.Errorf("%d of %d MyApps deleted right after their BackupConfig kept a SUCCEEDED final backup; "+
+		t.Errorf("%d of %d MyApps deleted after their BackupConfig kept a SUCCEEDED final backup; "+
 			"given up with a warning: %d; released silently: %v", kept, bcFirstPairs, gaveUpCount, lost)
 	}
 	if !r.Clean() {

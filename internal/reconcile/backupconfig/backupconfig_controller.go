@@ -110,11 +110,6 @@ type Reconciler struct {
 	// (a Warning event, the Ready condition) and releases the MyApp.
 	// Defaults to DefaultFinalBackupTeardownLimit.
 	FinalBackupTeardownLimit time.Duration
-	// AppDeletionGrace is how long after its deletion began a BackupConfig
-	// with backupBeforeAppDeletion and deletionPolicy Retain keeps the hold
-	// on its MyApp whose deletion has not begun, in case it follows.
-	// Defaults to DefaultAppDeletionGrace.
-	AppDeletionGrace time.Duration
 	// CleanupGrace is how long after a BackupConfig's deletion began the
 	// backup service must list none of its backups before the cleanup
 	// finalizer goes, with deletionPolicy Delete. It should cover how late

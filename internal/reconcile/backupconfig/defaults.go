@@ -39,13 +39,6 @@ const (
 	// DefaultCleanupGrace is how long after a deletion began the backup
 	// service must list no backups of the BackupConfig before it goes.
 	DefaultCleanupGrace = 10 * time.Second
-	// DefaultAppDeletionGrace is how long a BackupConfig being deleted
-	// holds its MyApp, whose deletion has not begun, for that deletion to
-	// follow: kubectl delete -f of a file that lists the BackupConfig
-	// first, and Argo CD and Flux prunes, delete the two milliseconds
-	// apart, and the MyApp then gets its final backup. A BackupConfig
-	// deleted alone releases its MyApp after it.
-	DefaultAppDeletionGrace = 5 * time.Second
 	// DefaultBackupTimeout is how long a backup may run before the
 	// controller gives up on it. Backups take from seconds to hours; one
 	// still RUNNING after this long is taken for a job the service wedged.
@@ -81,7 +74,6 @@ func (r *Reconciler) setDefaults() {
 	pass.SetDefault(&r.FinalBackupAttempts, DefaultFinalBackupAttempts)
 	pass.SetDefault(&r.FinalBackupTeardownLimit, DefaultFinalBackupTeardownLimit)
 	pass.SetDefault(&r.CleanupGrace, DefaultCleanupGrace)
-	pass.SetDefault(&r.AppDeletionGrace, DefaultAppDeletionGrace)
 	pass.SetDefault(&r.BackupTimeout, DefaultBackupTimeout)
 	pass.SetDefault(&r.FailedBackupRetryDelay, DefaultFailedBackupRetryDelay)
 	r.holds.MaxLag = pass.MaxCacheLag

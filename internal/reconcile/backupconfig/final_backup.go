@@ -78,16 +78,15 @@ func (r *Reconciler) observeFinal(s *scope) backupplan.FinalObservation {
 	bc := s.bc
 	last := bc.Status.LastBackup
 	o := backupplan.FinalObservation{
-		Now:              s.now,
-		OptIn:            bc.Spec.BackupBeforeAppDeletion,
-		Suspended:        bc.Spec.Suspend,
-		Retain:           bc.Spec.DeletionPolicy != backupv1alpha1.DeletionPolicyDelete,
-		Deleting:         !bc.DeletionTimestamp.IsZero(),
-		OtherRunning:     last != nil && last.Phase == backupv1alpha1.BackupRunning && last.Trigger != backupv1alpha1.TriggerAppDeletion,
-		MaxAttempts:      r.FinalBackupAttempts,
-		TeardownLimit:    r.FinalBackupTeardownLimit,
-		AppDeletionGrace: r.AppDeletionGrace,
-		AbandonReported:  s.readyWas == backupv1alpha1.FinalBackupAbandonedReason,
+		Now:             s.now,
+		OptIn:           bc.Spec.BackupBeforeAppDeletion,
+		Suspended:       bc.Spec.Suspend,
+		Retain:          bc.Spec.DeletionPolicy != backupv1alpha1.DeletionPolicyDelete,
+		Deleting:        !bc.DeletionTimestamp.IsZero(),
+		OtherRunning:    last != nil && last.Phase == backupv1alpha1.BackupRunning && last.Trigger != backupv1alpha1.TriggerAppDeletion,
+		MaxAttempts:     r.FinalBackupAttempts,
+		TeardownLimit:   r.FinalBackupTeardownLimit,
+		AbandonReported: s.readyWas == backupv1alpha1.FinalBackupAbandonedReason,
 	}
 	if o.Deleting {
 		o.DeletionStarted = bc.DeletionTimestamp.Time

@@ -104,12 +104,6 @@ func (r *Reconciler) recordFinalAnswer(ctx context.Context, s *scope, run finalR
 	case backupplan.FinalDone:
 		r.recordFinalListed(ctx, s, run.attempts.succeeded)
 		return ctrl.Result{}, true, nil
-	case backupplan.FinalWaitAppDeletion:
-		// Deleted with its MyApp by one kubectl delete -f or a GitOps prune,
-		// the MyApp's own deletion may still be on its way; its watch brings
-		// this BackupConfig back the moment it begins.
-		s.readiness.awaitingAppDeletion = p.Until
-		return ctrl.Result{RequeueAfter: p.Until.Sub(s.now) + scheduleWakeSlack}, false, nil
 	case backupplan.FinalWaitOther, backupplan.FinalWaitApp:
 		// One backup at a time: the one running was started just before the
 		// deletion and covers nearly the same state; the final one follows.

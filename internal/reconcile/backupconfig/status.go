@@ -110,10 +110,6 @@ type readiness struct {
 	// retry the same pass starts replaces status.lastBackup, and the
 	// failure's next attempt is this one's (failedBackupRetry).
 	failedBackup *backupv1alpha1.BackupStatus
-	// awaitingAppDeletion is, for a BackupConfig being deleted whose
-	// MyApp's deletion has not begun, until when it holds the MyApp in
-	// case that deletion follows.
-	awaitingAppDeletion time.Time
 	// refusedSlot is the message of a schedule slot skipped because the
 	// backup service refused to start its backup; it stands until a backup
 	// is started again.
@@ -184,9 +180,9 @@ func deletingReady(r readiness) (status metav1.ConditionStatus, reason, message 
 	switch {
 	case r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
-		message = fmt.Sprintf("This BackupConfig is being deleted with MyApp %q; it takes the MyApp's final backup "+
-			"before it lets go, or gives it up with a Warning once its attempts or its time limit ran out.",
-			r.appName)
+		message = fmt.Sprintf("This BackupConfig is being deleted; it takes a final backup of MyApp %q, whether "+
+			"the MyApp is being deleted too or not, before it lets the MyApp go, or gives it up with a Warning once "+
+			"its attempts or its time limit ran out.", r.appName)
 		switch {
 		case r.contentTooLarge != nil:
 			message += " " + contentTooLargeMessage(r.contentTooLarge) + " To let the MyApp go without a final " +
@@ -194,12 +190,6 @@ func deletingReady(r readiness) (status metav1.ConditionStatus, reason, message 
 		case r.serviceErr != nil:
 			message += " " + pass.Capitalize(serviceProblem(r.serviceErr, r.serviceCause))
 		}
-	case !r.awaitingAppDeletion.IsZero():
-		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupInProgressReason
-		message = fmt.Sprintf("This BackupConfig is being deleted while MyApp %q is not: it keeps the MyApp held until "+
-			"%s, and takes its final backup first if the MyApp's deletion begins by then (as with kubectl delete -f "+
-			"or a GitOps prune); then it releases the MyApp without one.", r.appName,
-			r.awaitingAppDeletion.UTC().Format(time.RFC3339))
 	case r.serviceErr != nil:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.CleanupBlockedReason
 		message = "Deleting this BackupConfig's backups is blocked: " + serviceProblem(r.serviceErr, r.serviceCause) +

@@ -22,11 +22,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/health"
@@ -136,16 +134,8 @@ func TestSuspendNeverHoldsADeletedMyApp(t *testing.T) {
 	backupsBefore := len(e.ownBackups(bc))
 
 	g.Expect(e.c.Delete(t.Context(), app)).To(Succeed())
-	var sawCondition bool
-	g.Eventually(func() bool {
-		current := &backupv1alpha1.BackupConfig{}
-		if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), current); err == nil &&
-			condition(current, backupv1alpha1.ReadyCondition).Reason == backupv1alpha1.FinalBackupAbandonedReason {
-			sawCondition = true
-		}
-		return apierrors.IsNotFound(e.get(app)())
-	}, eventually, 20*time.Millisecond).Should(BeTrue(), "the MyApp goes although its BackupConfig is suspended")
-	g.Expect(sawCondition).To(BeTrue(), "Ready said FinalBackupAbandoned before the MyApp went")
+	g.Expect(e.waitGoneSeeingAbandoned(app, bc, "the MyApp goes although its BackupConfig is suspended")).To(BeTrue(),
+		"Ready said FinalBackupAbandoned before the MyApp went")
 	g.Eventually(func(g Gomega) []eventReason {
 		return e.eventReasons(g, bc)
 	}, eventually, tick).Should(ContainElement(eventFinalBackupAbandoned))

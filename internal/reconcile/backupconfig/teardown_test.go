@@ -348,50 +348,169 @@ func TestTeardownCostsLinearServiceCalls(t *testing.T) {
 	}
 }
 
-// TestABackupConfigDeletedJustBeforeItsMyAppTakesTheFinalBackup is the
-// third audit's T1 with a gap: the BackupConfig is deleted, its passes run,
-// and only then (3.5 seconds later, as a slow kubectl delete -f or a GitOps
-// prune may) the MyApp. The BackupConfig holds the MyApp for a grace (5s
-// from its deletion time, which the API server keeps in seconds) after its
-// own deletion, so the MyApp still gets its final backup; and a
-// BackupConfig deleted alone lets its MyApp go once the grace is over,
-// not before.
-func TestABackupConfigDeletedJustBeforeItsMyAppTakesTheFinalBackup(t *testing.T) {
+// deletionOrder is one way a BackupConfig taking final backups and its
+// MyApp are deleted: which goes first, and how long after it the other.
+type deletionOrder struct {
+	name     string
+	appFirst bool
+	// gap is how long after the first deletion the second is issued;
+	// waitGone issues it only once the BackupConfig, deleted first, is
+	// gone, as kubectl delete (which waits) or a prune that waits for each
+	// object does.
+	gap      time.Duration
+	waitGone bool
+	app      *appsv1alpha1.MyApp
+	bc       *backupv1alpha1.BackupConfig
+}
+
+// TestAFinalBackupIsTakenWhateverTheOrderAndInterval is issue 40's B4: a
+// BackupConfig with backupBeforeAppDeletion and its MyApp, whose spec just
+// changed, are deleted together, the BackupConfig first by 3.5 s, by 6 s,
+// or waited for until it is gone (kubectl delete, a prune that waits for
+// each object: any interval after that is the same, so this case stands
+// for minutes apart too), and the MyApp first. Each time a backup of the
+// MyApp's last spec exists afterwards.
+//
+// On the code with the 5 s AppDeletionGrace, bc-first-6s and
+// bc-first-waited-for had none: the BackupConfig released its MyApp when
+// the grace was over, with a Normal MyAppReleased event.
+func TestAFinalBackupIsTakenWhateverTheOrderAndInterval(t *testing.T) {
 	g := NewWithT(t)
 	e := newTestEnv(t)
 	e.startManager()
-	together := e.newApp("together", dnsCleanupFinalizer)
-	alone := e.newApp("alone", dnsCleanupFinalizer)
-	bcTogether := e.newBackupConfig("together", "together", fixtures.WithFinalBackup())
-	bcAlone := e.newBackupConfig("alone", "alone", fixtures.WithFinalBackup())
-	e.create(together, alone, bcTogether, bcAlone)
-	for _, app := range []*appsv1alpha1.MyApp{together, alone} {
-		e.waitForHold(app)
+	const lastImage = "nginx:1.28-last"
+	orders := []*deletionOrder{
+		{name: "together"},
+		{name: "bc-first-3500ms", gap: 3500 * time.Millisecond},
+		{name: "bc-first-6s", gap: 6 * time.Second},
+		{name: "bc-first-waited-for", waitGone: true},
+		{name: "myapp-first-3500ms", appFirst: true, gap: 3500 * time.Millisecond},
 	}
-	e.waitForLastBackup(bcTogether, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-	e.waitForLastBackup(bcAlone, backupv1alpha1.BackupSucceeded, backupv1alpha1.TriggerAppChange)
-
-	deleted := time.Now()
-	g.Expect(e.c.Delete(t.Context(), bcTogether)).To(Succeed())
-	g.Expect(e.c.Delete(t.Context(), bcAlone)).To(Succeed())
-	time.Sleep(3500 * time.Millisecond)
-	for _, app := range []*appsv1alpha1.MyApp{together, alone} {
-		g.Expect(e.get(app)()).To(Succeed())
-		g.Expect(app.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer),
-			"a MyApp whose deletion has not begun is held for the grace")
+	for _, o := range orders {
+		o.app = e.newApp(o.name)
+		o.bc = e.newBackupConfig(o.name, o.name, fixtures.WithFinalBackup(),
+			fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyRetain), fixtures.WithoutBackupOnChange())
+		e.create(o.app, o.bc)
 	}
-	g.Expect(e.c.Delete(t.Context(), together)).To(Succeed())
-	e.releaseDNS([]*appsv1alpha1.MyApp{together})
-	e.waitGone(together, bcTogether)
-	g.Expect(e.succeededFinalBackups([]*appsv1alpha1.MyApp{together}, []*backupv1alpha1.BackupConfig{bcTogether})).
-		To(Equal(1), "the MyApp deleted within the grace got its final backup")
+	for _, o := range orders {
+		e.waitForHold(o.app)
+	}
+	for _, o := range orders {
+		// The last spec, changed just before the deletions. Without
+		// backupOnChange nor a schedule no backup holds it unless the
+		// deletions take one.
+		g.Eventually(func() error {
+			if err := e.get(o.app)(); err != nil {
+				return err
+			}
+			o.app.Spec.Image = lastImage
+			return e.c.Update(t.Context(), o.app)
+		}, eventually, tick).Should(Succeed())
+	}
 
-	g.Eventually(func(g Gomega) []string {
-		g.Expect(e.get(alone)()).To(Succeed())
-		return alone.Finalizers
-	}, eventually, tick).ShouldNot(ContainElement(backupv1alpha1.FinalBackupFinalizer))
-	t.Logf("a BackupConfig deleted alone released its MyApp %s after its deletion",
-		time.Since(deleted).Round(100*time.Millisecond))
-	e.waitGone(bcAlone)
-	g.Expect(e.succeededFinalBackups([]*appsv1alpha1.MyApp{alone}, []*backupv1alpha1.BackupConfig{bcAlone})).To(Equal(0))
+	first := func(o *deletionOrder) client.Object {
+		if o.appFirst {
+			return o.app
+		}
+		return o.bc
+	}
+	second := func(o *deletionOrder) client.Object {
+		if o.appFirst {
+			return o.bc
+		}
+		return o.app
+	}
+	start := time.Now()
+	for _, o := range orders {
+		g.Expect(e.c.Delete(t.Context(), first(o))).To(Succeed())
+		if o.gap == 0 && !o.waitGone {
+			g.Expect(e.c.Delete(t.Context(), second(o))).To(Succeed())
+		}
+	}
+	for _, o := range orders {
+		if o.gap > 0 {
+			time.Sleep(time.Until(start.Add(o.gap)))
+			g.Expect(client.IgnoreNotFound(e.c.Delete(t.Context(), second(o)))).To(Succeed())
+		}
+	}
+	for _, o := range orders {
+		if o.waitGone {
+			e.waitGone(o.bc)
+			t.Logf("%s: the BackupConfig seen gone %s after the first deletions (looked for after the last gap)", o.name,
+				time.Since(start).Round(100*time.Millisecond))
+			g.Expect(client.IgnoreNotFound(e.c.Delete(t.Context(), o.app))).To(Succeed())
+		}
+	}
+	for _, o := range orders {
+		e.waitGone(o.app, o.bc)
+	}
+	var without []string
+	for _, o := range orders {
+		if !e.backedUpWith(g, o.bc, o.name, lastImage) {
+			without = append(without, o.name)
+		}
+	}
+	g.Expect(without).To(BeEmpty(), "deletion orders that left no backup of the MyApp's last spec")
+}
+
+// backedUpWith reports whether the service holds a SUCCEEDED backup by bc
+// of the MyApp app whose spec has image.
+func (e *testEnv) backedUpWith(g Gomega, bc *backupv1alpha1.BackupConfig, app, image string) bool {
+	for _, b := range e.ownBackups(bc) {
+		if b.Phase != backup.PhaseSucceeded {
+			continue
+		}
+		p := expectContentOf(g, b, e, app)
+		if p.MyApp.Spec.Image == image {
+			e.t.Logf("%s: backup %s (%s) holds the last spec", app, b.ID, triggerOfStored(b))
+			return true
+		}
+	}
+	return false
+}
+
+// TestABackupConfigThatCannotTakeTheLastBackupSaysWhy is the other half of
+// B4's promise: a suspended BackupConfig (no write to the backup service)
+// deleted while its MyApp lives takes no backup, so before it lets the
+// MyApp go its Ready condition and a Warning event say
+// FinalBackupAbandoned, and then it goes.
+func TestABackupConfigThatCannotTakeTheLastBackupSaysWhy(t *testing.T) {
+	g := NewWithT(t)
+	e := newTestEnv(t)
+	e.startManager()
+	app := e.newApp("paused")
+	bc := e.newBackupConfig("paused", "paused", fixtures.WithFinalBackup(), fixtures.WithoutBackupOnChange(),
+		fixtures.WithBackupDeletionPolicy(backupv1alpha1.DeletionPolicyRetain))
+	e.create(app, bc)
+	e.waitForHold(app)
+	update(e, bc, func(b *backupv1alpha1.BackupConfig) { b.Spec.Suspend = true })
+	g.Eventually(func(g Gomega) string {
+		return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Reason
+	}, eventually, tick).Should(Equal(backupv1alpha1.SuspendedReason))
+
+	g.Expect(e.c.Delete(t.Context(), bc)).To(Succeed())
+	g.Expect(e.waitGoneSeeingAbandoned(bc, bc, "the suspended BackupConfig goes")).To(BeTrue(),
+		"Ready said FinalBackupAbandoned before the BackupConfig went")
+	g.Eventually(func(g Gomega) []eventReason {
+		return e.eventReasons(g, bc)
+	}, eventually, tick).Should(ContainElement(eventFinalBackupAbandoned))
+	g.Expect(e.get(app)()).To(Succeed())
+	g.Expect(app.Finalizers).NotTo(ContainElement(backupv1alpha1.FinalBackupFinalizer), "the MyApp was let go")
+	g.Expect(e.ownBackups(bc)).To(BeEmpty(), "no backup is started while suspended")
+}
+
+// waitGoneSeeingAbandoned waits until obj is gone, looking at bc's Ready
+// condition meanwhile, and reports whether it said FinalBackupAbandoned.
+func (e *testEnv) waitGoneSeeingAbandoned(obj client.Object, bc *backupv1alpha1.BackupConfig, what string) bool {
+	e.t.Helper()
+	var saw bool
+	NewWithT(e.t).Eventually(func() bool {
+		current := &backupv1alpha1.BackupConfig{}
+		if err := e.c.Get(e.t.Context(), client.ObjectKeyFromObject(bc), current); err == nil &&
+			condition(current, backupv1alpha1.ReadyCondition).Reason == backupv1alpha1.FinalBackupAbandonedReason {
+			saw = true
+		}
+		return apierrors.IsNotFound(e.get(obj)())
+	}, eventually, 20*time.Millisecond).Should(BeTrue(), what)
+	return saw
 }

@@ -56,11 +56,9 @@ type FinalObservation struct {
 	Attempts Tally
 	// MaxAttempts is --final-backup-attempts; TeardownLimit bounds how
 	// long a BackupConfig being deleted waits for a final backup, from its
-	// deletion; AppDeletionGrace is how long after its deletion a
-	// BackupConfig whose MyApp's deletion has not begun waits for it to
-	// begin before it releases the MyApp.
-	MaxAttempts                     int
-	TeardownLimit, AppDeletionGrace time.Duration
+	// deletion.
+	MaxAttempts   int
+	TeardownLimit time.Duration
 	// AbandonReported is set when the status already says the final backup
 	// was given up (the Ready condition's reason FinalBackupAbandoned).
 	AbandonReported bool
@@ -93,11 +91,6 @@ const (
 	// FinalWaitApp: the MyApp goes (its namespace is terminating) but its
 	// own deletion has not begun; its final backup is taken once it has.
 	FinalWaitApp
-	// FinalWaitAppDeletion: this BackupConfig is being deleted and its
-	// MyApp's deletion has not begun; within the grace it may still begin
-	// (kubectl delete -f, a GitOps prune), and the MyApp is held until
-	// plan.Until.
-	FinalWaitAppDeletion
 	// FinalAbandon: a BackupConfig being deleted, or a suspended one, gives
 	// the final backup up (plan.GiveUp); the status says so first, then the
 	// hold goes.
@@ -119,8 +112,6 @@ type FinalPlan struct {
 	Release bool
 	// GiveUp says why a final backup is given up.
 	GiveUp GiveUp
-	// Until is when FinalWaitAppDeletion's grace ends.
-	Until time.Time
 }
 
 // GiveUp is why a final backup is given up; the backupconfig package
@@ -156,12 +147,17 @@ func PlanFinalBackup(o FinalObservation) FinalPlan {
 // planTeardown decides for a BackupConfig being deleted. It owes its MyApp
 // a final backup when the option is on, the backups are kept (under
 // Delete the BackupConfig deletes its backups as it goes, a final one
-// included), and the MyApp goes too: its deletion began, its namespace is
-// terminating, or its deletion begins within the grace after this
-// BackupConfig's. The wait is bounded: past TeardownLimit from its
-// deletion, or once MaxAttempts final backups failed, the final backup is
-// given up, said so, and the MyApp released, so a namespace never stays
-// Terminating for ever on an unreachable backup service.
+// included) and the MyApp exists with its hold: whether the MyApp's
+// deletion began, or follows later, or never, a BackupConfig that goes
+// first takes a last backup of the MyApp as it is now, since no
+// BackupConfig will be there to take one when the MyApp goes. That is
+// decided from facts read in this pass, never from how long ago the
+// deletion began (issue 40, B4). In a terminating namespace the backup
+// waits for the MyApp's own deletion, which is on its way. The wait is
+// bounded: past TeardownLimit from its deletion, or once MaxAttempts
+// final backups failed, the final backup is given up, said so with a
+// Warning and the Ready condition, and the MyApp released, so a namespace
+// never stays Terminating for ever on an unreachable backup service.
 func planTeardown(o FinalObservation) FinalPlan {
 	if !o.OptIn || !o.Retain {
 		return FinalPlan{Action: FinalNone, Release: true}
@@ -172,19 +168,8 @@ func planTeardown(o FinalObservation) FinalPlan {
 	if !o.AppExists || !o.AppHeld {
 		return FinalPlan{Action: FinalNone, Release: true}
 	}
-	if !o.AppDeleting {
-		if !o.NamespaceRead {
-			return FinalPlan{Need: NeedNamespace}
-		}
-		if !o.NamespaceTerminating {
-			graceEnds := o.DeletionStarted.Add(o.AppDeletionGrace)
-			if o.Now.Before(graceEnds) {
-				return FinalPlan{Action: FinalWaitAppDeletion, KeepHold: true, Until: graceEnds}
-			}
-			// Deleted alone: the documented way to release a MyApp without
-			// a final backup.
-			return FinalPlan{Action: FinalNone, Release: true}
-		}
+	if !o.AppDeleting && !o.NamespaceRead {
+		return FinalPlan{Need: NeedNamespace}
 	}
 	if o.Recorded {
 		return FinalPlan{Action: FinalDone, Release: true}
@@ -195,7 +180,7 @@ func planTeardown(o FinalObservation) FinalPlan {
 	if o.Suspended {
 		return abandon(o, GiveUpSuspended)
 	}
-	if !o.AppDeleting {
+	if !o.AppDeleting && o.NamespaceTerminating {
 		return FinalPlan{Action: FinalWaitApp, KeepHold: true}
 	}
 	return planAttempts(o, true)

@@ -25,10 +25,10 @@ import (
 
 // everyFinalObservation calls check with every final observation of the
 // bounded space: 16 flags, 0 to 4 failed attempts, and six times relative
-// to the BackupConfig's deletion (at it, within the grace, at the grace's
-// end, just before the teardown limit, at it, an hour past it).
+// to the BackupConfig's deletion (at it, seconds and a minute after it,
+// just before the teardown limit, at it, an hour past it).
 func everyFinalObservation(check func(FinalObservation)) {
-	offsets := []time.Duration{0, planGrace - time.Second, planGrace, planTeardownLimit - time.Second,
+	offsets := []time.Duration{0, 6 * time.Second, time.Minute, planTeardownLimit - time.Second,
 		planTeardownLimit, planTeardownLimit + time.Hour}
 	for bits := range 1 << 16 {
 		flag := func(i int) bool { return bits&(1<<i) != 0 }
@@ -40,7 +40,7 @@ func everyFinalObservation(check func(FinalObservation)) {
 					NamespaceRead: flag(8), NamespaceTerminating: flag(9), OtherRunning: flag(10), Recorded: flag(11),
 					Listed: flag(12), AbandonReported: flag(15),
 					Attempts:    Tally{Succeeded: flag(13), Running: flag(14), Failed: failed},
-					MaxAttempts: planMaxAttempts, TeardownLimit: planTeardownLimit, AppDeletionGrace: planGrace,
+					MaxAttempts: planMaxAttempts, TeardownLimit: planTeardownLimit,
 				}
 				switch {
 				case !o.AppExists && (o.AppHeld || o.AppDeleting || o.Recorded):
@@ -67,6 +67,11 @@ func succeededShown(o FinalObservation) bool {
 // mayLetGo lists the reasons the docs give for letting a held MyApp go
 // without waiting any more ("A final backup before the app goes",
 // "Deletion"), as the observation shows them; none means the hold stays.
+// The promise: a BackupConfig lets its MyApp go only once a final backup
+// of it SUCCEEDED, or once it said with a Warning why there is none, or
+// when it owes none (the option off, nothing held, deleted under Delete,
+// or in use with a MyApp that does not go). How long ago a deletion began
+// is never a reason (issue 40, B4).
 func mayLetGo(o FinalObservation, p FinalPlan) []string {
 	var why []string
 	add := func(ok bool, reason string) {
@@ -79,10 +84,7 @@ func mayLetGo(o FinalObservation, p FinalPlan) []string {
 	add(o.Deleting && !o.Retain, "deleted under Delete")
 	add(succeededShown(o), "the final backup succeeded")
 	add(p.Action == FinalAbandon && o.AbandonReported, "the give-up was said")
-	add(!o.Deleting && !o.AppDeleting, "the MyApp does not go")
-	graceOver := !o.Now.Before(o.DeletionStarted.Add(o.AppDeletionGrace))
-	add(o.Deleting && o.AppFromAPIServer && !o.AppDeleting && o.NamespaceRead && !o.NamespaceTerminating && graceOver,
-		"deleted alone, and the MyApp's deletion did not follow within the grace")
+	add(!o.Deleting && !o.AppDeleting, "in use, and the MyApp does not go")
 	return why
 }
 
@@ -116,19 +118,18 @@ func holdPromisesOfFinalBroken(o FinalObservation, p FinalPlan) []string {
 	if nobody && (p.KeepHold || !decided) {
 		broken = append(broken, "kept a hold nobody wants")
 	}
-	return append(broken, gracePromisesBroken(o, p)...)
+	return append(broken, livePromisesBroken(o, p)...)
 }
 
-// gracePromisesBroken: a MyApp whose deletion has not begun is held for
-// the grace after its BackupConfig's deletion, and the pass comes back at
-// its end.
-func gracePromisesBroken(o FinalObservation, p FinalPlan) []string {
-	graceEnds := o.DeletionStarted.Add(o.AppDeletionGrace)
-	graceRunning := o.Deleting && o.OptIn && o.Retain && o.AppFromAPIServer && o.AppExists && o.AppHeld &&
-		!goesToo(o) && o.NamespaceRead && o.Now.Before(graceEnds)
-	letGo := p.Need == NeedNothing && !p.KeepHold
-	if graceRunning && (letGo || p.Action != FinalWaitAppDeletion || !p.Until.After(o.Now) || p.Until.After(graceEnds)) {
-		return []string{"did not hold the MyApp for the grace, or come back at its end"}
+// livePromisesBroken: a BackupConfig being deleted while its MyApp lives
+// (and its namespace stays) owes the MyApp a last backup now, since no
+// BackupConfig is left to take one when the MyApp goes: it never waits
+// for a deletion of the MyApp that may never come.
+func livePromisesBroken(o FinalObservation, p FinalPlan) []string {
+	live := o.Deleting && o.OptIn && o.Retain && o.AppFromAPIServer && o.AppExists && o.AppHeld &&
+		o.NamespaceRead && !goesToo(o)
+	if live && p.Need == NeedNothing && p.Action == FinalWaitApp {
+		return []string{"waited for a deletion of the MyApp that may never come"}
 	}
 	return nil
 }
@@ -153,7 +154,7 @@ func readPromisesBroken(o FinalObservation, p FinalPlan) []string {
 func giveUpPromisesBroken(o FinalObservation, p FinalPlan) []string {
 	var broken []string
 	past := o.Deleting && !o.Now.Before(o.DeletionStarted.Add(o.TeardownLimit))
-	owed := o.OptIn && o.Retain && o.AppFromAPIServer && o.AppExists && o.AppHeld && goesToo(o)
+	owed := o.OptIn && o.Retain && o.AppFromAPIServer && o.AppExists && o.AppHeld
 	if past && owed && !succeededShown(o) && p.Need == NeedNothing && p.Action != FinalAbandon {
 		broken = append(broken, "waited past the teardown limit")
 	}
@@ -183,7 +184,7 @@ func giveUpTrue(o FinalObservation, why GiveUp, past bool) bool {
 
 // startPromisesBroken: a final backup starts only when none runs and none
 // succeeded, never while suspended, as the next attempt within the
-// attempts, of a MyApp that goes.
+// attempts, of a MyApp that goes or whose BackupConfig goes.
 func startPromisesBroken(o FinalObservation, p FinalPlan) []string {
 	if p.Action != FinalStart {
 		return nil
@@ -195,8 +196,8 @@ func startPromisesBroken(o FinalObservation, p FinalPlan) []string {
 		return []string{"started a second backup"}
 	case p.Attempt != o.Attempts.Failed+1 || p.Attempt > o.MaxAttempts:
 		return []string{fmt.Sprintf("started attempt %d after %d failed", p.Attempt, o.Attempts.Failed)}
-	case !goesToo(o):
-		return []string{"started a final backup of a MyApp that does not go"}
+	case !goesToo(o) && !o.Deleting:
+		return []string{"started a final backup of a MyApp that does not go, for a BackupConfig that stays"}
 	}
 	return nil
 }

@@ -29,8 +29,10 @@ import (
 // model of one namespace: a MyApp, up to three BackupConfigs referencing
 // it (or another MyApp), the backup service and the namespace, deleted in
 // every order (the MyApp first, a BackupConfig first within one request
-// as kubectl delete -f and GitOps prunes do, a BackupConfig alone, the
-// namespace, whose controller deletes what it holds in random order), with
+// as kubectl delete -f and GitOps prunes do, a BackupConfig first and
+// waited for until it is gone as kubectl delete and a prune that waits for
+// each object do, a BackupConfig alone, the namespace, whose controller
+// deletes what it holds in random order), with
 // specs edited, BackupConfigs suspended, the service failing or down, and
 // the cache behind the controller's own hold writes. A BackupConfig's pass
 // is modelled on the backupconfig package's: it observes, plans, reads
@@ -42,21 +44,23 @@ import (
 // docs/spec/backupconfig.md ("A final backup before the app goes",
 // "Deletion"):
 //   - a MyApp under backupBeforeAppDeletion that is deleted, in any order
-//     with its BackupConfig and its namespace, ends with a SUCCEEDED final
-//     backup of each BackupConfig that wanted one, or a FinalBackupAbandoned
-//     warning from it; and it ends (it is not kept for ever);
+//     and at any interval with its BackupConfig and its namespace, ends
+//     with a SUCCEEDED final backup of each BackupConfig that wanted one,
+//     or a FinalBackupAbandoned warning from it; and it ends (it is not
+//     kept for ever);
+//   - a BackupConfig under Retain deleted while it holds its live MyApp
+//     takes a final backup of it first, or warns: no BackupConfig is left
+//     to take one when the MyApp goes, however much later;
 //   - no hold is released before that, and no hold on a live MyApp while a
-//     BackupConfig still wants it held (one deleted alone keeps it for the
-//     grace in which the MyApp's own deletion may still come);
+//     BackupConfig in use wants it held;
 //   - a hold is never kept on a MyApp nobody wants to back up, and one a
 //     BackupConfig wants is on;
 //   - a hold goes on only for a BackupConfig that wants it, never on a
 //     MyApp being deleted (the API server refuses it) and never twice.
 //
 // The documented ways out, which owe nothing: turning
-// backupBeforeAppDeletion off, moving spec.appRef, deleting a
-// BackupConfig with deletionPolicy Delete, and deleting a BackupConfig
-// alone (its MyApp's deletion not begun within the grace).
+// backupBeforeAppDeletion off, moving spec.appRef, and deleting a
+// BackupConfig with deletionPolicy Delete. Time is never one.
 
 const (
 	webApp   = "web"
@@ -96,7 +100,11 @@ type bcModel struct {
 	wantedAtGo, heldAtOwnDeletion bool
 	// deletedBeforeGo: its deletion began before the MyApp began to go.
 	deletedBeforeGo bool
-	warned          bool
+	// owedLive: its deletion began under Retain, with the option on and
+	// its appRef on the MyApp, while the MyApp was held and not going; it
+	// owes the MyApp a final backup then, whatever comes after.
+	owedLive bool
+	warned   bool
 	// otherUntil is when a scheduled backup running at the MyApp's
 	// deletion finishes.
 	otherUntil time.Time
@@ -153,6 +161,8 @@ func (w *finalWorld) goes() bool { return w.appDeleting || w.nsTerminating }
 // option turned off or its appRef moved (which clear wantedAtGo for good).
 func (w *finalWorld) wantsFinal(b *bcModel) bool {
 	switch {
+	case b.owedLive:
+		return true
 	case !w.goes() || !b.wantedAtGo:
 		return false
 	case b.deleting && !b.retain:
@@ -169,23 +179,20 @@ func (w *finalWorld) wantsFinal(b *bcModel) bool {
 
 // markWantedAtGo records, when the MyApp begins to go, which
 // BackupConfigs want its final backup: the option on, referencing it, and
-// not being deleted, or deleted under Retain within the grace (the two
-// deleted together; such a BackupConfig may be gone already, which is the
-// loss to catch).
+// not gone (one being deleted under Retain owes it too; one deleted
+// earlier while the MyApp lived owes it by owedLive, and may be gone
+// already).
 func (w *finalWorld) markWantedAtGo() {
 	for _, b := range w.bcs {
 		b.deletedBeforeGo = b.deleting
-		b.wantedAtGo = b.optIn && b.appRef == webApp &&
-			(!b.deleting || b.retain && w.now.Before(b.deletionStarted.Add(planGrace)))
+		b.wantedAtGo = b.optIn && b.appRef == webApp && !b.gone && (!b.deleting || b.retain)
 	}
 }
 
-// wantsHeld is the judge's word on whether b wants the live MyApp held.
+// wantsHeld is the judge's word on whether b, in use, wants the live MyApp
+// held; one being deleted owes what wantsFinal says.
 func (w *finalWorld) wantsHeld(b *bcModel) bool {
-	if b.gone || !b.optIn || b.appRef != webApp {
-		return false
-	}
-	return !b.deleting || b.retain && w.now.Before(b.deletionStarted.Add(planGrace))
+	return !b.gone && b.optIn && b.appRef == webApp && !b.deleting
 }
 
 func (w *finalWorld) finalSucceeded(b *bcModel) bool {
@@ -321,7 +328,7 @@ func (w *finalWorld) final(b *bcModel, fetchedReason string) (bool, error) {
 func (w *finalWorld) planFinal(b *bcModel, fetchedReason string) (FinalObservation, FinalPlan, error) {
 	o := FinalObservation{Now: w.now, OptIn: b.optIn, Suspended: b.suspended, Retain: b.retain, Deleting: b.deleting,
 		DeletionStarted: b.deletionStarted, OtherRunning: w.now.Before(b.otherUntil), Recorded: b.finalRecorded,
-		MaxAttempts: planMaxAttempts, TeardownLimit: planTeardownLimit, AppDeletionGrace: planGrace,
+		MaxAttempts: planMaxAttempts, TeardownLimit: planTeardownLimit,
 		AbandonReported: fetchedReason == "abandoned"}
 	readApp := func() {
 		o.AppExists = b.appRef == webApp && !w.appGone
@@ -449,6 +456,7 @@ func (w *finalWorld) deleteBC(b *bcModel, why string) {
 		return
 	}
 	b.deleting, b.deletionStarted, b.heldAtOwnDeletion = true, w.now.Truncate(time.Second), w.held
+	b.owedLive = b.retain && b.optIn && b.appRef == webApp && w.held && !w.goes() && !w.appGone
 	w.log("delete %s (%s)", b.uid, why)
 }
 
@@ -532,11 +540,24 @@ func (w *finalWorld) pick() *bcModel {
 }
 
 // deleteSome deletes, by k (0 to 5): the MyApp alone, a BackupConfig and
-// its MyApp in one go, a BackupConfig alone, or the namespace.
+// its MyApp in one go, a BackupConfig and then, once it is gone (or after
+// a minute, as a prune's wait times out), its MyApp, a BackupConfig alone,
+// or the namespace.
 func (w *finalWorld) deleteSome(k int) {
 	switch {
-	case k < 2:
+	case k < 1:
 		w.deleteApp("alone")
+	case k < 2:
+		if b := w.pick(); b != nil {
+			w.deleteBC(b, "first, waited for")
+			for range 60 {
+				w.tick(time.Second)
+				if w.pass(b); b.gone {
+					break
+				}
+			}
+			w.deleteApp("after its BackupConfig was waited for")
+		}
 	case k < 4:
 		if b := w.pick(); b != nil {
 			// kubectl delete -f with the BackupConfig listed first, or a
@@ -646,7 +667,7 @@ func TestFinalBackupsAndHoldsKeepTheirPromises(t *testing.T) {
 	const seeds, steps = 3000, 60
 	broken := map[string]int{}
 	var first []string
-	var releases, givenUp, finals, persons, heldForAPerson, together int
+	var releases, givenUp, finals, persons, heldForAPerson, together, waited int
 	for seed := range uint64(seeds) {
 		w := &finalWorld{t: t, rng: rand.New(rand.NewPCG(seed, 31)), now: planNow, appExists: true}
 		for range 1 + w.rng.IntN(3) {
@@ -661,8 +682,11 @@ func TestFinalBackupsAndHoldsKeepTheirPromises(t *testing.T) {
 		finals += w.succeededFinals
 		persons += w.personDeletions
 		heldForAPerson += w.heldForAPerson
-		if slices.ContainsFunc(w.history, func(h string) bool { return strings.Contains(h, "after its BackupConfig") }) {
+		if slices.ContainsFunc(w.history, func(h string) bool { return strings.HasSuffix(h, "(after its BackupConfig)") }) {
 			together++
+		}
+		if slices.ContainsFunc(w.history, func(h string) bool { return strings.Contains(h, "was waited for)") }) {
+			waited++
 		}
 		for _, v := range w.broken {
 			rule := ruleOf(v)
@@ -673,9 +697,10 @@ func TestFinalBackupsAndHoldsKeepTheirPromises(t *testing.T) {
 		}
 	}
 	t.Logf("%d seeded worlds of %d steps: %d releases judged, %d SUCCEEDED final backups, %d give-ups, "+
-		"%d worlds with a BackupConfig-first deletion in one go, %d passes holding a MyApp for a person, "+
-		"%d BackupConfigs deleted by that person; broken promises by rule: %v",
-		seeds, steps, releases, finals, givenUp, together, heldForAPerson, persons, broken)
+		"%d worlds with a BackupConfig-first deletion in one go, %d with a BackupConfig deleted and waited for "+
+		"before its MyApp, %d passes holding a MyApp for a person, %d BackupConfigs deleted by that person; "+
+		"broken promises by rule: %v",
+		seeds, steps, releases, finals, givenUp, together, waited, heldForAPerson, persons, broken)
 	if len(broken) > 0 {
 		t.Errorf("broken promises: %v\nfirst:\n%s", broken, first[0])
 	}

@@ -35,7 +35,6 @@ var planNow = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 const (
 	planMaxAttempts   = 3
 	planTeardownLimit = 10 * time.Minute
-	planGrace         = 5 * time.Second
 	planRetryDelay    = time.Minute
 )
 
