@@ -55,7 +55,7 @@ var backendPromises = []struct {
 	{"a name never reads without its address while it changes hands or values", func(t *testing.T, b Backend, host func(string) string) {
 		needFaults(t, b)
 		for _, op := range operations {
-			misses, reads := 0, 0
+			misses, reads, tried := 0, 0, 0
 			for k := 1; k <= maxWrites; k++ {
 				name := host(fmt.Sprintf("hold-%s-%d", op.name, k))
 				mustUpsert(t, b.Client, aRecord(name, "192.0.2.1", ownerA))
@@ -79,15 +79,16 @@ var backendPromises = []struct {
 				if unmet {
 					break
 				}
+				tried++
 			}
-			t.Logf("%s with each write held in turn: %d reads, %d without an address", op.name, reads, misses)
+			t.Logf("%s with each write held in turn: %d holds, %d reads, %d without an address", op.name, tried, reads, misses)
 		}
 	}},
 	{"a failure in any single write leaves the name with the giver or the receiver, and the next call finishes it", func(t *testing.T, b Backend, host func(string) string) {
 		needFaults(t, b)
 		for _, op := range operations {
 			for _, fault := range []Fault{Fail, Lose, Down} {
-				misses := 0
+				misses, tried := 0, 0
 				for k := 1; k <= maxWrites; k++ {
 					name := host(fmt.Sprintf("%s-%s-%d", fault, op.name, k))
 					mustUpsert(t, b.Client, aRecord(name, "192.0.2.1", ownerA))
@@ -116,7 +117,9 @@ var backendPromises = []struct {
 					if unmet {
 						break
 					}
+					tried++
 				}
+				t.Logf("%s with each write %s in turn: %d faults injected, %d reads without an address", op.name, fault, tried, misses)
 				if misses > 0 {
 					t.Errorf("%s with each write %s in turn: %d reads found the name without an address", op.name, fault, misses)
 				}
