@@ -41,8 +41,10 @@ const InstallationLabel = "_myapp-installation"
 const MaxNameLength = contract.MaxNameLength - len(OwnerLabel) - 1
 
 // UnmanagedOwner is the Owner of a record that has no owner TXT: one someone
-// wrote by hand. No owner identity can equal it (parentheses are not
-// allowed in one), so nothing a client writes ever matches it.
+// wrote by hand, or one a webhook transfer cut between its two batches
+// left (only that Transfer, called again, takes it; see the webhook
+// package). No owner identity can equal it (parentheses are not allowed in
+// one), so nothing a client writes ever matches it.
 const UnmanagedOwner = "(unmanaged)"
 
 // OwnerProblem says what makes owner unusable as a record's owner, or ""

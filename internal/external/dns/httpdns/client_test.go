@@ -1071,7 +1071,22 @@ func TestListPages(t *testing.T) {
 // against the simulator.
 func TestConformance(t *testing.T) {
 	dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
-		_, url := simtest.Start(t, simulator.Options{Token: testToken})
-		return dnstest.Backend{Client: newClient(t, url), Zone: "example.com"}
+		sim, url := simtest.Start(t, simulator.Options{Token: testToken})
+		faults := &dnstest.Faults{}
+		c := newClient(t, url, func(cfg *external.Config) {
+			cfg.Transport = faults.RoundTripper(http.DefaultTransport, func(r *http.Request) bool {
+				return r.Method == http.MethodPut || r.Method == http.MethodDelete || r.Method == http.MethodPost
+			})
+		})
+		read := func(_ context.Context, name string) ([]string, error) {
+			var out []string
+			for _, r := range sim.Records() {
+				if r.Name == name {
+					out = append(out, r.Value)
+				}
+			}
+			return out, nil
+		}
+		return dnstest.Backend{Client: c, Zone: "example.com", Faults: faults, Read: read, Peer: newClient(t, url)}
 	})
 }

@@ -125,6 +125,10 @@ type Config struct {
 	// Now is the clock TSIG signatures are dated by; time.Now when nil.
 	// Tests skew it to provoke BADTIME.
 	Now func() time.Time
+	// Exchange, when set, is called with each message sent to a server and
+	// a send that makes the exchange, and returns what the exchange then
+	// answers: a test's fault layer fails, holds or loses messages there.
+	Exchange func(ctx context.Context, m *dns.Msg, send func() error) error
 }
 
 // Client manages records in one zone of an RFC 2136 server. It is safe for
@@ -137,6 +141,7 @@ type Client struct {
 	timeout     time.Duration
 	log         logr.Logger
 	now         func() time.Time
+	hook        func(ctx context.Context, m *dns.Msg, send func() error) error
 }
 
 var _ extdns.Client = (*Client)(nil)
@@ -170,6 +175,7 @@ func New(cfg Config) (*Client, error) {
 		timeout: cfg.Timeout,
 		log:     cfg.Logger,
 		now:     cfg.Now,
+		hook:    cfg.Exchange,
 	}
 	for _, ns := range cfg.Nameservers {
 		c.nameservers = append(c.nameservers, withPort(ns))

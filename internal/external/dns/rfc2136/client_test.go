@@ -842,6 +842,37 @@ func TestNamesWithOtherTypesAreConflicts(t *testing.T) {
 func TestConformance(t *testing.T) {
 	dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
 		b := needBIND(t)
-		return dnstest.Backend{Client: newClient(t), Zone: strings.TrimSuffix(b.Zone, ".")}
+		faults := &dnstest.Faults{}
+		c := newClient(t, func(cfg *rfc2136.Config) {
+			cfg.Exchange = func(ctx context.Context, m *dns.Msg, send func() error) error {
+				if m.Opcode != dns.OpcodeUpdate {
+					return send()
+				}
+				return faults.Do(ctx, send)
+			}
+		})
+		read := func(ctx context.Context, name string) ([]string, error) { return readAddress(ctx, b.Addr, name) }
+		return dnstest.Backend{Client: c, Zone: strings.TrimSuffix(b.Zone, "."), Faults: faults, Read: read, Peer: newClient(t)}
 	})
+}
+
+// readAddress is the A or CNAME values addr serves at name, as a resolver
+// reads them.
+func readAddress(ctx context.Context, addr, name string) ([]string, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	r, _, err := (&dns.Client{Net: "tcp", Timeout: 2 * time.Second}).ExchangeContext(ctx, m, addr)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, rr := range r.Answer {
+		switch v := rr.(type) {
+		case *dns.A:
+			out = append(out, v.A.String())
+		case *dns.CNAME:
+			out = append(out, v.Target)
+		}
+	}
+	return out, nil
 }

@@ -89,7 +89,7 @@ func (c *Client) exchange(ctx context.Context, op, server string, m *dns.Msg, si
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	r, _, err := cl.ExchangeContext(ctx, m, server)
+	r, err := c.send(ctx, cl, m, server)
 	if r != nil && signed && endsInError(r.Rcode) {
 		// Often unsigned, or signed with a TSIG error and no MAC, so the
 		// rcode speaks, not the failed verification; it can only end the
@@ -111,6 +111,24 @@ func (c *Client) exchange(ctx context.Context, op, server string, m *dns.Msg, si
 			"signed; it is not believed", rcodeName(r), server, key), nil)
 	}
 	return r, nil
+}
+
+// send makes one exchange, through the Exchange hook when there is one. An
+// error the hook adds to an exchange that had none drops its answer.
+func (c *Client) send(ctx context.Context, cl *dns.Client, m *dns.Msg, server string) (*dns.Msg, error) {
+	var r *dns.Msg
+	var sendErr error
+	send := func() error {
+		r, _, sendErr = cl.ExchangeContext(ctx, m, server)
+		return sendErr
+	}
+	if c.hook == nil {
+		return r, send()
+	}
+	if err := c.hook(ctx, m, send); err != nil && sendErr == nil {
+		return nil, err
+	}
+	return r, sendErr
 }
 
 // endsInError reports whether rcode is one of the answers that may come

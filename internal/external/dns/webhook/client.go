@@ -32,15 +32,25 @@ limitations under the License.
 // the name or at its type-prefixed name) is a conflict whose holder is
 // ExternalDNSHolder, and is never written to.
 //
-// Every write is one compare-and-swap batch of creates and exact deletes,
-// never updateOld/updateNew (external-dns's aws provider turns updateNew
-// into a Route 53 UPSERT, which no condition guards):
+// Every write is one compare-and-swap batch of creates and exact deletes
+// (external-dns's aws provider turns updateNew into a Route 53 UPSERT,
+// which no condition guards):
 //
 //   - create: create the record and its owner TXT;
 //   - change: delete the record and owner TXT exactly as read, create the
 //     new ones;
 //   - transfer: delete the owner TXT exactly as read, create the new one;
 //   - delete: delete the record and owner TXT exactly as read.
+//
+// A provider that cannot replace a record set in one batch (inmemory,
+// rfc2136, pdns; the probe measures it) gets a change as one
+// updateOld/updateNew batch of the address record alone, and a transfer as
+// two batches of the owner TXT alone, a delete then a create: the address
+// record is never deleted to be created again, so the name resolves
+// throughout. A transfer cut between its two batches leaves the address
+// and no owner TXT, which every call but that Transfer reads as a conflict
+// with extdns.UnmanagedOwner, and which that Transfer called again
+// finishes.
 //
 // On a provider that applies a batch whole or not at all, refuses a create
 // of a name that exists and a delete of a value that is not there (Route 53,

@@ -661,8 +661,18 @@ func TestConformance(t *testing.T) {
 	}{{"transactional", transactional}, {"inmemory", inmemoryLike}, {"last-writer-wins", lastWriterWins}} {
 		t.Run(sem.name, func(t *testing.T) {
 			dnstest.RunConformance(t, func(t *testing.T) dnstest.Backend {
-				return dnstest.Backend{Client: newClient(t, newFake(t, sem.sem).URL()), Zone: zone}
+				f := newFake(t, sem.sem)
+				faults := &dnstest.Faults{}
+				c := newClient(t, f.URL(), func(cfg *webhook.Config) {
+					cfg.Transport = faults.RoundTripper(http.DefaultTransport, isBatch)
+				})
+				return dnstest.Backend{Client: c, Zone: zone, Faults: faults, Read: f.read, Peer: newClient(t, f.URL())}
 			})
 		})
 	}
+}
+
+// isBatch says whether a request is a write: a POST /records batch.
+func isBatch(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/records"
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package webhook_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -133,9 +134,10 @@ func (f *fakeProvider) records(w http.ResponseWriter, r *http.Request) {
 		outside := func(ep webhook.Endpoint) bool { return !f.serves(ep.DNSName) }
 		ch.Create, ch.Delete = slices.DeleteFunc(ch.Create, outside), slices.DeleteFunc(ch.Delete, outside)
 		f.mu.Unlock()
-		if len(ch.UpdateOld) > 0 || len(ch.UpdateNew) > 0 {
-			// The client promises never to send them: Route 53 makes
-			// updateNew an unconditional UPSERT.
+		if (len(ch.UpdateOld) > 0 || len(ch.UpdateNew) > 0) && f.semantics == transactional {
+			// The client promises never to send them to a provider that
+			// replaces in one batch: Route 53 makes updateNew an
+			// unconditional UPSERT.
 			f.t.Errorf("the client sent updateOld/updateNew: %+v", ch)
 		}
 		if f.beforeApply != nil {
@@ -257,6 +259,18 @@ func (f *fakeProvider) applyTransactional(ch webhook.Changes) error {
 
 func (f *fakeProvider) applyInMemory(ch webhook.Changes) error {
 	seen := map[string]bool{}
+	// An update replaces a set that is there, with its first value as
+	// updateOld says, whole and at once.
+	if len(ch.UpdateOld) != len(ch.UpdateNew) {
+		return errRefused
+	}
+	for i, old := range ch.UpdateOld {
+		j := f.find(f.eps, key(old))
+		if j < 0 || f.eps[j].Targets[0] != old.Targets[0] || key(ch.UpdateNew[i]) != key(old) || seen[key(old)] {
+			return errRefused
+		}
+		seen[key(old)] = true
+	}
 	for _, c := range ch.Create {
 		if f.find(f.eps, key(c)) >= 0 || seen[key(c)] {
 			return errRefused
@@ -271,6 +285,9 @@ func (f *fakeProvider) applyInMemory(ch webhook.Changes) error {
 		seen[key(d)] = true
 	}
 	f.eps = append(f.eps, ch.Create...)
+	for _, u := range ch.UpdateNew {
+		f.eps[f.find(f.eps, key(u))] = u
+	}
 	for _, d := range ch.Delete {
 		f.eps = slices.DeleteFunc(f.eps, func(e webhook.Endpoint) bool { return key(e) == key(d) })
 	}
@@ -278,6 +295,11 @@ func (f *fakeProvider) applyInMemory(ch webhook.Changes) error {
 }
 
 func (f *fakeProvider) applyLastWriterWins(ch webhook.Changes) {
+	// An update removes the old values and adds the new ones in one
+	// message, as external-dns's rfc2136 provider does, with no
+	// condition.
+	ch.Delete = append(slices.Clone(ch.Delete), ch.UpdateOld...)
+	ch.Create = append(slices.Clone(ch.Create), ch.UpdateNew...)
 	for _, c := range ch.Create {
 		i := f.find(f.eps, key(c))
 		if i < 0 {
@@ -321,4 +343,16 @@ func (f *fakeProvider) at(name string) []webhook.Endpoint {
 		}
 	}
 	return out
+}
+
+// read is the values of the A or CNAME records at name, as a resolver
+// would read them.
+func (f *fakeProvider) read(_ context.Context, name string) ([]string, error) {
+	var out []string
+	for _, ep := range f.at(name) {
+		if ep.RecordType == "A" || ep.RecordType == "CNAME" {
+			out = append(out, ep.Targets...)
+		}
+	}
+	return out, nil
 }

@@ -53,10 +53,11 @@ type ProviderProperty struct {
 	Value string `json:"value,omitempty"`
 }
 
-// Changes is one POST /records batch. This client fills Create and Delete
-// only: UpdateOld/UpdateNew is unconditional on some providers (external-dns's
-// aws provider sends UpdateNew as a Route 53 UPSERT), so it can never be a
-// compare-and-swap.
+// Changes is one POST /records batch. This client fills Create and Delete,
+// and UpdateOld/UpdateNew only for a change of value on a provider that
+// cannot replace a record set in one batch: UpdateNew is unconditional on
+// some providers (external-dns's aws provider sends it as a Route 53
+// UPSERT), so it is never the compare-and-swap where one exists.
 type Changes struct {
 	Create    []Endpoint `json:"create,omitempty"`
 	UpdateOld []Endpoint `json:"updateOld,omitempty"`

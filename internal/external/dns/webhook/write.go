@@ -116,10 +116,35 @@ func (u *upsert) plan(ctx context.Context, st nameState) (steps []Changes, inPla
 		if u.done(st) {
 			return nil, true, nil
 		}
+		if !u.oneBatch {
+			if ch, ok := u.update(st); ok {
+				return []Changes{ch}, false, nil
+			}
+		}
 		return replaceSteps(Changes{Delete: st.written(), Create: u.want.endpoints()}, u.oneBatch), false, nil
 	default:
 		return nil, false, u.c.conflict("upsert", st)
 	}
+}
+
+// update is a change of value on a provider that cannot replace a record
+// set with a delete and a create in one batch: the address record is
+// changed in place by updateOld/updateNew, in one batch, and the owner TXT
+// is left as it is, so the name resolves throughout. It applies when the
+// name holds one address record of the type wanted and the one owner TXT
+// of this owner; otherwise (a CNAME becoming an A, several values, a
+// missing owner TXT) the change is made as its deletes and its creates.
+// The providers this path serves apply an update at once: external-dns's
+// inmemory replaces the set after checking it is there, its rfc2136 sends
+// the removal and the addition in one UPDATE message, its pdns sends one
+// REPLACE of the set. Route 53, whose updateNew is an unconditional
+// UPSERT, replaces in one batch and never takes this path.
+func (u *upsert) update(st nameState) (Changes, bool) {
+	if len(st.records) != 1 || st.records[0].RecordType != u.want.record.RecordType ||
+		len(st.ownerTXTs) != 1 || !sameEndpoint(st.ownerTXTs[0], u.want.owner) {
+		return Changes{}, false
+	}
+	return Changes{UpdateOld: []Endpoint{st.records[0]}, UpdateNew: []Endpoint{u.want.record}}, true
 }
 
 func (u *upsert) adjust(ctx context.Context) error {
@@ -197,9 +222,14 @@ func (c *Client) Delete(ctx context.Context, name, owner string) (err error) {
 	return c.fail(op, external.KindTransient, fmt.Sprintf("%s kept changing under concurrent writers", name), nil)
 }
 
-// Transfer hands the record from one owner to another: one batch deletes
-// the owner TXT exactly as read and creates the new one. A record already
-// held by to is returned as it is.
+// Transfer hands the record from one owner to another and touches only
+// the owner TXT: one batch deletes it exactly as read and creates the new
+// one, or, on a provider that cannot replace a record set in one batch,
+// one batch deletes it and a second creates the new one. A record already
+// held by to is returned as it is. A name that holds its address record
+// and no owner TXT at all is what such a transfer leaves when its second
+// batch fails: Transfer finishes it, writing to's owner TXT (every other
+// call reads that name as held by no one it may take it from).
 func (c *Client) Transfer(ctx context.Context, name, from, to string) (rec extdns.Record, err error) {
 	const op = "transfer"
 	defer c.observe(op, time.Now(), &err)
@@ -224,7 +254,7 @@ func (c *Client) Transfer(ctx context.Context, name, from, to string) (rec extdn
 		if err != nil {
 			return extdns.Record{}, err
 		}
-		if !st.exists() && st.holder() == "" && tr.recreate == nil && !fresh {
+		if !st.exists() && st.holder() == "" && !fresh {
 			fresh = true
 			continue
 		}
@@ -240,7 +270,12 @@ func (c *Client) Transfer(ctx context.Context, name, from, to string) (rec extdn
 			c.log.V(1).Info("Transferred DNS record", "name", name, "from", from, "to", to)
 			return tr.result(ctx, st), nil
 		}
-		now, v, err := c.readBack(ctx, op, st, err, tr.done, func(h string) bool { return h == from || h == to })
+		// A name left between the two batches of a transfer holds no owner
+		// (extdns.UnmanagedOwner): planned again, it is finished if it is
+		// the interrupted transfer, a conflict otherwise.
+		now, v, err := c.readBack(ctx, op, st, err, tr.done, func(h string) bool {
+			return h == from || h == to || h == extdns.UnmanagedOwner
+		})
 		switch v {
 		case verdictDone:
 			return c.report(now, false), nil
@@ -257,10 +292,6 @@ type transfer struct {
 	c              *Client
 	name, from, to string
 	oneBatch       bool
-	// recreate is the second batch of a transfer made in two whose first
-	// batch went through: the name is free because this call emptied it,
-	// and only the second batch is left to send.
-	recreate []Endpoint
 }
 
 // plan returns the batches to send for the state read, or inPlace when the
@@ -268,12 +299,12 @@ type transfer struct {
 func (tr *transfer) plan(st nameState) (steps []Changes, inPlace bool, err error) {
 	const op = "transfer"
 	switch {
-	case !st.exists() && st.holder() == "" && tr.recreate != nil:
-		return []Changes{{Create: tr.recreate}}, false, nil
 	case !st.exists():
 		return nil, false, tr.c.fail(op, external.KindNotFound, fmt.Sprintf("no A or CNAME record at %s", tr.name), nil)
 	case st.holder() == tr.to:
 		return nil, true, nil
+	case tr.interrupted(st):
+		return []Changes{{Create: []Endpoint{ownerEndpoint(tr.name, tr.to, st.records[0].RecordTTL)}}}, false, nil
 	case st.holder() != tr.from:
 		return nil, false, tr.c.conflict(op, st)
 	}
@@ -282,11 +313,22 @@ func (tr *transfer) plan(st nameState) (steps []Changes, inPlace bool, err error
 		return []Changes{{Delete: slices.Clone(st.ownerTXTs), Create: []Endpoint{owner}}}, false, nil
 	}
 	// A provider that cannot delete and create one record set in one batch
-	// gets the record and its owner TXT deleted, then created again with
-	// the new owner: between the two the name is free, never a record
-	// without an owner, which would read as held by no one.
-	tr.recreate = append(slices.Clone(st.records), owner)
-	return []Changes{{Delete: st.written()}, {Create: tr.recreate}}, false, nil
+	// gets the old owner TXT deleted, then the new one created: the
+	// address record is never touched, so the name resolves throughout.
+	// Between the two batches the name holds its address and no owner
+	// TXT, which every other writer reads as held by no one it may take
+	// it from (extdns.UnmanagedOwner, a conflict), never free; a Transfer
+	// from the same giver to the same receiver that finds it so finishes
+	// it (interrupted).
+	return []Changes{{Delete: slices.Clone(st.ownerTXTs)}, {Create: []Endpoint{owner}}}, false, nil
+}
+
+// interrupted reports whether st is what a transfer made in two batches
+// leaves when its second batch did not go through: the address record as
+// it was, and no owner TXT or other claim at all. Only Transfer finishes
+// it, toward its receiver; Upsert and Delete read it as a conflict.
+func (tr *transfer) interrupted(st nameState) bool {
+	return st.exists() && len(st.ownerTXTs) == 0 && len(st.owners) == 0 && len(st.externalDNS) == 0 && !st.otherTypes
 }
 
 func (tr *transfer) done(st nameState) bool { return st.holder() == tr.to && st.exists() }

@@ -357,10 +357,10 @@ func (z *zoneState) remove(ep Endpoint) {
 
 // apply makes a batch's changes: the deletes, then the creates.
 func (z *zoneState) apply(ch Changes) {
-	for _, ep := range ch.Delete {
+	for _, ep := range slices.Concat(ch.Delete, ch.UpdateOld) {
 		z.remove(ep)
 	}
-	for _, ep := range ch.Create {
+	for _, ep := range slices.Concat(ch.Create, ch.UpdateNew) {
 		z.add(ep)
 	}
 }
