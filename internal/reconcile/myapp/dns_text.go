@@ -216,7 +216,7 @@ const deleteRejectedAdvice = "the DNS service, or a proxy in front of it, reject
 func failureMessage(o observation, f dnsplan.Failure, err error) string {
 	advice := failureAdvice(o, f)
 	if why, ok := notServed(err); ok {
-		advice = why
+		advice = "the DNS provider does not serve this host (spec.host): " + why
 		if o.Deleting {
 			advice += "; the record stays and the deletion waits: widen the filter again to delete it, or set " +
 				"deletionPolicy: Orphan to let the MyApp go and leave the record in place"
