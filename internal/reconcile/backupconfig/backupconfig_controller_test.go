@@ -926,11 +926,19 @@ func TestInvalidScheduleStillReleasesTheApp(t *testing.T) {
 	}, eventually, tick).Should(BeTrue())
 }
 
+// TestDeletingTheBackupConfigReleasesItsAppDuringAnOutage: a BackupConfig
+// deleted while its MyApp lives owes the MyApp a final backup first
+// (docs/spec/backupconfig.md, "Final backup"). While the backup service is
+// down it cannot take one; it does not hang for that: past its teardown
+// limit it gives the final backup up with a FinalBackupAbandoned warning,
+// lets its MyApp go and finishes. Another BackupConfig's MyApp that is being
+// deleted keeps waiting for its own final backup.
 func TestDeletingTheBackupConfigReleasesItsAppDuringAnOutage(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	e := newTestEnv(t)
-	e.startManager()
+	const limit = 5 * time.Second
+	e.startManager(func(r *Reconciler) { r.FinalBackupTeardownLimit = limit })
 	// Another BackupConfig holds another MyApp, which sorts first, for a
 	// final backup that waits for the backup service.
 	other := e.newApp("alpha", dnsCleanupFinalizer)
@@ -953,9 +961,12 @@ func TestDeletingTheBackupConfigReleasesItsAppDuringAnOutage(t *testing.T) {
 
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(e.get(bc)())
-	}, eventually, tick).Should(BeTrue())
+	}, limit+eventually, tick).Should(BeTrue(), "the BackupConfig goes once its teardown limit has passed")
 	g.Expect(e.get(app)()).To(Succeed())
 	g.Expect(app.Finalizers).NotTo(ContainElement(backupv1alpha1.FinalBackupFinalizer))
+	g.Eventually(func(g Gomega) []eventReason {
+		return e.eventReasons(g, bc)
+	}, eventually, tick).Should(ContainElement(eventFinalBackupAbandoned), "the lost final backup is announced")
 	// The other MyApp still waits for its own final backup.
 	g.Expect(e.get(other)()).To(Succeed())
 	g.Expect(other.Finalizers).To(ContainElement(backupv1alpha1.FinalBackupFinalizer))
