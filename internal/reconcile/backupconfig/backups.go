@@ -121,6 +121,7 @@ func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Res
 	if !s.bc.Spec.Suspend {
 		// Quiet for the Restore: Ready says so, naming it.
 		s.readiness.waitingForRestore = restores.targets[s.bc.Spec.AppRef.Name]
+		s.readiness.waitingSince = restores.since[s.bc.Spec.AppRef.Name]
 	}
 	r.carryRefusedSlot(s)
 	p := backupplan.PlanNewBackup(r.observeNewBackup(s))

@@ -85,8 +85,10 @@ type readiness struct {
 	// serviceErr is the last error the backup service returned in this pass.
 	serviceErr error
 	// waitingForRestore names the Restore in progress that writes the
-	// MyApp, while the BackupConfig is quiet for it.
+	// MyApp, while the BackupConfig is quiet for it; waitingSince is that
+	// Restore's status.startTime, or its creation before it has one.
 	waitingForRestore string
+	waitingSince      time.Time
 	// serviceCause is what the provider's client says of serviceErr: its
 	// cause and the way out (backup.Explainer), "" when it says nothing.
 	serviceCause string
