@@ -69,7 +69,9 @@ func TestRecordFreshness(t *testing.T) {
 	g.Expect(backupDue.DeleteLabelValues(key.Namespace, key.Name)).To(BeFalse(), "nothing is due without a schedule")
 
 	// Quiet for a Restore: the gauge says since when, 0 once it ends.
-	waiting := func() float64 { return testutil.ToFloat64(waitingForRestoreSince.WithLabelValues(key.Namespace, key.Name)) }
+	waiting := func() float64 {
+		return testutil.ToFloat64(waitingForRestoreSince.WithLabelValues(key.Namespace, key.Name))
+	}
 	g.Expect(waiting()).To(BeZero(), "not quiet for a Restore")
 	restoreStarted := time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC)
 	s.readiness.waitingForRestore, s.readiness.waitingSince = "web-restore", restoreStarted
