@@ -43,6 +43,7 @@ import (
 	"github.com/prometheus/prometheus/util/teststorage"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -76,12 +77,30 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	bc.Spec.AppRef.Name, bc.Spec.Schedule = "web", "0 3 * * *"
 	g.Expect(k8sClient.Create(t.Context(), bc)).To(Succeed())
 
+	// A second MyApp, backed up on change only, is deleted once backed up:
+	// it is restored below while the DNS service is down, so its
+	// BackupConfig waits for the Restore.
+	api := &appsv1alpha1.MyApp{}
+	api.Namespace, api.Name = ns, "api"
+	api.Spec.Image, api.Spec.Host = "nginx:1.27", "api."+ns+".example.com"
+	g.Expect(k8sClient.Create(t.Context(), api)).To(Succeed())
+	apiBC := &backupv1alpha1.BackupConfig{}
+	apiBC.Namespace, apiBC.Name = ns, "api-changes"
+	apiBC.Spec.AppRef.Name = "api"
+	g.Expect(k8sClient.Create(t.Context(), apiBC)).To(Succeed())
+
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 		g.Expect(app.Status.DNS).NotTo(BeNil(), "the record is written")
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(bc), bc)).To(Succeed())
 		g.Expect(bc.Status.LastSuccessfulBackupTime).NotTo(BeNil(), "the first backup succeeded")
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(apiBC), apiBC)).To(Succeed())
+		g.Expect(apiBC.Status.LastSuccessfulBackupTime).NotTo(BeNil(), "the MyApp api is backed up")
 	}, timeout, interval).Should(Succeed())
+	g.Expect(k8sClient.Delete(t.Context(), api)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(api), api))
+	}, timeout, interval).Should(BeTrue())
 
 	// Another installation with this one's owner ID (the kube-system UID,
 	// by default) keeps claiming it, as a cluster restored from this one's
@@ -109,6 +128,15 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	sim.ClearFaults()
 	sim.SetOutage(simulator.ServiceDNS, true)
 
+	// The MyApp api is restored while the DNS service is down, by a
+	// Restore given three hours: it cannot become Ready, and its
+	// BackupConfig takes no backup meanwhile.
+	restore := &backupv1alpha1.Restore{}
+	restore.Namespace, restore.Name = ns, "api-back"
+	restore.Spec.Source.BackupConfigRef = &backupv1alpha1.BackupConfigReference{Name: apiBC.Name}
+	restore.Spec.Timeout = &metav1.Duration{Duration: 3 * time.Hour}
+	g.Expect(k8sClient.Create(t.Context(), restore)).To(Succeed())
+
 	var families map[string][]map[string]string
 	g.Eventually(func(g Gomega) {
 		families = scrape(g)
@@ -117,6 +145,8 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 			ContainElement(SatisfyAll(HaveKeyWithValue("namespace", ns), HaveKeyWithValue("name", "web")))))
 		g.Expect(families).To(HaveKeyWithValue("myapp_backupconfig_backup_due_timestamp_seconds",
 			ContainElement(SatisfyAll(HaveKeyWithValue("namespace", ns), HaveKeyWithValue("name", "web-nightly")))))
+		g.Expect(samplesOf(scrapeSamples(g, metricsURL), "myapp_backupconfig_waiting_for_restore_since_timestamp_seconds",
+			"api-changes")).To(ConsistOf(BeNumerically(">", 0)), "the BackupConfig of api waits for the Restore")
 		g.Expect(families).To(HaveKeyWithValue("controller_runtime_reconcile_errors_total",
 			ContainElement(HaveKeyWithValue("controller", "myapp"))))
 	}, timeout, interval).Should(Succeed(), "the manager exports every series the alerts read")
@@ -139,7 +169,7 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	standbyProcess.Stop()
 
 	alerting := loadAlertingRules(t)
-	g.Expect(alerting).To(HaveLen(9))
+	g.Expect(alerting).To(HaveLen(10))
 
 	// Every metric a rule reads is one the manager exports, or up, which
 	// Prometheus writes for each scrape; and every selector names the job
@@ -195,6 +225,8 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	named := func(name string) labels.Labels { return labels.FromStrings("namespace", ns, "name", name) }
 	g.Expect(fired).To(HaveKeyWithValue("MyAppDNSCleanupStuck", ContainElement(includes(named("web")))))
 	g.Expect(fired).To(HaveKeyWithValue("BackupConfigBackupOverdue", ContainElement(includes(named("web-nightly")))))
+	g.Expect(fired).To(HaveKeyWithValue("BackupConfigWaitingForRestore", ConsistOf(includes(named("api-changes")))),
+		"only the BackupConfig quiet for a Restore, not web-nightly, whose gauge is 0")
 	g.Expect(fired).To(HaveKeyWithValue("MyAppExternalServiceFailing", ContainElement(includes(labels.FromStrings("service", "dns")))))
 	g.Expect(fired).To(HaveKeyWithValue("MyAppExternalServiceThrottling", ContainElement(includes(labels.FromStrings("service", "dns")))))
 	g.Expect(fired).To(HaveKeyWithValue("MyAppReconcileErrors", ContainElement(includes(labels.FromStrings("controller", "myapp")))))
@@ -441,6 +473,18 @@ func values(samples []sample, name string) []float64 {
 	var out []float64
 	for _, s := range samples {
 		if s.name == name {
+			out = append(out, s.value)
+		}
+	}
+	return out
+}
+
+// samplesOf returns the values of the samples named name of the object
+// named object.
+func samplesOf(samples []sample, name, object string) []float64 {
+	var out []float64
+	for _, s := range samples {
+		if s.name == name && s.labels.Get("name") == object {
 			out = append(out, s.value)
 		}
 	}

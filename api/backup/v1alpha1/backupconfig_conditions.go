@@ -59,6 +59,11 @@ const (
 	// ScheduledBackupRefusedReason: the backup service refused to start the
 	// backup of a schedule slot, so the slot was skipped.
 	ScheduledBackupRefusedReason = "ScheduledBackupRefused"
+	// WaitingForRestoreReason: a Restore in progress writes the MyApp, so
+	// no backup of it starts on any trigger until that Restore has
+	// succeeded or failed (its spec.timeout bounds the wait); the message
+	// names the Restore.
+	WaitingForRestoreReason = "WaitingForRestore"
 	// FinalBackupInProgressReason: the MyApp is being deleted and its final
 	// backup is being taken.
 	FinalBackupInProgressReason = "FinalBackupInProgress"

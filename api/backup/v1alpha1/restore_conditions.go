@@ -47,7 +47,7 @@ const (
 // The reason of a Restore that succeeded.
 const (
 	// RestoreSucceededReason: the restored MyApp was Ready with its DNS record
-	// active.
+	// active, or, restored as a suspended MyApp, reports Suspended.
 	RestoreSucceededReason = "RestoreSucceeded"
 )
 
@@ -95,4 +95,12 @@ const (
 	// RestoredAppDeletedReason: the MyApp the Restore wrote was deleted, or
 	// replaced by another of the same name, before it was Ready.
 	RestoredAppDeletedReason = "RestoredAppDeleted"
+	// HostConflictReason: the restored MyApp reports HostConflict for its
+	// spec.host at its generation: another MyApp (or owner) holds the host's
+	// record, and the MyApp will not become Ready until that one lets it
+	// go. The MyApp stays, waiting for its host as any other.
+	HostConflictReason = "HostConflict"
+	// RestoreTimedOutReason: the Restore did not finish within spec.timeout
+	// of status.startTime.
+	RestoreTimedOutReason = "RestoreTimedOut"
 )

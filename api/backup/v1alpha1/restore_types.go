@@ -19,6 +19,7 @@ package v1alpha1
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,8 @@ const (
 	// and the Restore waits for it to be Ready with its DNS record active.
 	RestoreRestoring RestorePhase = "Restoring"
 	// RestoreSucceeded: the restored MyApp was Ready with its DNS record
-	// active. Final.
+	// active, or, restored from a backup of a suspended MyApp, reported
+	// itself Suspended. Final.
 	RestoreSucceeded RestorePhase = "Succeeded"
 	// RestoreFailed: the Restore was refused or cannot finish; the Ready
 	// condition says why. Final: a Restore is never retried once failed,
@@ -196,7 +198,19 @@ type RestoreSpec struct {
 	// +kubebuilder:default={existingApp: Fail}
 	// +optional
 	Target RestoreTarget `json:"target,omitempty"`
+
+	// Timeout bounds how long the Restore may take, counted from
+	// status.startTime, which this controller writes at its first look at
+	// the Restore on its own clock: a Restore that has neither succeeded nor
+	// failed by then fails with RestoreTimedOut (a MyApp it wrote stays).
+	// 15 minutes when not set.
+	// +kubebuilder:default="15m"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
+
+// DefaultRestoreTimeout is spec.timeout when not set.
+const DefaultRestoreTimeout = 15 * time.Minute
 
 // RestoredObject names an object the backup was taken from, and which
 // incarnation of it (its UID).
@@ -265,7 +279,8 @@ type RestoreStatus struct {
 	// +optional
 	RestoredAppUID types.UID `json:"restoredAppUID,omitempty"`
 
-	// StartTime is when the backup was chosen; CompletionTime when the
+	// StartTime is when this controller first looked at the Restore, on its
+	// own clock: spec.timeout counts from it. CompletionTime is when the
 	// Restore succeeded or failed.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

@@ -114,8 +114,14 @@ const maxNewBackupSteps = 6
 // status (record.go) and observed again before the next decision, and the
 // plan's one wake-up says when the BackupConfig comes back.
 func (r *Reconciler) reconcileNewBackup(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if _, err := r.restoresInProgress(ctx, s); err != nil {
+	restores, err := r.restoresInProgress(ctx, s)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !s.bc.Spec.Suspend {
+		// Quiet for the Restore: Ready says so, naming it.
+		s.readiness.waitingForRestore = restores.targets[s.bc.Spec.AppRef.Name]
+		s.readiness.waitingSince = restores.since[s.bc.Spec.AppRef.Name]
 	}
 	r.carryRefusedSlot(s)
 	p := backupplan.PlanNewBackup(r.observeNewBackup(s))

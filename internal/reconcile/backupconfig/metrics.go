@@ -76,6 +76,15 @@ var (
 		Help: "The first schedule time after a scheduled BackupConfig's last successful backup (or its creation), in seconds " +
 			"since the epoch: a newer successful backup is due then. Absent without a usable schedule or while suspended.",
 	}, objectLabels)
+	// waitingForRestoreSince says how long a BackupConfig has been quiet
+	// for a Restore of its MyApp: no backup starts on any trigger, so
+	// neither the schedule's gauge nor any change says so for a
+	// BackupConfig that backs up on change only.
+	waitingForRestoreSince = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "myapp_backupconfig_waiting_for_restore_since_timestamp_seconds",
+		Help: "While a Restore in progress writes a BackupConfig's MyApp, so that no backup of it starts: the " +
+			"Restore's status.startTime (its creation before it has one), in seconds since the epoch; 0 otherwise.",
+	}, objectLabels)
 )
 
 // Causes of backup deletions, the values of the cause label.
@@ -89,7 +98,7 @@ const (
 // many reconcilers tests or managers construct.
 func init() {
 	metrics.Registry.MustRegister(finalBackupsAbandoned, backupsStarted, backupsSucceeded, backupsFailed, backupDuration,
-		backupsDeleted, backupsHeldForCleanup, lastSuccess, backupDue)
+		backupsDeleted, backupsHeldForCleanup, lastSuccess, backupDue, waitingForRestoreSince)
 }
 
 // recordFreshness sets the freshness gauges of the BackupConfig a pass
@@ -99,6 +108,11 @@ func recordFreshness(s *scope) {
 		forgetFreshness(s.key)
 		return
 	}
+	quietSince := 0.0
+	if !s.readiness.waitingSince.IsZero() {
+		quietSince = float64(s.readiness.waitingSince.Unix())
+	}
+	waitingForRestoreSince.WithLabelValues(s.key.Namespace, s.key.Name).Set(quietSince)
 	since := s.bc.CreationTimestamp.Time
 	if t := s.bc.Status.LastSuccessfulBackupTime; t != nil {
 		lastSuccess.WithLabelValues(s.key.Namespace, s.key.Name).Set(float64(t.Unix()))
@@ -117,4 +131,5 @@ func recordFreshness(s *scope) {
 func forgetFreshness(key types.NamespacedName) {
 	lastSuccess.DeleteLabelValues(key.Namespace, key.Name)
 	backupDue.DeleteLabelValues(key.Namespace, key.Name)
+	waitingForRestoreSince.DeleteLabelValues(key.Namespace, key.Name)
 }

@@ -68,10 +68,24 @@ func TestRecordFreshness(t *testing.T) {
 	recordFreshness(s)
 	g.Expect(backupDue.DeleteLabelValues(key.Namespace, key.Name)).To(BeFalse(), "nothing is due without a schedule")
 
+	// Quiet for a Restore: the gauge says since when, 0 once it ends.
+	waiting := func() float64 {
+		return testutil.ToFloat64(waitingForRestoreSince.WithLabelValues(key.Namespace, key.Name))
+	}
+	g.Expect(waiting()).To(BeZero(), "not quiet for a Restore")
+	restoreStarted := time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC)
+	s.readiness.waitingForRestore, s.readiness.waitingSince = "web-restore", restoreStarted
+	recordFreshness(s)
+	g.Expect(waiting()).To(Equal(float64(restoreStarted.Unix())), "quiet since the Restore started")
+	s.readiness.waitingForRestore, s.readiness.waitingSince = "", time.Time{}
+	recordFreshness(s)
+	g.Expect(waiting()).To(BeZero(), "the quiet period ends with the Restore")
+
 	s = newScope(&succeeded)
 	recordFreshness(s)
 	s.bc.DeletionTimestamp = &metav1.Time{Time: succeeded}
 	recordFreshness(s)
 	g.Expect(lastSuccess.DeleteLabelValues(key.Namespace, key.Name)).To(BeFalse(), "a BackupConfig being deleted drops its series")
 	g.Expect(backupDue.DeleteLabelValues(key.Namespace, key.Name)).To(BeFalse(), "a BackupConfig being deleted drops its series")
+	g.Expect(waitingForRestoreSince.DeleteLabelValues(key.Namespace, key.Name)).To(BeFalse(), "a BackupConfig being deleted drops its series")
 }

@@ -19,6 +19,7 @@ package backupconfig
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,8 +43,10 @@ type restoresInProgress struct {
 	// retention or deletion deletes them.
 	pinned map[string]string
 	// targets are the MyApps they write (status.targetName): no backup of
-	// them starts.
+	// them starts. since says from when, by MyApp: the Restore's
+	// status.startTime, or its creation before it has one.
 	targets map[string]string
+	since   map[string]time.Time
 }
 
 // restoresInProgress lists, once per pass and from the cache, the Restores
@@ -59,7 +62,7 @@ func (r *Reconciler) restoresInProgress(ctx context.Context, s *scope) (restores
 	if err := r.Client.List(ctx, &list, client.InNamespace(s.bc.Namespace)); err != nil {
 		return restoresInProgress{}, fmt.Errorf("listing the Restores in namespace %s: %w", s.bc.Namespace, err)
 	}
-	in := restoresInProgress{pinned: map[string]string{}, targets: map[string]string{}}
+	in := restoresInProgress{pinned: map[string]string{}, targets: map[string]string{}, since: map[string]time.Time{}}
 	for i := range list.Items {
 		restore := &list.Items[i]
 		if restore.Status.Phase.Finished() {
@@ -68,8 +71,15 @@ func (r *Reconciler) restoresInProgress(ctx context.Context, s *scope) (restores
 		if b := restore.Status.Backup; b != nil && b.ID != "" {
 			in.pinned[b.ID] = restore.Name
 		}
-		if restore.Status.TargetName != "" {
-			in.targets[restore.Status.TargetName] = restore.Name
+		if target := restore.Status.TargetName; target != "" {
+			in.targets[target] = restore.Name
+			since := restore.CreationTimestamp.Time
+			if st := restore.Status.StartTime; st != nil {
+				since = st.Time
+			}
+			if prev, ok := in.since[target]; !ok || since.Before(prev) {
+				in.since[target] = since
+			}
 		}
 	}
 	s.restores = &in

@@ -84,6 +84,11 @@ type readiness struct {
 	suspended       bool
 	// serviceErr is the last error the backup service returned in this pass.
 	serviceErr error
+	// waitingForRestore names the Restore in progress that writes the
+	// MyApp, while the BackupConfig is quiet for it; waitingSince is that
+	// Restore's status.startTime, or its creation before it has one.
+	waitingForRestore string
+	waitingSince      time.Time
 	// serviceCause is what the provider's client says of serviceErr: its
 	// cause and the way out (backup.Explainer), "" when it says nothing.
 	serviceCause string
@@ -168,6 +173,11 @@ func setReadyCondition(bc *backupv1alpha1.BackupConfig, r readiness, acted int64
 	case r.finalBackupPending:
 		status, reason = metav1.ConditionFalse, backupv1alpha1.FinalBackupInProgressReason
 		message = fmt.Sprintf("MyApp %q is being deleted; it is released once its final backup succeeded.", r.appName)
+	case r.waitingForRestore != "":
+		status, reason = metav1.ConditionFalse, backupv1alpha1.WaitingForRestoreReason
+		message = fmt.Sprintf("Restore %s is writing MyApp %q: no backup of it starts, on any trigger, until that "+
+			"Restore has succeeded or failed (within its spec.timeout); the first backup after it follows at once.",
+			r.waitingForRestore, r.appName)
 	case r.refusedSlot != "":
 		status, reason, message = metav1.ConditionFalse, backupv1alpha1.ScheduledBackupRefusedReason, r.refusedSlot
 	}

@@ -66,6 +66,21 @@ func TestSetReadyCondition(t *testing.T) {
 			wantMessages: []string{`MyApp "web"`, "spec.appRef.name"},
 		},
 		{
+			name:         "quiet for a Restore names it",
+			schedule:     "0 3 * * *",
+			readiness:    readiness{waitingForRestore: "web-restore"},
+			wantStatus:   metav1.ConditionFalse,
+			wantReason:   backupv1alpha1.WaitingForRestoreReason,
+			wantMessages: []string{"Restore web-restore", `MyApp "web"`, "no backup of it starts"},
+		},
+		{
+			name:         "a service failure wins over the quiet period",
+			readiness:    readiness{waitingForRestore: "web-restore", serviceErr: unavailable},
+			wantStatus:   metav1.ConditionFalse,
+			wantReason:   backupv1alpha1.BackupServiceUnavailableReason,
+			wantMessages: []string{"No backups can be started"},
+		},
+		{
 			name:         "invalid schedule wins over a missing app",
 			schedule:     "99 * * * *",
 			readiness:    readiness{invalidSchedule: "end of range (99) above maximum (59): 99", appMissing: true},

@@ -23,6 +23,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -162,8 +164,19 @@ func TestABackupConfigIsQuietWhileItsMyAppIsRestored(t *testing.T) {
 	r := e.newRestore("web-restore", backupv1alpha1.RestoreSource{BackupID: seeded.ID})
 	e.create(r)
 	e.waitForPhase(r, backupv1alpha1.RestoreRestoring)
+	quietReady := func(g Gomega) {
+		got := &backupv1alpha1.BackupConfig{}
+		g.Expect(e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), got)).To(Succeed())
+		ready := meta.FindStatusCondition(got.Status.Conditions, backupv1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse), "Ready while quiet: %s", ready.Message)
+		g.Expect(ready.Reason).To(Equal(backupv1alpha1.WaitingForRestoreReason))
+		g.Expect(ready.Message).To(ContainSubstring("Restore " + r.Name))
+	}
+	g.Eventually(quietReady, eventually, tick).Should(Succeed())
 	g.Consistently(func(g Gomega) {
 		g.Expect(listOwn(g)).To(HaveLen(1), "no backup starts while the Restore is in progress")
+		quietReady(g)
 	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
 
 	e.sim.SetOutage(simulator.ServiceDNS, false)
@@ -197,4 +210,11 @@ func TestABackupConfigIsQuietWhileItsMyAppIsRestored(t *testing.T) {
 		}
 		return notes
 	}, eventually, tick).Should(ContainElement(ContainSubstring("its first since Restore " + r.Name + " restored it")))
+	g.Eventually(func(g Gomega) string {
+		got := &backupv1alpha1.BackupConfig{}
+		g.Expect(e.c.Get(t.Context(), client.ObjectKeyFromObject(bc), got)).To(Succeed())
+		ready := meta.FindStatusCondition(got.Status.Conditions, backupv1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		return ready.Reason
+	}, eventually, tick).Should(Equal(backupv1alpha1.ReadyReason), "the quiet period ends with the Restore")
 }

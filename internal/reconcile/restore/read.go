@@ -121,7 +121,9 @@ func (r *Reconciler) resolveBackupConfig(ctx context.Context, s *scope, name str
 		return nil
 	}
 	s.chosen = &b
-	s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase)}
+	// Listed by the BackupConfig's UID, and a BackupConfig's backups are
+	// all taken in its namespace, the Restore's.
+	s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase), Namespace: bc.Namespace}
 	return nil
 }
 
@@ -171,7 +173,9 @@ func (r *Reconciler) resolveStorage(ctx context.Context, s *scope, namespace, na
 			continue
 		}
 		s.chosen = &b
-		s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase)}
+		// Listed by the namespace label, and the content, when it could be
+		// read, said the same.
+		s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase), Namespace: namespace}
 		s.setContent(payload, problem, detail)
 		return nil
 	}
@@ -392,6 +396,10 @@ func observeApp(app *appsv1alpha1.MyApp) *restoreplan.AppRead {
 	}
 	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition); c != nil {
 		a.Ready, a.ReadyGeneration = c.Status == metav1.ConditionTrue, c.ObservedGeneration
+		a.Suspended = app.Spec.Suspend && c.Reason == appsv1alpha1.SuspendedReason
+	}
+	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
+		a.HostConflict = c.Reason == appsv1alpha1.HostConflictReason && c.ObservedGeneration == app.Generation
 	}
 	if dns := app.Status.DNS; dns != nil {
 		a.DNSState, a.DNSName = dns.State, dns.Name

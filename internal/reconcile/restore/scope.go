@@ -82,6 +82,9 @@ func newScope(restore *backupv1alpha1.Restore, ownerID string, now time.Time) *s
 	if storage := restore.Spec.Source.Storage; storage != nil {
 		obs.SourceNamespace = storage.Namespace
 	}
+	if st.StartTime != nil {
+		obs.PastDeadline = !now.Before(st.StartTime.Add(timeoutOf(restore)))
+	}
 	return &scope{restore: restore, base: restore.DeepCopy(), now: now, obs: obs}
 }
 
@@ -116,4 +119,12 @@ func (s *scope) targetName() string {
 		return s.chosen.Labels[labelMyApp]
 	}
 	return ""
+}
+
+// timeoutOf is the Restore's spec.timeout, or its default when not set.
+func timeoutOf(restore *backupv1alpha1.Restore) time.Duration {
+	if t := restore.Spec.Timeout; t != nil && t.Duration > 0 {
+		return t.Duration
+	}
+	return backupv1alpha1.DefaultRestoreTimeout
 }

@@ -85,9 +85,12 @@ func setStatus(s *scope) {
 	phase = cmp.Or(phase, st.Phase, backupv1alpha1.RestorePending)
 	reason = cmp.Or(reason, backupv1alpha1.RestorePendingReason)
 
+	if st.StartTime == nil {
+		// The start of spec.timeout, on this controller's clock only.
+		st.StartTime = pass.StatusTime(s.now)
+	}
 	if s.outcome.Pin && st.Backup == nil && s.chosen != nil {
 		st.Backup = chosenBackup(*s.chosen)
-		st.StartTime = pass.StatusTime(s.now)
 	}
 	if st.Backup != nil {
 		describeFromContent(st.Backup, s.payload)
@@ -188,6 +191,10 @@ func readyMessage(s *scope, reason string) string {
 	case backupv1alpha1.WaitingForAppReason:
 		return waitingMessage(s)
 	case backupv1alpha1.RestoreSucceededReason:
+		if s.obs.App != nil && s.obs.App.Suspended {
+			return fmt.Sprintf("MyApp %s was restored from backup %s and reports itself Suspended, as spec.suspend "+
+				"says: the operator writes nothing for it until spec.suspend is false.", target, id)
+		}
 		return fmt.Sprintf("MyApp %s was restored from backup %s and is Ready, its DNS record for %s active.",
 			target, id, s.app.Spec.Host)
 	case backupv1alpha1.BackupServiceUnavailableReason:
@@ -264,6 +271,27 @@ func refusalMessage(s *scope, reason string) string {
 	case backupv1alpha1.RestoredAppDeletedReason:
 		return fmt.Sprintf("MyApp %s, which this Restore wrote (UID %s), was deleted before it was Ready.", target,
 			s.restore.Status.RestoredAppUID) + again
+	case backupv1alpha1.HostConflictReason:
+		msg := fmt.Sprintf("MyApp %s was written from backup %s, but cannot become Ready: the DNS record of its "+
+			"host is held by another owner", target, id)
+		if c := meta.FindStatusCondition(s.app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
+			msg += " (" + strings.TrimRight(c.Message, ".") + ")"
+		}
+		return msg + ". The MyApp stays and takes the host once its holder lets it go; delete the holder, or " +
+			"restore under another spec.host." + again
+	case backupv1alpha1.RestoreTimedOutReason:
+		msg := fmt.Sprintf("The Restore did not finish within spec.timeout (%s) of its start at %s.",
+			timeoutOf(s.restore), s.restore.Status.StartTime.UTC().Format(time.RFC3339))
+		if c := meta.FindStatusCondition(s.base.Status.Conditions, readyCondition); c != nil {
+			msg += fmt.Sprintf(" It was %s: %s", c.Reason, c.Message)
+			if !strings.HasSuffix(msg, ".") {
+				msg += "."
+			}
+		}
+		if s.restore.Status.RestoredAppUID != "" {
+			msg += fmt.Sprintf(" MyApp %s, which it wrote, stays.", target)
+		}
+		return msg + again
 	}
 	return fmt.Sprintf("The Restore stopped: %s.", reason)
 }

@@ -172,8 +172,10 @@ func TestStatusDescribesABackupFromItsLabelsUntilItsContentIsRead(t *testing.T) 
 	r.Spec.Source = backupv1alpha1.RestoreSource{BackupID: "bk-9"}
 	s := newScope(r, ownOwnerID, statusNow)
 	s.chosen = &chosen
-	s.outcome = restoreplan.Make(restoreplan.Observation{
-		Source: &restoreplan.SourceRead{Found: true, Phase: restoreplan.BackupRunning}})
+	// As resolveBackupID reads it: the labels say the namespace, so the
+	// running backup is pinned.
+	s.outcome = restoreplan.Make(restoreplan.Observation{Namespace: "shop",
+		Source: &restoreplan.SourceRead{Found: true, Phase: restoreplan.BackupRunning, Namespace: "shop"}})
 	setStatus(s)
 	st := s.restore.Status
 	g.Expect(st.Backup.Trigger).To(Equal("Manual"))

@@ -122,6 +122,9 @@ type Observation struct {
 	Phase       backupv1alpha1.RestorePhase
 	Pinned      string
 	RestoredUID string
+	// PastDeadline says spec.timeout has passed since status.startTime, as
+	// the restore package measures it on the manager's clock.
+	PastDeadline bool
 
 	Source  *SourceRead
 	Backup  *BackupRead
@@ -179,6 +182,13 @@ type AppRead struct {
 	// no status.dns); Host is spec.host.
 	DNSState      appsv1alpha1.DNSRecordState
 	DNSName, Host string
+	// Suspended says spec.suspend is set and the Ready condition's reason
+	// is Suspended: the MyApp reports itself suspended, which it stays
+	// until someone resumes it, never Ready.
+	Suspended bool
+	// HostConflict says the DNSReady condition's reason is HostConflict at
+	// the MyApp's generation: another owner holds spec.host's record.
+	HostConflict bool
 	// BusyWith names another Restore in progress that writes this MyApp
 	// before this one: one that wrote it already (its mark is on it, or its
 	// status says so), or one created earlier. "" when none.
@@ -215,6 +225,10 @@ func Make(o Observation) Plan {
 		// Refused before anything is read: nothing of another namespace's
 		// backups is listed, let alone written to status.
 		return Refuse(backupv1alpha1.BackupOfAnotherNamespaceReason)
+	case o.PastDeadline && (o.Pinned == "" || o.RestoredUID == ""):
+		// Nothing written yet, and nothing will be: the deadline is the
+		// end whatever a read would find.
+		return Refuse(backupv1alpha1.RestoreTimedOutReason)
 	case o.Pinned == "":
 		return planChoice(o)
 	case o.RestoredUID == "":
@@ -229,7 +243,20 @@ func Make(o Observation) Plan {
 // cannot be restored): nothing is written to a MyApp in the pass that
 // chooses, so the choice is stored before anything it leads to, and a
 // crash after it never leads a later pass to choose again, differently.
+//
+// A backup is pinned only once its labels or its content show it was taken
+// in the Restore's namespace: status.backup never describes a backup of
+// another namespace, nor one that might be. A running backup whose labels
+// say nothing (its content cannot be read until it has succeeded) is waited
+// for without being pinned.
 func planChoice(o Observation) Plan {
+	contentRead := o.Content != nil && o.Content.Problem == ""
+	ownNamespace := o.Source != nil && o.Source.Namespace != "" && o.Source.Namespace == o.Namespace ||
+		contentRead && o.Content.Namespace == o.Namespace
+	pinIfOwn := func(p Plan) Plan {
+		p.Pin = ownNamespace
+		return p
+	}
 	switch {
 	case o.Source == nil:
 		return Plan{Need: NeedSource}
@@ -243,14 +270,16 @@ func planChoice(o Observation) Plan {
 		// namespace's backup to whoever reads this one.
 		return Refuse(backupv1alpha1.BackupOfAnotherNamespaceReason)
 	case o.Source.Phase == BackupFailed:
-		return pinned(Refuse(backupv1alpha1.BackupNotSucceededReason))
+		return pinIfOwn(Refuse(backupv1alpha1.BackupNotSucceededReason))
+	case o.Source.Phase != BackupSucceeded && !ownNamespace:
+		return wait(backupv1alpha1.RestorePending, backupv1alpha1.BackupRunningReason, WakeBackupPoll)
 	case o.Source.Phase != BackupSucceeded:
 		return Plan{Action: ActPin, Pin: true,
 			Show: Show{Phase: backupv1alpha1.RestorePending, Reason: backupv1alpha1.BackupRunningReason}, Wake: WakeBackupPoll}
 	case o.Content == nil:
 		return Plan{Need: NeedContent}
 	case o.Content.Problem != "":
-		return pinned(Refuse(o.Content.Problem))
+		return pinIfOwn(Refuse(o.Content.Problem))
 	case o.Content.OwnerID != o.OwnerID:
 		return pinned(Refuse(backupv1alpha1.ForeignBackupReason))
 	}
@@ -300,16 +329,24 @@ func planWrite(o Observation) Plan {
 }
 
 // planFollow decides a Restore that wrote its MyApp: it succeeds once that
-// MyApp, the same incarnation, is restored.
+// MyApp, the same incarnation, is restored as backed up (Ready, or
+// suspended), fails when it cannot become Ready while another holds its
+// host, and fails at its deadline otherwise.
 func planFollow(o Observation) Plan {
 	switch {
 	case o.App == nil:
 		return Plan{Need: NeedApp}
 	case !o.App.Exists || o.App.UID != o.RestoredUID:
 		return Refuse(backupv1alpha1.RestoredAppDeletedReason)
-	case restored(*o.App):
+	case restored(*o.App) || o.App.Suspended:
+		// A suspended MyApp is never Ready: reporting itself Suspended is
+		// how it is restored as a backup of a suspended MyApp holds it.
 		return Plan{Action: ActSucceed,
 			Show: Show{Phase: backupv1alpha1.RestoreSucceeded, Reason: backupv1alpha1.RestoreSucceededReason}}
+	case o.App.HostConflict:
+		return Refuse(backupv1alpha1.HostConflictReason)
+	case o.PastDeadline:
+		return Refuse(backupv1alpha1.RestoreTimedOutReason)
 	}
 	return wait(backupv1alpha1.RestoreRestoring, backupv1alpha1.WaitingForAppReason, WakeAppPoll)
 }

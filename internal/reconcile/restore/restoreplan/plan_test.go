@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
@@ -58,18 +59,20 @@ var failureReasons = map[string]bool{
 	backupv1alpha1.TargetExistsReason:             true,
 	backupv1alpha1.InvalidAppSpecReason:           true,
 	backupv1alpha1.RestoredAppDeletedReason:       true,
+	backupv1alpha1.HostConflictReason:             true,
+	backupv1alpha1.RestoreTimedOutReason:          true,
 }
 
 // appStates are MyApps as the API server may show them: absent, or present
 // as any incarnation, mark, deletion and stage of readiness.
 func appStates() []*AppRead {
-	out := make([]*AppRead, 0, 2+2*3*2*7+4)
+	out := make([]*AppRead, 0, 2+2*3*2*len(readinessStates())+4)
 	out = append(out, nil, &AppRead{})
 	// Another Restore in progress writes the target first: with no MyApp
 	// yet, or with one carrying no mark, this Restore's or another's.
 	out = append(out, &AppRead{BusyWith: "earlier"})
 	for _, mark := range []string{"", thisRestore, otherRestore} {
-		a := readinessStates()[1]
+		a := readinessStates()[1].app
 		a.Exists, a.UID, a.MarkedBy, a.BusyWith = true, "app-1", mark, "earlier"
 		out = append(out, &a)
 	}
@@ -77,7 +80,7 @@ func appStates() []*AppRead {
 		for _, mark := range []string{"", thisRestore, otherRestore} {
 			for _, deleting := range []bool{false, true} {
 				for _, ready := range readinessStates() {
-					a := ready
+					a := ready.app
 					a.Exists, a.UID, a.MarkedBy, a.Deleting = true, uid, mark, deleting
 					out = append(out, &a)
 				}
@@ -87,27 +90,73 @@ func appStates() []*AppRead {
 	return out
 }
 
-// readinessStates are the raw readiness fields of a MyApp: restored, and
-// one step short of it in each way.
-func readinessStates() []AppRead {
+// outlook is what docs/spec/restore.md says a Restore makes of a MyApp in
+// a readiness state, stated by hand for each state below rather than
+// computed by a rule: restored (Ready at its generation with its record for
+// spec.host active), suspended as backed up (it reports Suspended: it is
+// never Ready, and is what a backup of a suspended MyApp restores), its
+// host held by another (HostConflict: it cannot become Ready while the
+// holder lives), or on its way (it may yet become Ready: wait).
+type outlook int
+
+const (
+	onItsWay outlook = iota
+	restoredAndReady
+	restoredSuspended
+	hostHeldByAnother
+)
+
+// readinessState is a MyApp's readiness fields and what the spec makes of
+// them.
+type readinessState struct {
+	app     AppRead
+	outlook outlook
+}
+
+// readinessStates are the raw readiness fields of a MyApp: restored, one
+// step short of it in each way, and the states it never leaves by itself.
+func readinessStates() []readinessState {
 	done := AppRead{Generation: 2, ObservedGeneration: 2, Ready: true, ReadyGeneration: 2,
 		DNSState: appsv1alpha1.DNSRecordActive, DNSName: "web.example.com", Host: "web.example.com"}
-	changes := []func(*AppRead){
-		func(a *AppRead) { a.ObservedGeneration = 1 },
-		func(a *AppRead) { a.Ready = false },
-		func(a *AppRead) { a.ReadyGeneration = 1 },
-		func(a *AppRead) { a.DNSState = appsv1alpha1.DNSRecordPending },
-		func(a *AppRead) { a.DNSState = "" },
-		func(a *AppRead) { a.DNSName = "old.example.com" },
-	}
-	out := make([]AppRead, 0, 1+len(changes))
-	out = append(out, done)
-	for _, change := range changes {
+	with := func(change func(*AppRead), o outlook) readinessState {
 		a := done
 		change(&a)
-		out = append(out, a)
+		return readinessState{app: a, outlook: o}
 	}
-	return out
+	return []readinessState{
+		{app: done, outlook: restoredAndReady},
+		with(func(a *AppRead) { a.ObservedGeneration = 1 }, onItsWay),
+		with(func(a *AppRead) { a.Ready = false }, onItsWay),
+		with(func(a *AppRead) { a.ReadyGeneration = 1 }, onItsWay),
+		with(func(a *AppRead) { a.DNSState = appsv1alpha1.DNSRecordPending }, onItsWay),
+		with(func(a *AppRead) { a.DNSState = "" }, onItsWay),
+		with(func(a *AppRead) { a.DNSName = "old.example.com" }, onItsWay),
+		// Suspended: Ready False Suspended at the generation a pass last
+		// acted on, no DNS record written for spec.host.
+		with(func(a *AppRead) {
+			a.Ready, a.ReadyGeneration, a.ObservedGeneration, a.Suspended = false, 0, 0, true
+			a.DNSState, a.DNSName = "", ""
+		}, restoredSuspended),
+		// Another MyApp holds spec.host: DNSReady HostConflict at the
+		// generation, Ready False, the record for the host not this one's.
+		with(func(a *AppRead) {
+			a.Ready, a.HostConflict = false, true
+			a.DNSState, a.DNSName = "", ""
+		}, hostHeldByAnother),
+	}
+}
+
+// outlookOf is the outlook stated for a's readiness fields.
+func outlookOf(a *AppRead) outlook {
+	r := AppRead{Generation: a.Generation, ObservedGeneration: a.ObservedGeneration, Ready: a.Ready,
+		ReadyGeneration: a.ReadyGeneration, DNSState: a.DNSState, DNSName: a.DNSName, Host: a.Host,
+		Suspended: a.Suspended, HostConflict: a.HostConflict}
+	for _, st := range readinessStates() {
+		if st.app == r {
+			return st.outlook
+		}
+	}
+	return onItsWay
 }
 
 // eachObservation calls f with every observation of the bounded space.
@@ -120,7 +169,9 @@ func eachObservation(f func(Observation)) {
 		{Found: true, Phase: BackupFailed},
 		{Found: true, Phase: BackupRunning, Namespace: otherNamespace},
 		{Found: true, Phase: BackupSucceeded, Namespace: otherNamespace},
-		{Found: true, Phase: BackupSucceeded, Namespace: ownNamespace}}
+		{Found: true, Phase: BackupSucceeded, Namespace: ownNamespace},
+		{Found: true, Phase: BackupRunning, Namespace: ownNamespace},
+		{Found: true, Phase: BackupFailed, Namespace: ownNamespace}}
 	backups := []*BackupRead{nil, {}, {Found: true, Phase: BackupRunning},
 		{Found: true, Phase: BackupSucceeded}, {Found: true, Phase: BackupFailed}}
 	contents := []*ContentRead{nil, {Problem: backupv1alpha1.BackupHasNoContentReason},
@@ -128,18 +179,20 @@ func eachObservation(f func(Observation)) {
 		{OwnerID: otherOwnerID, Namespace: ownNamespace}, {OwnerID: ownOwnerID, Namespace: otherNamespace}}
 	apps := appStates()
 	for _, phase := range phases {
-		for _, pinned := range []string{"", "b1"} {
-			for _, restoredUID := range []string{"", "app-1"} {
-				for _, policy := range []backupv1alpha1.ExistingAppPolicy{backupv1alpha1.ExistingAppFail, backupv1alpha1.ExistingAppReplace} {
-					for _, srcNS := range []string{"", ownNamespace, otherNamespace} {
-						for _, src := range sources {
-							for _, b := range backups {
-								for _, c := range contents {
-									for _, a := range apps {
-										f(Observation{RestoreUID: thisRestore, OwnerID: ownOwnerID, Policy: policy,
-											Namespace: ownNamespace, SourceNamespace: srcNS,
-											Phase: phase, Pinned: pinned, RestoredUID: restoredUID,
-											Source: src, Backup: b, Content: c, App: a})
+		for _, pastDeadline := range []bool{false, true} {
+			for _, pinned := range []string{"", "b1"} {
+				for _, restoredUID := range []string{"", "app-1"} {
+					for _, policy := range []backupv1alpha1.ExistingAppPolicy{backupv1alpha1.ExistingAppFail, backupv1alpha1.ExistingAppReplace} {
+						for _, srcNS := range []string{"", ownNamespace, otherNamespace} {
+							for _, src := range sources {
+								for _, b := range backups {
+									for _, c := range contents {
+										for _, a := range apps {
+											f(Observation{RestoreUID: thisRestore, OwnerID: ownOwnerID, Policy: policy,
+												Namespace: ownNamespace, SourceNamespace: srcNS,
+												Phase: phase, Pinned: pinned, RestoredUID: restoredUID, PastDeadline: pastDeadline,
+												Source: src, Backup: b, Content: c, App: a})
+										}
 									}
 								}
 							}
@@ -176,12 +229,19 @@ func ofAnotherNamespace(o Observation) bool {
 		o.Content != nil && o.Content.Problem == "" && o.Content.Namespace == otherNamespace
 }
 
-// appIsRestored is the "Ready with its DNS record active", stated on
-// the raw fields: the controller has seen the current generation, Ready is
-// True for it, and the record for spec.host is Active.
-func appIsRestored(a *AppRead) bool {
-	return a.Exists && a.Generation == a.ObservedGeneration && a.Ready && a.ReadyGeneration == a.Generation &&
-		a.DNSState == appsv1alpha1.DNSRecordActive && a.DNSName == a.Host
+// followsItsApp says the observation shows a Restore in progress that
+// wrote its MyApp, and that MyApp, the same incarnation.
+func followsItsApp(o Observation) bool {
+	return !o.Phase.Finished() && o.Pinned != "" && o.RestoredUID != "" && o.App != nil && o.App.Exists &&
+		o.App.UID == o.RestoredUID
+}
+
+// namespaceKnownOwn says the observation shows the backup the source
+// resolved to was taken in the Restore's namespace, by its labels or its
+// content.
+func namespaceKnownOwn(o Observation) bool {
+	return o.Source != nil && o.Source.Namespace == ownNamespace ||
+		o.Content != nil && o.Content.Problem == "" && o.Content.Namespace == ownNamespace
 }
 
 // promise is one rule every plan keeps: broken reports whether the plan made
@@ -239,23 +299,37 @@ var promises = []promise{
 		return writesApp(st) && o.RestoredUID != ""
 	}},
 	{"with existingApp Fail, a live MyApp that is not the Restore's own fails it with TargetExists", func(o Observation, st Plan) bool {
-		applies := o.Policy == backupv1alpha1.ExistingAppFail && !o.Phase.Finished() && o.Pinned != "" &&
+		applies := o.Policy == backupv1alpha1.ExistingAppFail && !o.Phase.Finished() && !o.PastDeadline && o.Pinned != "" &&
 			o.RestoredUID == "" && backupUsable(o) && liveTarget(o) && o.App.BusyWith == ""
 		return applies && (st.Action != ActFail || st.Show.Reason != backupv1alpha1.TargetExistsReason)
 	}},
-	{"a Restore succeeds only once the MyApp it wrote is Ready with its DNS record active", func(o Observation, st Plan) bool {
-		return st.Action == ActSucceed && (o.App == nil || o.App.UID != o.RestoredUID || !appIsRestored(o.App))
+	{"a Restore succeeds only once the MyApp it wrote is restored as backed up: Ready with its DNS record active, or suspended", func(o Observation, st Plan) bool {
+		return st.Action == ActSucceed && (!followsItsApp(o) ||
+			outlookOf(o.App) != restoredAndReady && outlookOf(o.App) != restoredSuspended)
 	}},
-	{"a Restore whose MyApp is restored succeeds", func(o Observation, st Plan) bool {
-		applies := !o.Phase.Finished() && o.Pinned != "" && o.RestoredUID != "" && o.App != nil &&
-			appIsRestored(o.App) && o.App.UID == o.RestoredUID
+	{"a Restore whose MyApp is restored as backed up succeeds, its deadline passed or not", func(o Observation, st Plan) bool {
+		applies := followsItsApp(o) && (outlookOf(o.App) == restoredAndReady || outlookOf(o.App) == restoredSuspended)
 		return applies && st.Action != ActSucceed
+	}},
+	{"a Restore whose MyApp's host another holds fails with HostConflict", func(o Observation, st Plan) bool {
+		applies := followsItsApp(o) && outlookOf(o.App) == hostHeldByAnother
+		return applies && (st.Action != ActFail || st.Show.Reason != backupv1alpha1.HostConflictReason)
+	}},
+	{"every Restore ends: past its deadline, a pass that decides finishes it, Succeeded or Failed", func(o Observation, st Plan) bool {
+		applies := !o.Phase.Finished() && o.PastDeadline && st.Need == NeedNothing
+		return applies && !st.Show.Phase.Finished()
+	}},
+	{"past its deadline, a Restore writes no MyApp", func(o Observation, st Plan) bool {
+		return o.PastDeadline && writesApp(st)
+	}},
+	{"status.backup is written only for a backup its labels or content show of the Restore's namespace", func(o Observation, st Plan) bool {
+		return st.Pin && !namespaceKnownOwn(o)
 	}},
 	{"a refusal is Failed with a reason that names the cause", func(_ Observation, st Plan) bool {
 		return st.Action == ActFail && (!failureReasons[st.Show.Reason] || st.Show.Phase != backupv1alpha1.RestoreFailed)
 	}},
 	{"a backup of another installation is refused", func(o Observation, st Plan) bool {
-		applies := foreignContentOfASucceededBackup(o) && !ofAnotherNamespace(o) && !o.Phase.Finished() &&
+		applies := foreignContentOfASucceededBackup(o) && !ofAnotherNamespace(o) && !o.Phase.Finished() && !o.PastDeadline &&
 			o.RestoredUID == "" && st.Need == NeedNothing
 		return applies && (st.Action != ActFail || st.Show.Reason != backupv1alpha1.ForeignBackupReason)
 	}},
@@ -273,7 +347,7 @@ var promises = []promise{
 		return writesApp(st) && o.App != nil && o.App.BusyWith != "" && st.Action != ActAdopt
 	}},
 	{"a Restore waiting for another to finish is in progress, not failed", func(o Observation, st Plan) bool {
-		applies := !o.Phase.Finished() && o.Pinned != "" && o.RestoredUID == "" && backupUsable(o) &&
+		applies := !o.Phase.Finished() && !o.PastDeadline && o.Pinned != "" && o.RestoredUID == "" && backupUsable(o) &&
 			o.App != nil && o.App.BusyWith != "" && o.App.MarkedBy != thisRestore
 		return applies && (st.Action != ActWait || st.Show.Reason != backupv1alpha1.TargetBusyReason)
 	}},
@@ -350,6 +424,7 @@ func describe(o Observation) string {
 type world struct {
 	// status, as the last status write that got through left it.
 	phase       backupv1alpha1.RestorePhase
+	reason      string
 	pinned      string
 	restoredUID string
 	// backups lists the succeeded backups, oldest first; newer ones land
@@ -364,6 +439,16 @@ type world struct {
 	// existedBefore is the UID of a MyApp that was there before the
 	// Restore started (none: "").
 	existedBefore string
+	// now is the manager's clock; started is status.startTime, set by the
+	// first pass; timeout is spec.timeout (0: the clock is not watched).
+	now, started, timeout time.Duration
+	startedSet            bool
+}
+
+// pastDeadline is what the restore package tells the plan: spec.timeout has
+// passed since status.startTime.
+func (w *world) pastDeadline() bool {
+	return w.timeout > 0 && w.startedSet && w.now-w.started >= w.timeout
 }
 
 // readsPerPass bounds the reads of one pass in the sequences, as the
@@ -377,7 +462,10 @@ const readsPerPass = 8
 // 2 before anything is written.
 func (w *world) pass(crashAt int) {
 	o := Observation{RestoreUID: thisRestore, OwnerID: ownOwnerID, Policy: backupv1alpha1.ExistingAppFail,
-		Phase: w.phase, Pinned: w.pinned, RestoredUID: w.restoredUID}
+		Phase: w.phase, Pinned: w.pinned, RestoredUID: w.restoredUID, PastDeadline: w.pastDeadline()}
+	if !w.startedSet {
+		w.started, w.startedSet = w.now, true
+	}
 	var chosen string
 	for range readsPerPass {
 		st := Make(o)
@@ -423,7 +511,7 @@ func (w *world) pass(crashAt int) {
 		if st.Pin {
 			w.pinned = chosen
 		}
-		w.phase = st.Show.Phase
+		w.phase, w.reason = st.Show.Phase, st.Show.Reason
 		return
 	}
 	panic("the plan did not end")
@@ -504,6 +592,77 @@ func TestPlanLeavesAMyAppThatWasThereAlone(t *testing.T) {
 		}
 		if w.phase != backupv1alpha1.RestoreFailed {
 			t.Fatalf("seed %d: the Restore ended %q, want Failed", seed, w.phase)
+		}
+	}
+}
+
+// settleAs is the MyApp controller reporting on the MyApp the way o says:
+// Ready with its record active, Suspended, HostConflict, or nothing yet
+// (an image that no longer pulls: it stays on its way for ever).
+func (w *world) settleAs(o outlook) {
+	if w.app == nil {
+		return
+	}
+	switch o {
+	case restoredAndReady:
+		w.settle()
+	case restoredSuspended:
+		w.app.Suspended = true
+	case hostHeldByAnother:
+		w.app.ObservedGeneration, w.app.HostConflict = w.app.Generation, true
+	}
+}
+
+// TestEveryRestoreEndsWithinItsDeadline runs seeded sequences of passes of
+// one Restore whose MyApp, once written, becomes Ready, reports Suspended,
+// reports HostConflict, or never becomes anything, with the manager's
+// clock moving on between passes and the manager dying at random. The
+// promise of docs/spec/restore.md: every Restore ends, Succeeded or Failed,
+// at the first pass at or after spec.timeout from status.startTime at the
+// latest; Succeeded when the MyApp is restored as backed up (Ready, or
+// Suspended), Failed HostConflict when another holds its host, Failed
+// RestoreTimedOut when nothing happens.
+func TestEveryRestoreEndsWithinItsDeadline(t *testing.T) {
+	const timeout = 15 * time.Minute
+	want := map[outlook]string{
+		restoredAndReady:  backupv1alpha1.RestoreSucceededReason,
+		restoredSuspended: backupv1alpha1.RestoreSucceededReason,
+		hostHeldByAnother: backupv1alpha1.HostConflictReason,
+		onItsWay:          backupv1alpha1.RestoreTimedOutReason,
+	}
+	for seed := range uint64(2000) {
+		rng := rand.New(rand.NewPCG(seed, 36))
+		fate := outlook(rng.IntN(4))
+		settleAfter := time.Duration(rng.IntN(20)) * time.Minute
+		w := &world{backups: []string{"b1"}, timeout: timeout}
+		for !w.phase.Finished() {
+			if w.startedSet && w.now-w.started > 2*timeout {
+				t.Fatalf("seed %d (%v): still %s/%s %v after the Restore started", seed, fate, w.phase, w.reason,
+					w.now-w.started)
+			}
+			if w.now >= settleAfter {
+				w.settleAs(fate)
+			}
+			crash := 0
+			if rng.IntN(5) == 0 {
+				crash = 1 + rng.IntN(2)
+			}
+			pastBefore := w.pastDeadline()
+			w.pass(crash)
+			if pastBefore && crash == 0 && !w.phase.Finished() {
+				t.Fatalf("seed %d (%v): a pass past the deadline left the Restore %s/%s", seed, fate, w.phase, w.reason)
+			}
+			w.now += time.Duration(1+rng.IntN(60)) * time.Second
+		}
+		// The MyApp's report decides when it comes well before the
+		// deadline; from near the deadline on, either may come first (the
+		// passes that crashed did not decide: a pass past the deadline that
+		// decides ends the Restore, as checked above).
+		ok := w.reason == want[fate] ||
+			settleAfter+2*time.Minute >= timeout && w.reason == backupv1alpha1.RestoreTimedOutReason
+		if !ok {
+			t.Fatalf("seed %d (%v, after %v): the Restore ended %s/%s, want %s", seed, fate, settleAfter, w.phase,
+				w.reason, want[fate])
 		}
 	}
 }
