@@ -170,12 +170,7 @@ func (o *options) bindBackupProviders(fs *flag.FlagSet) {
 
 // pickedBackupProvider is the provider --backup-provider names.
 func (o *options) pickedBackupProvider() (backupProvider, bool) {
-	for _, p := range backupProviders {
-		if p.name == o.backupProvider {
-			return p, true
-		}
-	}
-	return backupProvider{}, false
+	return rowNamed(backupProviders, func(p backupProvider) string { return p.name }, o.backupProvider)
 }
 
 // validateBackupProvider checks --backup-provider, the flags of the

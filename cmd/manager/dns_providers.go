@@ -111,12 +111,19 @@ func bindDNSProviders(fs *flag.FlagSet, o *options) {
 
 // pickedDNSProvider is the row --dns-provider names.
 func (o *options) pickedDNSProvider() (dnsProvider, bool) {
-	for _, p := range dnsProviders {
-		if p.name == o.dnsProvider {
-			return p, true
+	return rowNamed(dnsProviders, func(p dnsProvider) string { return p.name }, o.dnsProvider)
+}
+
+// rowNamed is the row of a provider table (dnsProviders, backupProviders)
+// whose name a flag gives.
+func rowNamed[T any](rows []T, name func(T) string, want string) (T, bool) {
+	for _, r := range rows {
+		if name(r) == want {
+			return r, true
 		}
 	}
-	return dnsProvider{}, false
+	var none T
+	return none, false
 }
 
 // validateDNSProvider checks --dns-provider and the flags of the backend it
