@@ -33,21 +33,31 @@ func TestRequireS3(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
 		err                error
+		required           bool
 		wantSkip, wantFail bool
 	}{
 		{name: "the server is there"},
 		{name: "no binary", err: ErrNoVersityGW, wantSkip: true},
 		{name: "no binary, wrapped", err: fmt.Errorf("starting S3: %w", ErrNoVersityGW), wantSkip: true},
 		{name: "the server failed", err: errors.New("versitygw exited (exit status 1)"), wantFail: true},
+		{name: "no binary, servers required", err: ErrNoVersityGW, required: true, wantFail: true},
+		{name: "the server is there, servers required", required: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// make test and CI require the servers (ServersRequired); each
+			// case says which run it is, whatever runs this test.
+			t.Setenv("CI", "")
+			t.Setenv("MYAPP_REQUIRE_SERVERS", "")
+			if tc.required {
+				t.Setenv("MYAPP_REQUIRE_SERVERS", "1")
+			}
 			var r recorder
 			RequireS3(&r, tc.err)
 			if (r.skipped != "") != tc.wantSkip || (r.failed != "") != tc.wantFail {
 				t.Fatalf("skipped=%q failed=%q; want skip=%v fail=%v", r.skipped, r.failed, tc.wantSkip, tc.wantFail)
 			}
-			if tc.wantSkip && !strings.Contains(r.skipped, "make versitygw") {
-				t.Errorf("the skip says %q; want the make target", r.skipped)
+			if msg := r.skipped + r.failed; tc.err != nil && errors.Is(tc.err, ErrNoVersityGW) && !strings.Contains(msg, "make versitygw") {
+				t.Errorf("the message says %q; want the make target", msg)
 			}
 		})
 	}
