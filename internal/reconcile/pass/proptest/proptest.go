@@ -76,13 +76,17 @@ func Promise(promise string, err error) error {
 	return &Broken{Promise: promise, Detail: err.Error()}
 }
 
-// promiseOf is the promise err names; an error that names none is counted
-// under its own words, marked so the report shows a check to name.
+// promiseOf is the promise err names and what else it says; an error that
+// names none is counted under its own words, marked so the report shows a
+// check to name.
 func promiseOf(err error) (promise, detail string) {
+	if b, ok := err.(*Broken); ok {
+		return b.Promise, b.Detail
+	}
 	if b, ok := errors.AsType[*Broken](err); ok {
 		return b.Promise, err.Error()
 	}
-	return "unnamed: " + err.Error(), err.Error()
+	return "unnamed: " + err.Error(), ""
 }
 
 // Collector gathers what one property test found over its observations.
@@ -135,7 +139,11 @@ func (c *Collector) ObserveErr(describe func() string, errs ...error) {
 		seen[promise] = true
 		c.breaks[promise]++
 		if len(c.first[promise]) < Keep {
-			c.first[promise] = append(c.first[promise], detail+"\n    "+describe())
+			example := describe()
+			if detail != "" {
+				example = detail + "\n    " + example
+			}
+			c.first[promise] = append(c.first[promise], example)
 		}
 	}
 	if len(seen) > 0 {

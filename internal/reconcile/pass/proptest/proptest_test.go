@@ -83,6 +83,9 @@ func TestTheReportCountsEveryObservationAndEveryBreak(t *testing.T) {
 				t.Errorf("%d observations: no failure says %q: %q", n, line, r.errs)
 			}
 		}
+		if n > 2 && !containsLine(r.errs, "at 2\n    world 2") {
+			t.Errorf("%d observations: no counterexample gives the detail of world 2 and describes it: %q", n, r.errs)
+		}
 		if len(r.errs) != wantErrs {
 			t.Errorf("%d observations: %d failures, want one per promise broken (%d): %q", n, len(r.errs), wantErrs, r.errs)
 		}
