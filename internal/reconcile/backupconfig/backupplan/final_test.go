@@ -21,6 +21,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // everyFinalObservation calls check with every final observation of the
@@ -234,10 +236,10 @@ func finalIdempotencyBroken(o FinalObservation, p FinalPlan) []string {
 }
 
 func TestPlanFinalBackupKeepsItsPromises(t *testing.T) {
-	p := newPromises(t)
+	c := proptest.New(t, "final-backup observations")
 	everyFinalObservation(func(o FinalObservation) {
 		plan := PlanFinalBackup(o)
-		p.check(finalPromisesBroken(o, plan), func() string { return fmt.Sprintf("%+v -> %+v", o, plan) })
+		c.Observe(func() string { return fmt.Sprintf("%+v -> %+v", o, plan) }, finalPromisesBroken(o, plan)...)
 	})
-	p.report("final-backup observations")
+	c.Report()
 }

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // This file checks the final-backup and hold planners together against a
@@ -665,8 +667,7 @@ func (w *finalWorld) judgeEnd(rested bool) {
 // seeded sequences and judges every release and every end.
 func TestFinalBackupsAndHoldsKeepTheirPromises(t *testing.T) {
 	const seeds, steps = 3000, 60
-	broken := map[string]int{}
-	var first []string
+	c := proptest.New(t, "seeded worlds")
 	var releases, givenUp, finals, persons, heldForAPerson, together, waited int
 	for seed := range uint64(seeds) {
 		w := &finalWorld{t: t, rng: rand.New(rand.NewPCG(seed, 31)), now: planNow, appExists: true}
@@ -688,22 +689,17 @@ func TestFinalBackupsAndHoldsKeepTheirPromises(t *testing.T) {
 		if slices.ContainsFunc(w.history, func(h string) bool { return strings.Contains(h, "was waited for)") }) {
 			waited++
 		}
+		broken := make([]error, 0, len(w.broken))
 		for _, v := range w.broken {
-			rule := ruleOf(v)
-			broken[rule]++
-			if len(first) < 3 {
-				first = append(first, fmt.Sprintf("seed %d: %s\nhistory: %v", seed, v, w.history))
-			}
+			broken = append(broken, proptest.Broke(ruleOf(v), "%s", v))
 		}
+		c.ObserveErr(func() string { return fmt.Sprintf("seed %d, history: %v", seed, w.history) }, broken...)
 	}
 	t.Logf("%d seeded worlds of %d steps: %d releases judged, %d SUCCEEDED final backups, %d give-ups, "+
 		"%d worlds with a BackupConfig-first deletion in one go, %d with a BackupConfig deleted and waited for "+
-		"before its MyApp, %d passes holding a MyApp for a person, %d BackupConfigs deleted by that person; "+
-		"broken promises by rule: %v",
-		seeds, steps, releases, finals, givenUp, together, waited, heldForAPerson, persons, broken)
-	if len(broken) > 0 {
-		t.Errorf("broken promises: %v\nfirst:\n%s", broken, first[0])
-	}
+		"before its MyApp, %d passes holding a MyApp for a person, %d BackupConfigs deleted by that person",
+		seeds, steps, releases, finals, givenUp, together, waited, heldForAPerson, persons)
+	c.Report()
 }
 
 // ruleOf is a violation without the names in it, to count by rule.

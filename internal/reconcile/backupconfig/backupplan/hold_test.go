@@ -19,6 +19,8 @@ package backupplan
 import (
 	"fmt"
 	"testing"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // holdApp is the MyApp the hold plans are asked about.
@@ -163,12 +165,12 @@ func holdKeptBroken(o HoldObservation) []string {
 }
 
 func TestPlanHoldKeepsItsPromises(t *testing.T) {
-	p := newPromises(t)
+	c := proptest.New(t, "hold observations")
 	everyHoldObservation(func(o HoldObservation) {
 		plan := PlanHold(o)
-		p.check(holdPromisesBroken(o, plan), func() string { return fmt.Sprintf("%+v -> %+v", o, plan) })
+		c.Observe(func() string { return fmt.Sprintf("%+v -> %+v", o, plan) }, holdPromisesBroken(o, plan)...)
 	})
-	p.report("hold observations")
+	c.Report()
 }
 
 // TestTheSafetyNetReleasesOnlyWhatNobodyWants: the safety net, which runs
@@ -176,7 +178,7 @@ func TestPlanHoldKeepsItsPromises(t *testing.T) {
 // of the namespace plainly wants or decides about, and keeps one that one
 // does, over every pair of BackupConfigs.
 func TestTheSafetyNetReleasesOnlyWhatNobodyWants(t *testing.T) {
-	p := newPromises(t)
+	c := proptest.New(t, "safety-net observations")
 	for a := range 1 << 8 {
 		for b := range 1 << 8 {
 			holders := []HolderView{holderFromBits("a", false, a), holderFromBits("b", false, b)}
@@ -193,8 +195,8 @@ func TestTheSafetyNetReleasesOnlyWhatNobodyWants(t *testing.T) {
 			if !released && nobody {
 				broken = append(broken, "kept a hold nobody wants")
 			}
-			p.check(broken, describe(holders))
+			c.Observe(describe(holders), broken...)
 		}
 	}
-	p.report("safety-net observations")
+	c.Report()
 }

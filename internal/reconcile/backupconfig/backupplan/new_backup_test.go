@@ -22,6 +22,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 const planApp = "app-uid"
@@ -254,14 +256,14 @@ func retryWakePromisesBroken(o NewBackupObservation, p NewBackupPlan) []string {
 }
 
 func TestPlanNewBackupKeepsItsPromises(t *testing.T) {
-	p := newPromises(t)
+	c := proptest.New(t, "new-backup observations")
 	everyNewBackupObservation(func(o NewBackupObservation) {
 		plan := PlanNewBackup(o)
-		p.check(newBackupPromisesBroken(o, plan), func() string {
+		c.Observe(func() string {
 			return fmt.Sprintf("%+v last=%+v -> %+v", o, o.Last, plan)
-		})
+		}, newBackupPromisesBroken(o, plan)...)
 	})
-	p.report("new-backup observations")
+	c.Report()
 }
 
 // TestTheRetryDelayDoublesUpToAnHour states the retry rule of the docs
@@ -342,7 +344,7 @@ func applyNewStep(o NewBackupObservation, p NewBackupPlan, answer serviceAnswer)
 // first start is answered with a RUNNING backup ends there.
 func TestThePassLoopEnds(t *testing.T) {
 	const maxNewSteps = 5
-	p := newPromises(t)
+	c := proptest.New(t, "pass loops")
 	everyNewBackupObservation(func(o NewBackupObservation) {
 		for _, answer := range []serviceAnswer{answerRunning, answerFinished} {
 			var broken []string
@@ -366,10 +368,10 @@ func TestThePassLoopEnds(t *testing.T) {
 				}
 				cur = applyNewStep(cur, plan, answer)
 			}
-			p.check(broken, describe(o))
+			c.Observe(describe(o), broken...)
 		}
 	})
-	p.report("pass loops")
+	c.Report()
 }
 
 // TestPlanSequencesAgainstAServiceModel drives the pass loop through

@@ -18,8 +18,6 @@ package backupplan
 
 import (
 	"fmt"
-	"strings"
-	"testing"
 	"time"
 )
 
@@ -38,37 +36,9 @@ const (
 	planRetryDelay    = time.Minute
 )
 
-// promises collects the promises a planner broke over many observations:
-// how many times each, and the first few cases, for the log.
-type promises struct {
-	t       *testing.T
-	checked int
-	broken  map[string]int
-	first   []string
-}
+// The promises a planner broke are collected with proptest.Collector:
+// each test hands it every observation and the rules its plan broke, and
+// it reports "N of M <observations> broke <rule>" with the first cases.
 
-func newPromises(t *testing.T) *promises {
-	return &promises{t: t, broken: map[string]int{}}
-}
-
-// check records one observation and the promises its plan broke.
-func (p *promises) check(broken []string, describe func() string) {
-	p.checked++
-	for _, rule := range broken {
-		p.broken[rule]++
-		if len(p.first) < 5 {
-			p.first = append(p.first, rule+": "+describe())
-		}
-	}
-}
-
-// report logs the count and fails the test on any broken promise.
-func (p *promises) report(what string) {
-	p.t.Helper()
-	p.t.Logf("checked %d %s; broken promises by rule: %v", p.checked, what, p.broken)
-	if len(p.broken) > 0 {
-		p.t.Errorf("%s: broken promises %v\nfirst: %s", what, p.broken, strings.Join(p.first, "\n"))
-	}
-}
-
+// describe prints v for a counterexample.
 func describe(v any) func() string { return func() string { return fmt.Sprintf("%+v", v) } }

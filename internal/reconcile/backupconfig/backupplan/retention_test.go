@@ -21,6 +21,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // everyRetentionObservation calls check with every retention observation
@@ -79,12 +81,12 @@ func everyRetentionObservation(check func(RetentionObservation)) {
 }
 
 func TestPlanRetentionKeepsItsPromises(t *testing.T) {
-	p := newPromises(t)
+	c := proptest.New(t, "retention observations")
 	everyRetentionObservation(func(o RetentionObservation) {
 		plan := PlanRetention(o)
-		p.check(retentionPromisesBroken(o, plan), func() string { return fmt.Sprintf("%+v -> %+v", o, plan) })
+		c.Observe(func() string { return fmt.Sprintf("%+v -> %+v", o, plan) }, retentionPromisesBroken(o, plan)...)
 	})
-	p.report("retention observations")
+	c.Report()
 }
 
 // retentionPromisesBroken lists the promises p breaks for o: retention
@@ -167,7 +169,7 @@ func TestPlanCleanupSparesPinnedBackups(t *testing.T) {
 			}
 		}
 	}
-	n := 0
+	c := proptest.New(t, "lists")
 	var build func(prefix []kind)
 	build = func(prefix []kind) {
 		backups := make([]Listed, 0, len(prefix))
@@ -179,20 +181,21 @@ func TestPlanCleanupSparesPinnedBackups(t *testing.T) {
 			backups = append(backups, b)
 		}
 		deletes, pinned := PlanCleanup("own", backups)
-		n++
+		var broken []error
 		for _, b := range deletes {
 			if b.Owner != "own" || b.Pinned {
-				t.Fatalf("%+v: deletes %+v", backups, b)
+				broken = append(broken, proptest.Broke("deletes only its owner's backups no Restore chose", "deletes %+v", b))
 			}
 		}
 		for _, b := range backups {
 			if b.Owner == "own" && !b.Pinned && !slices.Contains(deletes, b) {
-				t.Fatalf("%+v: keeps %+v, which no Restore needs", backups, b)
+				broken = append(broken, proptest.Broke("deletes every backup of its owner no Restore chose", "keeps %+v", b))
 			}
 			if b.Owner == "own" && b.Pinned && !slices.Contains(pinned, b) {
-				t.Fatalf("%+v: does not report %+v as waited for", backups, b)
+				broken = append(broken, proptest.Broke("reports each backup a Restore chose as waited for", "misses %+v", b))
 			}
 		}
+		c.ObserveErr(describe(backups), broken...)
 		if len(prefix) == 4 {
 			return
 		}
@@ -201,7 +204,7 @@ func TestPlanCleanupSparesPinnedBackups(t *testing.T) {
 		}
 	}
 	build(nil)
-	t.Logf("checked %d lists", n)
+	c.Report()
 }
 
 func TestExpiredFailures(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // everyDueObservation calls check for every observation of the due space:
@@ -32,7 +33,7 @@ import (
 // a remembered holder, unchanged, changed or gone), what asks for a read,
 // the adoption annotation now and at the read, and whether the pass
 // starts from the resourceVersion the reading pass started from.
-func everyDueObservation(check func(o Observation)) int {
+func everyDueObservation(check func(o Observation)) {
 	now := time.Unix(1_800_000_000, 0)
 	rec := func(name, value, state string, previous ...string) *appsv1alpha1.DNSRecordStatus {
 		return &appsv1alpha1.DNSRecordStatus{Name: name, Type: "A", Value: value, Owner: me,
@@ -55,7 +56,6 @@ func everyDueObservation(check func(o Observation)) int {
 	holder := HolderSnapshot{Key: "ns-p/peer", UID: "uid-9", Host: "a", Holds: "a"}
 	moved := holder
 	moved.Host = "b"
-	n := 0
 	for _, st := range statuses {
 		for memCase := range 7 {
 			for _, asked := range []Ask{0, AskResumed, AskRequested, AskDrifted, AskWoken} {
@@ -94,14 +94,12 @@ func everyDueObservation(check func(o Observation)) int {
 								o.HolderNow = &moved
 							}
 							check(o)
-							n++
 						}
 					}
 				}
 			}
 		}
 	}
-	return n
 }
 
 // TestReadsAreDueOnlyWhenTheirRulesSay checks the read-due rules over the
@@ -111,19 +109,15 @@ func everyDueObservation(check func(o Observation)) int {
 // manager trusts only a settled status and remembers it; and a pass none of
 // these apply to reads nothing.
 func TestReadsAreDueOnlyWhenTheirRulesSay(t *testing.T) {
-	failures := 0
-	n := everyDueObservation(func(o Observation) {
-		if failures > 10 {
-			return
-		}
+	c := proptest.New(t, "observations of the due space")
+	everyDueObservation(func(o Observation) {
 		due, trust := o.due()
-		if err := checkDue(o, due, trust); err != nil {
-			failures++
-			t.Errorf("%v\nobservation: status %+v (gen %d) memory %+v asked %d holder now %+v adopt %t", err,
+		c.ObserveErr(func() string {
+			return fmt.Sprintf("observation: status %+v (gen %d) memory %+v asked %d holder now %+v adopt %t",
 				o.Status, o.ReasonGeneration, o.Memory, o.Asked, o.HolderNow, o.Adopt)
-		}
+		}, checkDue(o, due, trust))
 	})
-	t.Logf("checked %d observations of the due space", n)
+	c.Report()
 }
 
 // dueFacts are the test's own readings of the status, for the promises.
@@ -148,13 +142,13 @@ func checkDue(o Observation, due, trust bool) error {
 	f := factsOf(o)
 	switch {
 	case trust && due:
-		return fmt.Errorf("trusts a status it reads anyway")
+		return proptest.Broke("a status is trusted only when no read is due", "trusts a status it reads anyway")
 	case trust && o.Memory != nil:
-		return fmt.Errorf("trusts a status while it remembers a read")
+		return proptest.Broke("a status is trusted only when no read is remembered", "")
 	case o.Asked != 0 && !due:
-		return fmt.Errorf("asked for a read (%d), reads nothing", o.Asked)
+		return proptest.Broke("what asks for a read gets one", "asked %d, reads nothing", o.Asked)
 	case f.moving && !due:
-		return fmt.Errorf("a move is under way, reads nothing")
+		return proptest.Broke("a move under way brings a read", "")
 	case o.Memory == nil:
 		return checkRestart(o, f, due, trust)
 	}
@@ -167,9 +161,9 @@ func checkRestart(o Observation, f dueFacts, due, trust bool) error {
 	settled := f.settledActive || f.judgedConflict
 	switch {
 	case !due && !settled:
-		return fmt.Errorf("after a restart, trusts a status that is not settled")
+		return proptest.Broke("a restarted manager trusts only a settled status", "")
 	case o.Asked == 0 && !f.moving && settled && !trust:
-		return fmt.Errorf("after a restart, reads a settled record at once")
+		return proptest.Broke("a restarted manager reads a settled status only when asked", "")
 	}
 	return nil
 }
@@ -192,11 +186,11 @@ func checkRemembered(o Observation, f dueFacts, due bool) error {
 		{timed, "the timed read came"},
 	} {
 		if trigger.holds && !due {
-			return fmt.Errorf("%s, reads nothing", trigger.what)
+			return proptest.Broke(trigger.what+" brings a read", "")
 		}
 	}
 	if steadyState(o, f, holderChanged, timed) && due {
-		return fmt.Errorf("reads in the steady state")
+		return proptest.Broke("the steady state brings no read", "")
 	}
 	return nil
 }

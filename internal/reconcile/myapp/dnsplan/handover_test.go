@@ -21,6 +21,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // The hand-over space: this MyApp (key ns/web) wants a and holds b, or b
@@ -151,19 +153,18 @@ func everyHandOverWorld(check func(w *tworld, me *wapp)) int {
 // never to a suspended one.
 func TestHandOversKeepTheirPromisesInEveryWorld(t *testing.T) {
 	t.Parallel()
-	failures, handOvers, cycles := 0, 0, 0
+	c := proptest.New(t, "worlds of the hand-over space")
+	handOvers, cycles := 0, 0
 	n := everyHandOverWorld(func(w *tworld, me *wapp) {
-		if failures > 10 {
-			return
-		}
 		o, p, err := w.plan(w.observe(me))
 		if err == nil {
 			err = checkPlan(w, o, p)
 		}
-		if err != nil {
-			failures++
-			t.Errorf("%v\nworld: held %v routed %v gifts %v services %v apps %v\nplan: %+v", err, me.held, me.routed, me.gifts,
+		c.ObserveErr(func() string {
+			return fmt.Sprintf("world: held %v routed %v gifts %v services %v apps %v\n    plan: %+v", me.held, me.routed, me.gifts,
 				w.svc, describeApps(w), p)
+		}, proptest.Promise("the pass's loop of needs ends in a plan", err))
+		if err != nil {
 			return
 		}
 		for _, c := range p.Calls {
@@ -176,6 +177,7 @@ func TestHandOversKeepTheirPromisesInEveryWorld(t *testing.T) {
 		}
 	})
 	t.Logf("checked %d worlds of the hand-over space: %d hand-overs, %d of them first gifts of a cycle", n, handOvers, cycles)
+	c.Report()
 	if cycles == 0 || handOvers == cycles {
 		t.Errorf("the space holds no cycle given first, or no other hand-over: it tests less than it says")
 	}

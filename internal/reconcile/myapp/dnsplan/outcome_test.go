@@ -23,6 +23,7 @@ import (
 	"time"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // The reasons DNSReady can have before a pass.
@@ -43,7 +44,7 @@ var reasons = []string{"", appsv1alpha1.RecordActiveReason, appsv1alpha1.RecordP
 //   - only a pass that read the record says so (a reconcile request is
 //     taken only then).
 func TestOutcomesKeepTheirPromises(t *testing.T) {
-	n, failures := 0, 0
+	c := proptest.New(t, "settled passes")
 	for _, kind := range []Kind{KindWaitingForAddress, KindStands, KindHeld, KindConflict, KindReleased} {
 		for _, prev := range reasons {
 			for _, moving := range []bool{false, true} {
@@ -67,12 +68,10 @@ func TestOutcomesKeepTheirPromises(t *testing.T) {
 											p.Calls = []Call{{Op: OpUpsert, Name: "b"}}
 										}
 										s := Settle(o, p, active)
-										n++
-										if err := checkSettle(o, p, active, s); err != nil && failures < 10 {
-											failures++
-											t.Errorf("%v\nkind %s prev %q moving %t active %t lists %t memory %+v asked %d calls %d trust %t: %+v",
-												err, kind, prev, moving, active, lists, o.Memory, asked, calls, trust, s)
-										}
+										c.ObserveErr(func() string {
+											return fmt.Sprintf("kind %s prev %q moving %t active %t lists %t memory %+v asked %d calls %d trust %t: %+v",
+												kind, prev, moving, active, lists, o.Memory, asked, calls, trust, s)
+										}, checkSettle(o, p, active, s))
 									}
 								}
 							}
@@ -82,18 +81,18 @@ func TestOutcomesKeepTheirPromises(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("checked %d settled passes", n)
+	c.Report()
 }
 
 func checkSettle(o Observation, p Plan, active bool, s Show) error {
 	out := p.Outcome
 	switch {
 	case s.Warn != (s.Reason != "" && s.Reason != o.Status.Reason && out.Kind == KindConflict):
-		return fmt.Errorf("warns %t", s.Warn)
+		return proptest.Broke("a warning goes out only when a conflict's reason changes", "warns %t", s.Warn)
 	case s.Read != (out.Kind == KindHeld || out.Kind == KindConflict || out.Kind == KindReleased):
-		return fmt.Errorf("says it read the record: %t", s.Read)
+		return proptest.Broke("only a pass that read the record says so", "says it read the record: %t", s.Read)
 	case s.Retry != "":
-		return fmt.Errorf("a pass whose calls succeeded is retried")
+		return proptest.Broke("a pass whose calls succeeded is not retried", "")
 	}
 	switch out.Kind {
 	case KindConflict:
@@ -102,11 +101,11 @@ func checkSettle(o Observation, p Plan, active bool, s Show) error {
 		return checkHeldShown(o, out, active, s)
 	case KindStands:
 		if s.Reason != "" || (s.Next == NextKeep) == out.Trust {
-			return fmt.Errorf("a status that stands shows %q, next %s", s.Reason, s.Next)
+			return proptest.Broke("a status that stands shows no reason and is kept only when trusted", "shows %q, next %s", s.Reason, s.Next)
 		}
 	case KindWaitingForAddress:
 		if s.Reason != appsv1alpha1.WaitingForAddressReason || s.Next != NextNone {
-			return fmt.Errorf("waiting for an address shows %q, next %s", s.Reason, s.Next)
+			return proptest.Broke("waiting for an address shows WaitingForAddress and no next read", "shows %q, next %s", s.Reason, s.Next)
 		}
 	}
 	return nil
@@ -118,17 +117,18 @@ func checkSettle(o Observation, p Plan, active bool, s Show) error {
 func checkConflictShown(o Observation, p Plan, s Show) error {
 	moving := p.Outcome.Moving
 	if s.Stalled == moving {
-		return fmt.Errorf("a conflict, moving %t, is stalled %t", moving, s.Stalled)
+		return proptest.Broke("a conflict is stalled exactly when it cannot end by itself", "moving %t, stalled %t", moving, s.Stalled)
 	}
 	if moving != (s.Next == NextBackoff) || !moving && s.Next != NextDrift {
-		return fmt.Errorf("a conflict, moving %t, is read next %s", moving, s.Next)
+		return proptest.Broke("a conflict that may end by itself backs off; one that cannot waits for its drift check",
+			"moving %t, read next %s", moving, s.Next)
 	}
 	same := o.Memory != nil && o.Memory.Host == o.Host && o.Memory.Seen.Reason == appsv1alpha1.HostConflictReason
 	if moving && (s.Polls > 0) != (same && len(p.Calls) == 0 && o.Asked&AskWoken == 0) {
-		return fmt.Errorf("backs off %d times", s.Polls)
+		return proptest.Broke("a conflict's backoff grows only while nothing changed", "backs off %d times", s.Polls)
 	}
 	if s.Polls > 0 && s.Polls != o.Memory.Polls+1 {
-		return fmt.Errorf("backs off %d times after %d", s.Polls, o.Memory.Polls)
+		return proptest.Broke("a conflict's backoff grows by one poll at a time", "backs off %d times after %d", s.Polls, o.Memory.Polls)
 	}
 	return nil
 }
@@ -138,16 +138,18 @@ func checkConflictShown(o Observation, p Plan, s Show) error {
 // soon.
 func checkHeldShown(o Observation, out Outcome, active bool, s Show) error {
 	if s.Ready != active || s.Stalled {
-		return fmt.Errorf("an %s record is ready %t, stalled %t", map[bool]string{true: "ACTIVE", false: "PENDING"}[active],
+		return proptest.Broke("an ACTIVE record is ready, a PENDING one not, and neither stalled", "an %s record is ready %t, stalled %t",
+			map[bool]string{true: "ACTIVE", false: "PENDING"}[active],
 			s.Ready, s.Stalled)
 	}
 	switch {
 	case !active || out.Moving:
 		if s.Next != NextPoll {
-			return fmt.Errorf("a PENDING record or a move is read next %s", s.Next)
+			return proptest.Broke("a PENDING record or a move is read soon", "read next %s", s.Next)
 		}
 	case o.ListsDrift && s.Next != NextNone, !o.ListsDrift && s.Next != NextDrift:
-		return fmt.Errorf("an ACTIVE record is read next %s (drift by list %t)", s.Next, o.ListsDrift)
+		return proptest.Broke("an ACTIVE record is read at its drift check, or never where the drift pass lists it",
+			"read next %s (drift by list %t)", s.Next, o.ListsDrift)
 	}
 	return nil
 }
@@ -157,7 +159,7 @@ func checkHeldShown(o Observation, out Outcome, active bool, s Show) error {
 // only for a request the service rejects as invalid outside a deletion,
 // which is then stalled; the backoff for everything else.
 func TestFailuresKeepTheirPromises(t *testing.T) {
-	n := 0
+	c := proptest.New(t, "failed passes")
 	failed := []string{appsv1alpha1.DNSServiceUnavailableReason, appsv1alpha1.DNSRequestRejectedReason,
 		appsv1alpha1.DNSThrottledReason, appsv1alpha1.DNSUnauthorizedReason}
 	for _, prev := range reasons {
@@ -166,30 +168,29 @@ func TestFailuresKeepTheirPromises(t *testing.T) {
 				for _, deleting := range []bool{false, true} {
 					o := Observation{Self: self, Host: "a", Status: Seen{Reason: prev}, Deleting: deleting}
 					s := Fail(o, Failure{Reason: reason, RetryAfter: after})
-					n++
 					var err error
 					switch {
 					case s.Reason != reason:
-						err = fmt.Errorf("shows %q", s.Reason)
+						err = proptest.Broke("a failed pass shows the failure's reason", "shows %q", s.Reason)
 					case s.Warn != (prev != reason):
-						err = fmt.Errorf("warns %t", s.Warn)
+						err = proptest.Broke("a failed pass warns only when the reason changes", "warns %t", s.Warn)
 					case (s.Retry == RetryWait) != (after > 0):
-						err = fmt.Errorf("retries %s", s.Retry)
+						err = proptest.Broke("a failed pass is retried no sooner than a Retry-After", "retries %s", s.Retry)
 					case (s.Retry == RetryNever) != (after == 0 && reason == appsv1alpha1.DNSRequestRejectedReason && !deleting):
-						err = fmt.Errorf("retries %s", s.Retry)
+						err = proptest.Broke("only a request rejected as invalid outside a deletion is never retried", "retries %s", s.Retry)
 					case s.Stalled != (s.Retry == RetryNever):
-						err = fmt.Errorf("stalled %t, retry %s", s.Stalled, s.Retry)
+						err = proptest.Broke("a failed pass is stalled exactly when it is never retried", "stalled %t, retry %s", s.Stalled, s.Retry)
 					case s.Read:
-						err = fmt.Errorf("a failed pass says it read the record")
+						err = proptest.Broke("a failed pass does not say it read the record", "")
 					}
-					if err != nil {
-						t.Errorf("%v: prev %q reason %q retry-after %s deleting %t", err, prev, reason, after, deleting)
-					}
+					c.ObserveErr(func() string {
+						return fmt.Sprintf("prev %q reason %q retry-after %s deleting %t", prev, reason, after, deleting)
+					}, err)
 				}
 			}
 		}
 	}
-	t.Logf("checked %d failed passes", n)
+	c.Report()
 }
 
 // TestTheProviderClassShowsOnlyWhereItMatters checks, over the worlds of
@@ -207,40 +208,43 @@ func TestFailuresKeepTheirPromises(t *testing.T) {
 //     overwritten.
 func TestTheProviderClassShowsOnlyWhereItMatters(t *testing.T) {
 	t.Parallel()
-	failures, conflicts, lost := 0, 0, 0
-	n := classWorlds(func(w *tworld, o Observation) {
-		if failures > 10 {
-			return
-		}
+	c := proptest.New(t, "worlds on both classes")
+	conflicts, lost := 0, 0
+	classWorlds(func(w *tworld, o Observation) {
 		_, atomic, errAtomic := w.plan(o)
 		o.Class = ClassLastWriterWins
 		_, lww, errLWW := w.plan(o)
-		fail := func(format string, args ...any) {
-			failures++
-			t.Errorf("status %+v service %v: "+format, append([]any{o.Status.Record, w.svc}, args...)...)
-		}
+		var broken []error
+		defer func() {
+			c.ObserveErr(func() string { return fmt.Sprintf("status %+v service %v", o.Status.Record, w.svc) }, broken...)
+		}()
 		if (errAtomic == nil) != (errLWW == nil) {
-			fail("the plan ends with %v on an atomic provider, %v on a last-writer-wins one", errAtomic, errLWW)
+			broken = append(broken, proptest.Broke("the class never changes what a pass does",
+				"the plan ends with %v on an atomic provider, %v on a last-writer-wins one", errAtomic, errLWW))
 			return
 		}
 		if errLWW != nil {
 			return
 		}
 		if atomic.Outcome.Class != ClassAtomic || atomic.Outcome.LostRace {
-			fail("on an atomic provider the outcome says %q, lost race %t", atomic.Outcome.Class, atomic.Outcome.LostRace)
+			broken = append(broken, proptest.Broke("on an atomic provider the outcome names its class and no lost race",
+				"says %q, lost race %t", atomic.Outcome.Class, atomic.Outcome.LostRace))
 		}
 		stripped := lww
 		stripped.Outcome.Class, stripped.Outcome.LostRace = ClassAtomic, false
 		if !reflect.DeepEqual(stripped, atomic) {
-			fail("the class changed the plan:\natomic %+v\nlww    %+v", atomic, lww)
+			broken = append(broken, proptest.Broke("the class never changes what a pass does",
+				"the class changed the plan:\natomic %+v\nlww    %+v", atomic, lww))
 		}
 		conflict := lww.Outcome.Kind == KindConflict
 		if (lww.Outcome.Class == ClassLastWriterWins) != conflict {
-			fail("a %s outcome on a last-writer-wins provider says class %q", lww.Outcome.Kind, lww.Outcome.Class)
+			broken = append(broken, proptest.Broke("the outcome names a last-writer-wins class only for a conflict",
+				"a %s outcome says class %q", lww.Outcome.Kind, lww.Outcome.Class))
 		}
 		heldSpecHost := len(w.apps[0].held) > 0 && w.apps[0].held[0] == w.apps[0].host
 		if lww.Outcome.LostRace != (conflict && heldSpecHost) {
-			fail("a %s outcome, spec.host held before %t: lost race %t", lww.Outcome.Kind, heldSpecHost, lww.Outcome.LostRace)
+			broken = append(broken, proptest.Broke("a conflict is a lost race exactly when the status showed spec.host held",
+				"a %s outcome, spec.host held before %t: lost race %t", lww.Outcome.Kind, heldSpecHost, lww.Outcome.LostRace))
 		}
 		if conflict {
 			conflicts++
@@ -249,7 +253,8 @@ func TestTheProviderClassShowsOnlyWhereItMatters(t *testing.T) {
 			}
 		}
 	})
-	t.Logf("checked %d worlds on both classes: %d conflicts, %d of them lost races", n, conflicts, lost)
+	t.Logf("%d conflicts, %d of them lost races", conflicts, lost)
+	c.Report()
 	if lost == 0 || lost == conflicts {
 		t.Fatalf("the space holds %d conflicts of which %d lost races: both kinds must occur", conflicts, lost)
 	}
@@ -257,13 +262,12 @@ func TestTheProviderClassShowsOnlyWhereItMatters(t *testing.T) {
 
 // classWorlds calls check for the worlds of the records space (see
 // recordsWorldShard) whose third name is empty and whose Ingress routes
-// nothing or spec.host alone, and returns how many it checked.
-func classWorlds(check func(w *tworld, o Observation)) int {
+// nothing or spec.host alone.
+func classWorlds(check func(w *tworld, o Observation)) {
 	statuses := []status{{}, {held: []string{"a"}}, {held: []string{"a"}, marked: true}, {held: []string{"b"}},
 		{held: []string{"a", "b"}}, {held: []string{"b", "c"}}, {held: []string{"a", "b"}, marked: true}}
 	type adoption struct{ live, adopt, leaks bool }
 	adoptions := []adoption{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}}
-	n := 0
 	for _, sa := range specStates {
 		for _, sb := range heldStates {
 			for _, st := range statuses {
@@ -277,7 +281,6 @@ func classWorlds(check func(w *tworld, o Observation)) int {
 									}
 									w, o := recordsWorld(sa, sb, recordState{}, st, routed, orphan, deleting, ad.live, ad.adopt, ad.leaks, peer)
 									check(w, o)
-									n++
 								}
 							}
 						}
@@ -286,5 +289,4 @@ func classWorlds(check func(w *tworld, o Observation)) int {
 			}
 		}
 	}
-	return n
 }

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // TestEveryOwnerIsClassifiedOnce classifies every owner an installation may
@@ -32,16 +34,14 @@ import (
 // another installation's record is never its own or an earlier self's,
 // whatever MyApp it names; a live MyApp is named live.
 func TestEveryOwnerIsClassifiedOnce(t *testing.T) {
-	n := 0
+	c := proptest.New(t, "owners")
 	for _, prefix := range []string{OwnerPrefix, OrphanedOwnerPrefix, "external-dns/", ""} {
 		for _, inst := range []string{"here", "there", ""} {
 			for _, ns := range []string{"ns", "other"} {
 				for _, uid := range []string{"uid-1", "uid-0"} {
 					for _, cached := range []bool{false, true} {
-						if err := checkClassified(ownerParts{prefix, inst, ns, uid}, cached); err != nil {
-							t.Error(err)
-						}
-						n++
+						p := ownerParts{prefix, inst, ns, uid}
+						c.ObserveErr(func() string { return fmt.Sprintf("%q with cache %t", p.String(), cached) }, checkClassified(p, cached))
 					}
 				}
 			}
@@ -52,7 +52,7 @@ func TestEveryOwnerIsClassifiedOnce(t *testing.T) {
 			t.Errorf("%q parsed as an owner", bad)
 		}
 	}
-	t.Logf("classified %d owners", n)
+	c.Report()
 }
 
 // ownerParts are the parts an owner is built from.
@@ -79,12 +79,13 @@ func checkClassified(p ownerParts, cached bool) error {
 	if cached {
 		app = &App{Key: p.ns + "/web", UID: p.uid}
 	}
-	if why := p.misclassified(self.Classify(owner, app).Kind, cached); why != "" {
-		return fmt.Errorf("%q with cache %t: %s", owner, cached, why)
+	kind := self.Classify(owner, app).Kind
+	if promise := p.misclassified(kind, cached); promise != "" {
+		return proptest.Broke(promise, "classified %s", kind)
 	}
 	if ref, ok := ParseOwner(owner); p.ours() && (!ok || ref.Installation != p.inst || ref.UID != p.uid ||
 		ref.Orphaned != (p.prefix == OrphanedOwnerPrefix)) {
-		return fmt.Errorf("%q parsed as %+v, %t", owner, ref, ok)
+		return proptest.Broke("an owner of this operator's families parses back to its parts", "parsed as %+v, %t", ref, ok)
 	}
 	return nil
 }
@@ -102,23 +103,23 @@ func (p ownerParts) former() bool {
 	return p.ns == "ns" && p.uid != "uid-1" && p.inst != "there" && (p.inst != "" || p.prefix == OrphanedOwnerPrefix)
 }
 
-// misclassified says which promise kind breaks for the owner built from p,
-// or "" when it breaks none.
+// misclassified names the promise the owner built from p, classified
+// kind, breaks, or "" when it breaks none.
 func (p ownerParts) misclassified(kind HolderKind, cached bool) string {
 	another := kind == HolderSelf || kind == HolderFormer || kind == HolderMyApp
 	switch {
 	case (kind == HolderSelf) != p.mine():
-		return fmt.Sprintf("classified %s", kind)
+		return "only this MyApp's identities are its own"
 	case !p.ours() && kind != HolderForeign:
-		return fmt.Sprintf("not this operator's, classified %s", kind)
+		return "an owner this operator does not write is foreign"
 	case kind == HolderFormer && !p.former():
-		return "taken for an earlier self"
+		return "only an earlier MyApp of its name in this installation, or orphaned before owner IDs, is an earlier self"
 	case p.inst == "there" && another:
-		return fmt.Sprintf("of another installation, classified %s", kind)
+		return "another installation's record is never its own, an earlier self's or a live MyApp's"
 	case kind == HolderMyApp && (!cached || p.inst != "here"):
-		return "named live without a MyApp in the cache"
+		return "a MyApp is named live only when the cache shows it"
 	case p.ours() && p.inst == "here" && p.ns == "other" && (kind == HolderMyApp) != cached:
-		return fmt.Sprintf("classified %s", kind)
+		return "a MyApp of this installation the cache shows is named live"
 	}
 	return ""
 }

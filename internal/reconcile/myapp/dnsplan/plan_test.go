@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // recordState is one state of one name in a world: who holds it, and what
@@ -208,7 +210,7 @@ func checkPlan(w *tworld, o Observation, p Plan) error {
 				}
 				return nil // a call on a stale read raced what it did not see: the next pass observes it
 			}
-			return fmt.Errorf("%s %s: %v", c.Op, c.Name, err)
+			return proptest.Broke("every call applies to the service as the pass read it", "%s %s: %v", c.Op, c.Name, err)
 		}
 	}
 	if o.Deleting {
@@ -219,7 +221,7 @@ func checkPlan(w *tworld, o Observation, p Plan) error {
 	}
 	if p.Outcome.Routes == nil {
 		if len(p.Calls) != 0 {
-			return fmt.Errorf("calls without routes")
+			return proptest.Broke("a plan that makes calls decides the routes", "calls without routes")
 		}
 		return nil
 	}
@@ -228,7 +230,8 @@ func checkPlan(w *tworld, o Observation, p Plan) error {
 	}
 	// Under Orphan, spec.host's record is written marked; under Delete not.
 	if p.Outcome.Kind == KindHeld && svc[o.Host].Owner != o.Self.Want(o.Orphan) {
-		return fmt.Errorf("holds spec.host as %q under orphan=%t", svc[o.Host].Owner, o.Orphan)
+		return proptest.Broke("under Orphan spec.host's record is written marked, under Delete not",
+			"holds spec.host as %q under orphan=%t", svc[o.Host].Owner, o.Orphan)
 	}
 	return nil
 }
@@ -239,24 +242,27 @@ func checkCall(w *tworld, o Observation, p Plan, svc service, c Call) error {
 	cur, read := o.Records[c.Name]
 	// Nothing is called on a name that was not read.
 	if !read {
-		return fmt.Errorf("%s %s on a name not read", c.Op, c.Name)
+		return proptest.Broke("nothing is called on a name not read", "%s %s", c.Op, c.Name)
 	}
 	// A record of another installation is never deleted, transferred or
 	// overwritten, whatever MyApp its owner names.
 	if cur.Name != "" && strings.HasPrefix(cur.Owner, "myapp-operator/there/") && svc[c.Name].Owner == cur.Owner {
-		return fmt.Errorf("%s %s (%s) touches another installation's record (%s)", c.Op, c.Name, c.Why, cur.Owner)
+		return proptest.Broke("a record of another installation is never deleted, transferred or overwritten",
+			"%s %s (%s) touches %s", c.Op, c.Name, c.Why, cur.Owner)
 	}
 	// This MyApp's record written before owner IDs is taken over by one
 	// Transfer to its owner with the ID, never deleted and written again.
 	if cur.Name != "" && slices.Contains(o.Self.Legacy(), cur.Owner) && svc[c.Name].Owner == cur.Owner &&
 		!o.Deleting && c.Name == o.Host && (c.Op != OpTransfer || c.Why != WhyMigrate) {
-		return fmt.Errorf("%s %s (%s) of a record written before owner IDs, not a migration", c.Op, c.Name, c.Why)
+		return proptest.Broke("a record of this MyApp written before owner IDs is taken over by one migrating Transfer",
+			"%s %s (%s)", c.Op, c.Name, c.Why)
 	}
 	// Another owner's record is touched only to adopt, or replace the leak
 	// of, an earlier MyApp of this namespace and name, once the API server
 	// showed this one live.
 	if cur.Name != "" && !isMine(o, cur.Owner) && svc[c.Name].Owner == cur.Owner && !mayTakeOver(w, o, c, cur.Owner) {
-		return fmt.Errorf("%s %s (%s) touches %s's record", c.Op, c.Name, c.Why, cur.Owner)
+		return proptest.Broke("another owner's record is touched only to adopt or replace the leak of an earlier self",
+			"%s %s (%s) touches %s's record", c.Op, c.Name, c.Why, cur.Owner)
 	}
 	if c.Why == WhyHandOver {
 		if err := checkHandOver(w, o, p, c); err != nil {
@@ -302,7 +308,8 @@ func checkHandOver(w *tworld, o Observation, p Plan, c Call) error {
 		return g.Host == c.Name && g.Giver == to.key
 	})
 	if to == nil || to.suspended || to.delete || to.host != c.Name && !returned {
-		return fmt.Errorf("hands %s to %s, which is not a live MyApp that wants it, or gave it and holds nothing", c.Name, c.To)
+		return proptest.Broke("a host is handed only to a live MyApp that wants it, or that gave it and holds nothing",
+			"hands %s to %s", c.Name, c.To)
 	}
 	if p.Outcome.Kind != KindConflict {
 		return nil
@@ -321,7 +328,8 @@ func checkHandOver(w *tworld, o Observation, p Plan, c Call) error {
 	if !debts && len(to.held) == 0 && p.Outcome.Holds != "" {
 		return nil
 	}
-	return fmt.Errorf("in a conflict, hands %s to %s, outside a cycle it gives first in and owed nothing", c.Name, to.key)
+	return proptest.Broke("in a conflict, a host is handed only to close a cycle it gives first in, or to a giver it owes",
+		"hands %s to %s", c.Name, to.key)
 }
 
 // closesCycle reports whether to is the last member of a closed chain that
@@ -348,14 +356,14 @@ func checkRelease(o Observation, p Plan, c Call) error {
 	// A host is released only once the Ingress does not route it, and
 	// never while deleting under Orphan.
 	if !o.Deleting && c.Name != o.Host && (c.Op == OpDelete || c.Why == WhyHandOver) && routed[c.Name] {
-		return fmt.Errorf("%s %s while the Ingress routes it", c.Op, c.Name)
+		return proptest.Broke("a host is released only once the Ingress does not route it", "%s %s", c.Op, c.Name)
 	}
 	if c.Op == OpDelete && o.Orphan && o.Deleting {
-		return fmt.Errorf("deletes %s of a MyApp deleted with Orphan", c.Name)
+		return proptest.Broke("a MyApp deleted with Orphan deletes no record", "deletes %s", c.Name)
 	}
 	// A release by delete only once spec.host is held and routed.
 	if c.Why == WhyRelease && (!routed[o.Host] || p.Outcome.Kind != KindHeld) {
-		return fmt.Errorf("releases %s before spec.host is routed", c.Name)
+		return proptest.Broke("a host is released by delete only once spec.host is held and routed", "releases %s", c.Name)
 	}
 	return nil
 }
@@ -375,7 +383,7 @@ func checkDeletion(o Observation, p Plan, svc service) error {
 // answered; the marking is given up only after the wait.
 func checkLetGo(o Observation, p Plan, svc service) error {
 	if p.Outcome.Unmarked && o.Now.Before(o.DeletingSince.Add(OrphanMarkWait)) {
-		return fmt.Errorf("gives up marking before the wait is over")
+		return proptest.Broke("marking is given up only after the wait", "")
 	}
 	if p.Outcome.Kind != KindReleased {
 		return nil
@@ -386,9 +394,9 @@ func checkLetGo(o Observation, p Plan, svc service) error {
 		switch {
 		case !ok || !known:
 		case o.Orphan && !p.Outcome.Unmarked && r.Owner == o.Self.Owner():
-			return fmt.Errorf("lets the MyApp go with %s unmarked", name)
+			return proptest.Broke("under Orphan, every record of the MyApp is marked when it goes", "%s unmarked", name)
 		case !o.Orphan && isMine(o, r.Owner):
-			return fmt.Errorf("lets the MyApp go with %s still held by %s", name, r.Owner)
+			return proptest.Broke("under Delete, no record of the MyApp is left at a name it knows", "%s still held by %s", name, r.Owner)
 		}
 	}
 	return nil
@@ -410,7 +418,8 @@ func checkWaits(o Observation, p Plan, _ service) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("waits with every name read, or refused and never held")
+	return proptest.Broke("a deletion waits only on a name not read, held and refused, or held and absent under Orphan",
+		"every name read, or refused and never held")
 }
 
 // checkCallsMade: the calls for the names read are made even while others
@@ -422,7 +431,7 @@ func checkCallsMade(o Observation, p Plan, _ service) error {
 			continue
 		}
 		if !slices.ContainsFunc(p.Calls, func(c Call) bool { return c.Name == name }) {
-			return fmt.Errorf("deleting, leaves %s (%s) alone", name, r.Owner)
+			return proptest.Broke("a deletion makes the calls for the names read while others wait", "leaves %s (%s) alone", name, r.Owner)
 		}
 	}
 	return nil
@@ -437,7 +446,8 @@ func checkKept(o Observation, p Plan, svc service) error {
 	}
 	for _, h := range o.Held() {
 		if r, ok := svc[h]; ok && isMine(o, r.Owner) && p.Outcome.Holds != h && !slices.Contains(p.Outcome.Previous, h) {
-			return fmt.Errorf("forgets %s, still held by %s in the service (read %+v)", h, r.Owner, o.Records[h])
+			return proptest.Broke("a record this MyApp holds at a host its status knows is never forgotten",
+				"forgets %s, still held by %s in the service (read %+v)", h, r.Owner, o.Records[h])
 		}
 	}
 	return nil
@@ -450,12 +460,12 @@ func checkRoutes(o Observation, p Plan, svc service) error {
 	for _, h := range p.Outcome.Routes {
 		if _, read := o.Records[h]; !read {
 			if !routed[h] || !slices.Contains(o.Held(), h) {
-				return fmt.Errorf("routes %s, not read and not routed", h)
+				return proptest.Broke("the Ingress routes only hosts held once the calls succeeded", "routes %s, not read and not routed", h)
 			}
 			continue
 		}
 		if !isMine(o, svc[h].Owner) {
-			return fmt.Errorf("routes %s, held by %q", h, svc[h].Owner)
+			return proptest.Broke("the Ingress routes only hosts held once the calls succeeded", "routes %s, held by %q", h, svc[h].Owner)
 		}
 	}
 	// The move order: a held old host the Ingress routes stays routed
@@ -470,10 +480,10 @@ func checkRoutes(o Observation, p Plan, svc service) error {
 			continue
 		}
 		if !slices.Contains(p.Outcome.Routes, h) && p.Outcome.Kind == KindHeld {
-			return fmt.Errorf("unroutes %s before spec.host is held and routed", h)
+			return proptest.Broke("a routed old host stays routed until spec.host is held and routed", "unroutes %s", h)
 		}
 		if !slices.Contains(p.Outcome.Routes, h) && p.Outcome.Holds == "" && !p.Outcome.Moving {
-			return fmt.Errorf("unroutes %s in a conflict, with no hand-over under way", h)
+			return proptest.Broke("a conflict unroutes nothing without a hand-over under way", "unroutes %s", h)
 		}
 	}
 	return nil
@@ -481,26 +491,26 @@ func checkRoutes(o Observation, p Plan, svc service) error {
 
 // converge applies the plan of a's pass and observes again, up to steps
 // times, in a world where every call and route write succeeds and nobody
-// else moves; it returns the number of steps to a plan with no calls whose
-// routes the Ingress already has, or an error.
-func converge(w *tworld, a *wapp, o Observation, steps int) (int, error) {
+// else moves, until a plan with no calls whose routes the Ingress already
+// has; it returns an error when none comes, or one is followed by calls.
+func converge(w *tworld, a *wapp, o Observation, steps int) error {
 	w.faults = map[string]readFault{}
-	for step := range steps {
+	for range steps {
 		var p Plan
 		var err error
 		o, p, err = w.plan(o)
 		if err != nil {
-			return step, err
+			return err
 		}
 		if len(p.Calls) == 0 && slices.Equal(p.Outcome.Routes, sorted(o.Routed)) {
 			// Once empty, it stays empty.
 			if _, again, _ := w.plan(w.observe(a)); len(again.Calls) != 0 {
-				return step, fmt.Errorf("an empty plan is followed by %v", again.Calls)
+				return fmt.Errorf("an empty plan is followed by %v", again.Calls)
 			}
-			return step, nil
+			return nil
 		}
 		if err := w.applyPlan(p); err != nil {
-			return step, fmt.Errorf("apply: %w", err)
+			return fmt.Errorf("apply: %w", err)
 		}
 		a.held = nil
 		if p.Outcome.Holds != "" {
@@ -513,7 +523,7 @@ func converge(w *tworld, a *wapp, o Observation, steps int) (int, error) {
 		next.Adopt, next.ReplaceLeaks = o.Adopt, o.ReplaceLeaks
 		o = next
 	}
-	return steps, fmt.Errorf("no fixpoint within %d steps", steps)
+	return fmt.Errorf("no fixpoint within %d steps", steps)
 }
 
 func sorted(s []string) []string {
@@ -534,53 +544,55 @@ func TestPlanKeepsItsPromisesForEveryObservation(t *testing.T) {
 	// The space is checked in parts side by side: it is most of make
 	// test-unit's time.
 	const shards = 4
-	var worlds, planned, lost atomic.Int64
+	c := proptest.New(t, "planned worlds of the records space")
+	var worlds, lost atomic.Int64
 	t.Run("shards", func(t *testing.T) {
 		for shard := range shards {
 			t.Run(fmt.Sprintf("%d-of-%d", shard+1, shards), func(t *testing.T) {
 				t.Parallel()
-				n, p, l := checkRecordsWorlds(t, shard, shards)
+				n, l := checkRecordsWorlds(c, shard, shards)
 				worlds.Add(int64(n))
-				planned.Add(int64(p))
 				lost.Add(int64(l))
 			})
 		}
 	})
-	t.Logf("checked %d worlds of the records space, %d of them planned to the end", worlds.Load(), planned.Load())
+	t.Logf("checked %d worlds of the records space, %d of them planned to the end", worlds.Load(), c.Checked())
 	t.Logf("converged %d times from a call of a live plan that applied and lost its answer (then spec.host the same, or a host the status showed)", lost.Load())
+	c.Report()
 }
 
 // checkRecordsWorlds checks one shard of the records space: each plan
-// keeps its promises (checkPlan) and a live MyApp converges from it.
-func checkRecordsWorlds(t *testing.T, shard, shards int) (worlds, planned, lost int) {
-	failures := 0
+// keeps its promises (checkPlan) and a live MyApp converges from it. A
+// world whose read failed decides nothing and is not observed.
+func checkRecordsWorlds(c *proptest.Collector, shard, shards int) (worlds, lost int) {
 	worlds = recordsWorldShard(shard, shards, func(w *tworld, o Observation) {
-		if failures > 10 {
-			return
-		}
+		svc := maps.Clone(w.svc)
 		o, p, err := w.plan(o)
 		if errors.Is(err, errFailed) {
 			return // a live pass whose read failed decides nothing (Fail)
 		}
-		planned++
+		var broken []error
+		defer func() {
+			c.ObserveErr(func() string {
+				return fmt.Sprintf("world: service %v status %+v\n    observation: held %v routed %v records %v refused %v unread %v "+
+					"orphan %t deleting %t live %t adopt %t leaks %t wanters %v chain %v\n    plan: %+v",
+					svc, o.Status.Record, o.Held(), o.Routed, o.Records, o.Refused, o.Unread, o.Orphan, o.Deleting, o.SelfLive,
+					o.Adopt, o.ReplaceLeaks, o.Wanters, o.Chain, p)
+			}, broken...)
+		}()
 		if err == nil {
 			err = checkPlan(w, o, p)
 		}
 		if err != nil {
-			failures++
-			t.Errorf("%v\nworld: service %v status %+v\nobservation: held %v routed %v records %v refused %v unread %v orphan %t deleting %t live %t adopt %t leaks %t wanters %v chain %v\nplan: %+v",
-				err, w.svc, o.Status.Record, o.Held(), o.Routed, o.Records, o.Refused, o.Unread, o.Orphan, o.Deleting, o.SelfLive, o.Adopt,
-				o.ReplaceLeaks, o.Wanters, o.Chain, p)
+			broken = append(broken, proptest.Promise("the pass's loop of needs ends in a plan", err))
 			return
 		}
 		if o.Deleting {
 			return
 		}
 		before, mine, faults := maps.Clone(w.svc), *w.apps[0], w.faults
-		if _, err := converge(w, w.apps[0], w.observe(w.apps[0]), 5); err != nil {
-			failures++
-			t.Errorf("idempotency: %v\nobservation: held %v routed %v records %v orphan %t", err, o.Held(), o.Routed, o.Records, o.Orphan)
-		}
+		err = converge(w, w.apps[0], w.observe(w.apps[0]), 5)
+		broken = append(broken, proptest.Promise("idempotency: a live MyApp's plans, applied, reach a plan with no calls", err))
 		if slices.ContainsFunc(slices.Collect(maps.Values(faults)), func(f readFault) bool { return f != faultNone }) {
 			return // a lost answer after a faulty read adds nothing a clean one does not, at twice the time
 		}
@@ -592,12 +604,12 @@ func checkRecordsWorlds(t *testing.T, shard, shards int) (worlds, planned, lost 
 			for _, host := range hosts {
 				lost++
 				if err := convergeAfterLostAnswer(w, before, mine, o, p, i, host); err != nil {
-					failures++
-					t.Errorf("call %d applied and its answer lost, then spec.host %s: %v\nobservation: held %v routed %v records %v orphan %t\nplan: %+v",
-						i, host, err, o.Held(), o.Routed, o.Records, o.Orphan, p.Calls)
+					broken = append(broken, proptest.Promise(
+						"after a call applied and its answer was lost, the MyApp converges, its status knowing every record it holds",
+						fmt.Errorf("call %d of %v applied and its answer lost, then spec.host %s: %w", i, p.Calls, host, err)))
 				}
 			}
 		}
 	})
-	return worlds, planned, lost
+	return worlds, lost
 }

@@ -19,6 +19,8 @@ package dnsplan
 import (
 	"fmt"
 	"testing"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // restoreOwners are the owners spec.host's record may carry in the restore
@@ -83,26 +85,24 @@ func alreadyMine(owner string) bool {
 //     resolves throughout;
 //   - once taken over, the next pass finds nothing to do.
 func TestRestoreMarkTakesOverOnlyTheRestoredRecord(t *testing.T) {
-	n := 0
+	c := proptest.New(t, "worlds")
 	for _, owner := range restoreOwners() {
 		for _, value := range []string{wantedIP, staleIP} {
 			for _, mark := range []string{"", "uid-0", "uid-7", "uid-1"} {
 				for _, live := range []bool{false, true} {
 					for _, orphan := range []bool{false, true} {
 						for _, ask := range []struct{ adopt, leaks bool }{{}, {adopt: true}, {leaks: true}} {
-							name := fmt.Sprintf("owner=%s value=%s mark=%q live=%t orphan=%t adopt=%t leaks=%t",
-								owner, value, mark, live, orphan, ask.adopt, ask.leaks)
-							if err := checkRestoreWorld(owner, value, mark, live, orphan, ask.adopt, ask.leaks); err != nil {
-								t.Fatalf("%s: %v", name, err)
-							}
-							n++
+							c.ObserveErr(func() string {
+								return fmt.Sprintf("owner=%s value=%s mark=%q live=%t orphan=%t adopt=%t leaks=%t",
+									owner, value, mark, live, orphan, ask.adopt, ask.leaks)
+							}, checkRestoreWorld(owner, value, mark, live, orphan, ask.adopt, ask.leaks))
 						}
 					}
 				}
 			}
 		}
 	}
-	t.Logf("checked %d worlds", n)
+	c.Report()
 }
 
 func checkRestoreWorld(owner, value, mark string, live, orphan, adopt, leaks bool) error {
@@ -114,28 +114,29 @@ func checkRestoreWorld(owner, value, mark string, live, orphan, adopt, leaks boo
 	o.RestoredFrom, o.Adopt, o.ReplaceLeaks = mark, adopt, leaks
 	o, p, err := w.plan(o)
 	if err != nil {
-		return fmt.Errorf("planning: %w", err)
+		return proptest.Promise("the pass's loop of needs ends in a plan", fmt.Errorf("planning: %w", err))
 	}
 	marked := restoredFromOwner(owner, mark)
 	for _, c := range p.Calls {
 		if marked && c.Name == "a" && c.Op == OpDelete {
-			return fmt.Errorf("deletes the record of the MyApp it was restored from (%+v): the name would not resolve", c)
+			return proptest.Broke("the marked record is never deleted: the name resolves throughout", "deletes it: %+v", c)
 		}
 	}
 	if err := w.applyPlan(p); err != nil {
-		return fmt.Errorf("applying %+v: %w", p.Calls, err)
+		return proptest.Broke("the plan's calls apply to the service it read", "applying %+v: %v", p.Calls, err)
 	}
 	after := w.svc["a"].Owner
 	mine := after == OwnerPrefix+"here/ns/web/uid-1" || after == OrphanedOwnerPrefix+"here/ns/web/uid-1"
 	if !adopt && !leaks {
 		want := alreadyMine(owner) || marked && live
 		if mine != want {
-			return fmt.Errorf("the record is owned by %q after the plan %+v (outcome %s); want it this MyApp's: %t",
+			return proptest.Broke("without adoption, the record becomes this MyApp's exactly when it was, or is the marked "+
+				"record and this MyApp is live", "owned by %q after the plan %+v (outcome %s); want it this MyApp's: %t",
 				after, p.Calls, p.Outcome.Kind, want)
 		}
 	}
 	if marked && live && !mine {
-		return fmt.Errorf("the marked record stays %q after the plan %+v (outcome %s, holder %s)",
+		return proptest.Broke("a live restored MyApp takes over the marked record", "it stays %q after the plan %+v (outcome %s, holder %s)",
 			after, p.Calls, p.Outcome.Kind, p.Outcome.Holder.Kind)
 	}
 	if !mine {
@@ -148,10 +149,10 @@ func checkRestoreWorld(owner, value, mark string, live, orphan, adopt, leaks boo
 	again.RestoredFrom, again.Adopt, again.ReplaceLeaks = mark, adopt, leaks
 	_, p2, err := w.plan(again)
 	if err != nil {
-		return fmt.Errorf("planning again: %w", err)
+		return proptest.Promise("once taken over, the next pass finds nothing to do", fmt.Errorf("planning again: %w", err))
 	}
 	if len(p2.Calls) > 0 || p2.Outcome.Kind != KindHeld {
-		return fmt.Errorf("the pass after the take-over is not idle: %+v, %s", p2.Calls, p2.Outcome.Kind)
+		return proptest.Broke("once taken over, the next pass finds nothing to do", "%+v, %s", p2.Calls, p2.Outcome.Kind)
 	}
 	return nil
 }

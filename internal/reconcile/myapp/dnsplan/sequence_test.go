@@ -19,13 +19,14 @@ package dnsplan
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // TestPlanSequences runs seeded random sequences of up to four MyApps in
@@ -97,26 +98,16 @@ var knownBroken = map[uint64]string{}
 func TestTwoBatchReplaceBreaksThePromises(t *testing.T) {
 	t.Parallel()
 	const seeds = 300
-	broken := map[string]int{}
-	first := map[string]string{}
+	c := proptest.New(t, "sequences on a two-batch replace")
 	for seed := range uint64(seeds) {
-		if _, msg := runSequence(t, seed, twoBatchReplace, true, true); msg != "" {
-			kind := promiseOf(msg)
-			broken[kind]++
-			if first[kind] == "" {
-				first[kind] = msg
-			}
+		_, msg := runSequence(t, seed, twoBatchReplace, true, true)
+		var err error
+		if msg != "" {
+			err = proptest.Broke(promiseOf(msg), "%s", msg)
 		}
+		c.ObserveErr(func() string { return fmt.Sprintf("seed %d", seed) }, err)
 	}
-	if len(broken) == 0 {
-		t.Fatalf("no promise broken in %d sequences on a two-batch replace: the sequences do not see a call applied in part", seeds)
-	}
-	total := 0
-	for _, kind := range slices.Sorted(maps.Keys(broken)) {
-		total += broken[kind]
-		t.Logf("%d sequences broke %q; the first:\n%s", broken[kind], kind, first[kind])
-	}
-	t.Logf("%d of %d sequences broke a promise on a two-batch replace", total, seeds)
+	c.ReportMustBreak()
 }
 
 // promiseOf names the promise a sequence's failure message broke.

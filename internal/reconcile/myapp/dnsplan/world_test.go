@@ -25,6 +25,7 @@ import (
 	"time"
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // The tests of this package range over raw worlds: a DNS service holding
@@ -298,7 +299,7 @@ func (w *tworld) plan(o Observation) (Observation, Plan, error) {
 			return o, p, errFailed
 		}
 	}
-	return o, Plan{}, fmt.Errorf("no plan within %d rounds", 4+MaxChain)
+	return o, Plan{}, proptest.Broke("a pass's loop of needs ends", "no plan within %d rounds", 4+MaxChain)
 }
 
 // checkNeed states what a plan may ask to read, so reads stay as cheap as
@@ -309,25 +310,26 @@ func (w *tworld) plan(o Observation) (Observation, Plan, error) {
 // when the status does not show spec.host held.
 func checkNeed(o Observation, need Need) error {
 	if o.Answered&need != 0 && need != NeedChain {
-		return fmt.Errorf("need %d asked twice", need)
+		return proptest.Broke("a need is asked once", "need %d asked twice", need)
 	}
 	rec := o.Records[o.Host]
 	ref, parsed := ParseOwner(rec.Owner)
 	switch need {
 	case NeedLiveSelf:
 		if !parsed || ref.Namespace != "ns" || ref.Name != "web" || ref.UID == o.Self.UID {
-			return fmt.Errorf("reads itself live with spec.host held by %q", rec.Owner)
+			return proptest.Broke("this MyApp is read live only when spec.host's record names an earlier MyApp of its name",
+				"spec.host held by %q", rec.Owner)
 		}
 	case NeedChain:
 		if rec.Name == "" || o.Self.Owns(rec.Owner) {
-			return fmt.Errorf("follows the chain of holders with spec.host held by %q", rec.Owner)
+			return proptest.Broke("the chain of holders is followed only in a conflict", "spec.host held by %q", rec.Owner)
 		}
 		if len(o.Chain) > 0 && !anyWanted(o) {
-			return fmt.Errorf("follows the chain past its first link while nobody wants a host it holds")
+			return proptest.Broke("the chain is followed past its first link only while a host this MyApp holds is wanted", "")
 		}
 	case NeedLost:
 		if st := o.Status.Record; st != nil && st.Name == o.Host {
-			return fmt.Errorf("lists its records while its status shows spec.host held")
+			return proptest.Broke("its records are listed only when the status does not show spec.host held", "")
 		}
 	}
 	return nil
@@ -390,7 +392,7 @@ func convergeAfterLostAnswer(w *tworld, before service, a wapp, o Observation, p
 	a.held, a.memory, a.host = append(a.held, previous...), nil, host
 	next := w.observe(&a)
 	next.Adopt, next.ReplaceLeaks = o.Adopt, o.ReplaceLeaks
-	if _, err := converge(w, &a, next, 6); err != nil {
+	if err := converge(w, &a, next, 6); err != nil {
 		return err
 	}
 	// The status the pass at the fixpoint writes.
@@ -401,7 +403,7 @@ func convergeAfterLostAnswer(w *tworld, before service, a wapp, o Observation, p
 	held := append([]string{last.Outcome.Holds}, last.Outcome.Previous...)
 	for _, c := range p.Calls[:i+1] {
 		if a.self(w.id).Owns(w.svc[c.Name].Owner) && !slices.Contains(held, c.Name) {
-			return fmt.Errorf("holds %s, unknown to its status %v", c.Name, held)
+			return proptest.Broke("no record is held unknown to its status", "holds %s, unknown to its status %v", c.Name, held)
 		}
 	}
 	return nil

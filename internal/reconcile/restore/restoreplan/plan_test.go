@@ -24,6 +24,7 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
 // The plan's promises, checked over every observation of a bounded space:
@@ -366,25 +367,19 @@ var promises = []promise{
 }
 
 func TestPlanPromises(t *testing.T) {
-	checked := 0
-	failures := map[string]int{}
+	c := proptest.New(t, "observations")
 	eachObservation(func(o Observation) {
-		checked++
 		st := Make(o)
+		var broken []string
 		for _, p := range promises {
-			if !p.broken(o, st) {
-				continue
+			if p.broken(o, st) {
+				broken = append(broken, p.rule)
 			}
-			if failures[p.rule] < 3 {
-				t.Errorf("%s\nobservation: %s\nplan: %+v", p.rule, describe(o), st)
-			}
-			failures[p.rule]++
 		}
+		c.Observe(func() string { return fmt.Sprintf("observation: %s\n    plan: %+v", describe(o), st) }, broken...)
 	})
-	t.Logf("%d observations checked against %d promises", checked, len(promises))
-	for rule, n := range failures {
-		t.Logf("%d observations break %q", n, rule)
-	}
+	t.Logf("%d promises stated", len(promises))
+	c.Report()
 }
 
 // alreadyRead reports whether o holds what read k reads.
