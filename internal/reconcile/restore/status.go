@@ -178,7 +178,8 @@ func readyMessage(s *scope, reason string) string {
 		if id == "" {
 			return "The Restore is choosing its backup."
 		}
-		return fmt.Sprintf("The Restore chose backup %s; it checks the backup and the target MyApp next.", id)
+		return fmt.Sprintf("The Restore chose backup %s; it checks the backup and the target MyApp next.", id) +
+			uncheckedMessage(s, " It passed over newer")
 	case backupv1alpha1.BackupRunningReason:
 		return fmt.Sprintf("Backup %s is still running; the Restore goes on once it has succeeded.", id)
 	case backupv1alpha1.TargetBusyReason:
@@ -238,11 +239,11 @@ func sourceRefusal(s *scope, reason string) (string, bool) {
 		storage := s.restore.Spec.Source.Storage
 		msg := fmt.Sprintf("The backup storage holds no succeeded backup of MyApp %s/%s taken by this installation "+
 			"(owner ID %s)", cmp.Or(storage.Namespace, ns), storage.AppName, s.obs.OwnerID)
-		if s.skippedForeign > 0 {
-			msg += fmt.Sprintf("; %d of it were taken by other installations", s.skippedForeign)
+		if s.outcome.Foreign > 0 {
+			msg += fmt.Sprintf("; %d of it were taken by other installations", s.outcome.Foreign)
 		}
 		return msg + ". Check the namespace and the name, and that the manager runs with the --owner-id the " +
-			"backups were taken under.", true
+			"backups were taken under." + uncheckedMessage(s, " It passed over"), true
 	case backupv1alpha1.BackupNotFoundReason:
 		if s.sourceDetail != "" {
 			return pass.Capitalize(s.sourceDetail) + ".", true
@@ -275,6 +276,11 @@ func backupRefusal(s *scope, reason string) (string, bool) {
 			"its DNS records and backups are that installation's. Restore it there, or run this installation with "+
 			"--owner-id %s if it replaces that one.", id, s.obs.Content.OwnerID, s.obs.OwnerID, s.obs.Content.OwnerID), true
 	case backupv1alpha1.BackupOfAnotherNamespaceReason:
+		if s.obs.Pinned == "" && s.obs.IDNamespace != "" && s.obs.IDNamespace != ns {
+			return fmt.Sprintf("Backup %s is of namespace %s, as its ID says, and a Restore in namespace %s restores "+
+				"only backups of MyApps of %s. Create the Restore in namespace %s.",
+				s.restore.Spec.Source.BackupID, s.obs.IDNamespace, ns, ns, s.obs.IDNamespace), true
+		}
 		if s.obs.SourceNamespace != "" && s.obs.SourceNamespace != ns {
 			return fmt.Sprintf("spec.source.storage.namespace is %s, and a Restore in namespace %s restores only "+
 				"backups of MyApps of %s. Create the Restore in %s, or leave the field empty.",
@@ -366,10 +372,35 @@ func chosenMessage(s *scope) string {
 	if name := s.targetName(); name != "" {
 		msg += ", to restore as MyApp " + name
 	}
-	if s.skippedForeign > 0 {
-		msg += fmt.Sprintf("; %d newer backups of it were other installations'", s.skippedForeign)
+	if s.outcome.Foreign > 0 {
+		msg += fmt.Sprintf("; %d newer backups of it were other installations'", s.outcome.Foreign)
 	}
-	return msg
+	return msg + uncheckedMessage(s, ". It passed over newer")
+}
+
+// uncheckedMessage names the storage candidates the plan passed over
+// because whose they are cannot be checked, each with why its content
+// cannot be read, after lead; "" when it passed over none.
+func uncheckedMessage(s *scope, lead string) string {
+	ids := s.outcome.Unchecked
+	if len(ids) == 0 {
+		return ""
+	}
+	named := make([]string, 0, len(ids))
+	for _, id := range ids {
+		why := strings.TrimRight(s.candidateContent[id].detail, ".")
+		if c := s.candidate(id); c != nil && c.Content != nil {
+			why = c.Content.Problem + ": " + why
+		}
+		named = append(named, fmt.Sprintf("%s (%s)", id, why))
+	}
+	noun := "backup"
+	if len(ids) > 1 {
+		noun = "backups"
+	}
+	return fmt.Sprintf("%s %s %s, whose owner cannot be checked: the backup service shows no owner ID for it "+
+		"(label %s) and its content cannot be read, so another installation sharing the service may have taken it.",
+		lead, noun, strings.Join(named, ", "), backup.LabelOwnerID)
 }
 
 // apiMessage is the API server's explanation of a refused write.
