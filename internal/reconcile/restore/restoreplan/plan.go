@@ -264,6 +264,8 @@ func Make(o Observation) Plan {
 		// Nothing written yet, and nothing will be: the deadline is the
 		// end whatever a read would find.
 		return Refuse(backupv1alpha1.RestoreTimedOutReason)
+	case o.Pinned == "" && o.Source != nil && o.Source.Storage:
+		return planStorage(o)
 	case o.Pinned == "":
 		return planChoice(o)
 	case o.RestoredUID == "":
@@ -295,8 +297,6 @@ func planChoice(o Observation) Plan {
 	switch {
 	case o.Source == nil:
 		return Plan{Need: NeedSource}
-	case o.Source.Storage:
-		return planStorage(o)
 	case !o.Source.Found:
 		// Nothing was chosen, so nothing is pinned: the condition says what
 		// the source named.
