@@ -98,6 +98,25 @@ type StartRequest struct {
 // it from there when StartRequest.Namespace is empty.
 const LabelNamespace = "backup.myapp.dev/namespace"
 
+// LabelOwnerID is the label the BackupConfig controller stores the
+// installation's owner ID (--owner-id) under: whose backup it is, readable
+// without its content, so a Restore from storage on a service several
+// installations share passes over another's without reading it. The s3
+// provider answers it for every backup from the key the backup is filed
+// under (<prefix>/<owner-id>/...), whatever the object's metadata holds, so
+// a backup written before the label was has it too; on the HTTP service a
+// backup started before it has none.
+const LabelOwnerID = "backup.myapp.dev/owner-id"
+
+// IDNamespacer is implemented by a Client whose backup IDs name the
+// namespace a backup was taken in, so that a caller can tell it from the ID
+// alone, before any call (s3: <namespace>/<backupconfig-uid>/<name>).
+type IDNamespacer interface {
+	// NamespaceOfID returns the namespace id names, or false when id is
+	// not of the provider's form (no backup has it).
+	NamespaceOfID(id string) (string, bool)
+}
+
 // NamespaceOf returns the namespace a start files its backup under: the
 // request's Namespace, else its LabelNamespace label.
 func (r StartRequest) NamespaceOf() string {

@@ -183,11 +183,15 @@ func (r *Reconciler) requestBackup(ctx context.Context, s *scope, trigger backup
 	}
 	ctrl.LoggerFrom(ctx).Info("Starting backup", "myapp", klog.KObj(app), "trigger", trigger, "idempotencyKey", key,
 		"contentBytes", len(content))
+	labels := startLabels(s, trigger)
+	// Whose backup it is, readable without its content: a Restore from
+	// storage passes over another installation's by it, unread.
+	labels[backup.LabelOwnerID] = r.OwnerID
 	return s.backups.Start(ctx, backup.StartRequest{
 		App:            serviceAppName(app.Namespace, app.Name),
 		Owner:          s.owner,
 		IdempotencyKey: key,
-		Labels:         startLabels(s, trigger),
+		Labels:         labels,
 		Namespace:      s.bc.Namespace,
 		Payload:        content,
 	})

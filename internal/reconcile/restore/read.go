@@ -73,6 +73,8 @@ func (r *Reconciler) read(ctx context.Context, s *scope, need restoreplan.Need) 
 		return r.readContent(ctx, s, s.backupID())
 	case restoreplan.NeedApp:
 		return r.readApp(ctx, s)
+	case restoreplan.NeedCandidate:
+		return r.readCandidate(ctx, s, s.outcome.Candidate)
 	}
 	return fmt.Errorf("the plan needs an unknown read %d", need)
 }
@@ -138,49 +140,81 @@ func (r *Reconciler) resolveBackupID(ctx context.Context, s *scope, id string) e
 		return fmt.Errorf("reading backup %s: %w", id, err)
 	}
 	s.chosen = &b
+	// The ID's own namespace, where the provider's IDs name one, over the
+	// labels: it is where the backup is filed.
 	s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase),
-		Namespace: b.Labels[backup.LabelNamespace]}
+		Namespace: cmp.Or(s.obs.IDNamespace, b.Labels[backup.LabelNamespace])}
 	return nil
 }
 
-// resolveStorage finds the newest succeeded backup this installation took
-// of the MyApp name in namespace. Only the content says which installation
-// took a backup (the backup service files backups by owner, which is a
-// BackupConfig's UID, not an installation), so the candidates the labels
-// leave are read newest first: one of another installation is skipped, and
-// the first of this one is chosen. A candidate whose content cannot be read
-// is chosen too, so its Restore fails naming it, rather than silently
-// restoring an older one; spec.source.backupID then picks that one.
+// resolveStorage lists the candidates of the storage source: the
+// succeeded backups of the MyApp name in namespace, as far as their labels
+// say, newest first. Which of them is restored is the plan's choice, made
+// as their contents are read (readCandidate).
 func (r *Reconciler) resolveStorage(ctx context.Context, s *scope, namespace, name string) error {
 	all, err := r.Backups.List(ctx, "", backup.InNamespace(namespace),
 		backup.WithLabels(map[string]string{backup.LabelNamespace: namespace, labelMyApp: name}))
 	if err != nil {
 		return fmt.Errorf("listing the backups in namespace %s: %w", namespace, err)
 	}
-	candidates := storageCandidates(all, namespace, name)
-	for i := range candidates {
-		b := candidates[i]
-		payload, problem, detail, err := r.fetchContent(ctx, b.ID)
-		if err != nil {
-			return err
-		}
-		if problem == "" && (payload.MyApp.Namespace != namespace || payload.MyApp.Name != name) {
-			// Labels that said nothing, or that lied: the content decides.
-			continue
-		}
-		if problem == "" && payload.Metadata.OwnerID != s.obs.OwnerID {
-			s.skippedForeign++
-			continue
-		}
-		s.chosen = &b
-		// Listed by the namespace label, and the content, when it could be
-		// read, said the same.
-		s.obs.Source = &restoreplan.SourceRead{Found: true, Phase: planPhase(b.Phase), Namespace: namespace}
-		s.setContent(payload, problem, detail)
+	s.candidates = storageCandidates(all, namespace, name)
+	read := &restoreplan.SourceRead{Storage: true, Namespace: namespace,
+		Candidates: make([]restoreplan.Candidate, 0, len(s.candidates))}
+	for _, b := range s.candidates {
+		read.Candidates = append(read.Candidates, restoreplan.Candidate{ID: b.ID,
+			OwnerID: b.Labels[backup.LabelOwnerID], Namespace: b.Labels[backup.LabelNamespace]})
+	}
+	s.obs.Source = read
+	return nil
+}
+
+// readCandidate reads and decodes the content of the storage candidate id,
+// and keeps it for the status's words should the plan choose it.
+func (r *Reconciler) readCandidate(ctx context.Context, s *scope, id string) error {
+	c := s.candidate(id)
+	if c == nil {
+		return fmt.Errorf("the plan needs the content of backup %s, which is not a candidate", id)
+	}
+	payload, problem, detail, err := r.fetchContent(ctx, id)
+	if err != nil {
+		return err
+	}
+	c.Content = contentRead(payload, problem)
+	if s.candidateContent == nil {
+		s.candidateContent = map[string]candidateContent{}
+	}
+	s.candidateContent[id] = candidateContent{payload: payload, detail: detail}
+	return nil
+}
+
+// candidate is the storage candidate id as the plan sees it, nil when
+// there is none.
+func (s *scope) candidate(id string) *restoreplan.Candidate {
+	if s.obs.Source == nil {
 		return nil
 	}
-	s.obs.Source = &restoreplan.SourceRead{Refusal: backupv1alpha1.NoBackupFoundReason}
+	for i := range s.obs.Source.Candidates {
+		if s.obs.Source.Candidates[i].ID == id {
+			return &s.obs.Source.Candidates[i]
+		}
+	}
 	return nil
+}
+
+// takeChoice makes the storage candidate the plan chose the backup the
+// pass works with, as the source's other reads leave theirs.
+func (s *scope) takeChoice(p restoreplan.Plan) {
+	if p.Candidate == "" || p.Need != restoreplan.NeedNothing || s.obs.Source == nil {
+		return
+	}
+	i := slices.IndexFunc(s.candidates, func(b backup.Backup) bool { return b.ID == p.Candidate })
+	if i < 0 {
+		return
+	}
+	s.chosen = &s.candidates[i]
+	got := s.candidateContent[p.Candidate]
+	s.payload, s.contentDetail = got.payload, got.detail
+	s.obs.Content = s.obs.Source.Candidates[i].Content
 }
 
 // newestSucceeded is the succeeded backup that started last, the later ID
@@ -302,11 +336,18 @@ func decodeContent(data []byte) (*backupcontent.Payload, string, string) {
 // setContent records what reading the content found.
 func (s *scope) setContent(payload *backupcontent.Payload, problem, detail string) {
 	s.payload, s.contentDetail = payload, detail
-	s.obs.Content = &restoreplan.ContentRead{Problem: problem}
+	s.obs.Content = contentRead(payload, problem)
+}
+
+// contentRead is what the plan needs of content: the problem, or whose
+// backup of which MyApp it is.
+func contentRead(payload *backupcontent.Payload, problem string) *restoreplan.ContentRead {
+	c := &restoreplan.ContentRead{Problem: problem}
 	if payload != nil {
-		s.obs.Content.OwnerID = payload.Metadata.OwnerID
-		s.obs.Content.Namespace = payload.MyApp.Namespace
+		c.OwnerID = payload.Metadata.OwnerID
+		c.Namespace, c.Name = payload.MyApp.Namespace, payload.MyApp.Name
 	}
+	return c
 }
 
 // readApp reads the target MyApp from the API server, not the cache: a

@@ -34,17 +34,20 @@ import (
 // then does. The loop holds no choice of its own: every branch is the
 // plan's (restoreplan).
 func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (ctrl.Result, error) {
-	for range maxReadsPerPass {
+	// One read of each storage candidate's content at most, besides the
+	// others.
+	for reads := 0; reads < maxReadsPerPass+len(s.candidates); reads++ {
 		p := restoreplan.Make(s.obs)
 		s.outcome = p
 		if p.Need == restoreplan.NeedNothing {
+			s.takeChoice(p)
 			return r.apply(ctx, s, p)
 		}
 		if err := r.read(ctx, s, p.Need); err != nil {
 			return r.readFailed(ctx, s, err)
 		}
 	}
-	return ctrl.Result{}, fmt.Errorf("the plan asked for more than %d reads in one pass", maxReadsPerPass)
+	return ctrl.Result{}, fmt.Errorf("the plan asked for more than %d reads in one pass", maxReadsPerPass+len(s.candidates))
 }
 
 // readFailed ends a pass whose read failed. A failure of the backup

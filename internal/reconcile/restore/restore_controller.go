@@ -171,6 +171,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	s := newScope(restore, r.OwnerID, r.Clock.Now())
+	if ids, ok := r.Backups.(backup.IDNamespacer); ok && restore.Spec.Source.BackupID != "" {
+		s.obs.IDNamespace, _ = ids.NamespaceOfID(restore.Spec.Source.BackupID)
+	}
 	var out pass.Outcome
 	defer func() {
 		if err := r.patchStatus(ctx, s, out.Complete); err != nil {

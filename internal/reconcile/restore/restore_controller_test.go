@@ -491,6 +491,7 @@ func TestTheSourcesReadWhatBackupConfigsWrite(t *testing.T) {
 	g.Expect(labels).To(HaveKeyWithValue(labelMyAppUID, string(app.UID)))
 	g.Expect(labels).To(HaveKeyWithValue(labelBackupConfig, "web-nightly"))
 	g.Expect(labels).To(HaveKey(labelTrigger))
+	g.Expect(labels).To(HaveKeyWithValue(backup.LabelOwnerID, e.ownerID), "whose backup it is, without its content")
 	described := chosenBackup(listed[0])
 	g.Expect(*described.BackupConfig).To(Equal(backupv1alpha1.RestoredObject{Namespace: e.ns, Name: bc.Name, UID: bc.UID}))
 	g.Expect(strings.HasPrefix(listed[0].IdempotencyKey, backupConfigOwner(bc.UID)+"/")).To(BeTrue())

@@ -51,9 +51,11 @@ type scope struct {
 	// sourceDetail says, for a refused source, what resolving it found;
 	// contentDetail, for content that cannot be restored, why.
 	sourceDetail, contentDetail string
-	// skippedForeign counts, for the storage source, the backups of the
-	// MyApp that were skipped as another installation's.
-	skippedForeign int
+	// candidates are the storage source's candidates, newest first, and
+	// candidateContent what reading the content of each found: the plan
+	// chooses among them.
+	candidates       []backup.Backup
+	candidateContent map[string]candidateContent
 	// app is the target MyApp as the API server had it, nil when there is
 	// none or it was not read.
 	app *appsv1alpha1.MyApp
@@ -63,6 +65,13 @@ type scope struct {
 	// serviceErr is the backup service's failure that ended the pass;
 	// appWriteErr a failed write of the MyApp.
 	serviceErr, appWriteErr error
+}
+
+// candidateContent is a storage candidate's content, decoded, or why it
+// cannot be restored.
+type candidateContent struct {
+	payload *backupcontent.Payload
+	detail  string
 }
 
 // newScope starts a pass over restore, by the installation ownerID, at now.
@@ -80,7 +89,7 @@ func newScope(restore *backupv1alpha1.Restore, ownerID string, now time.Time) *s
 		obs.Pinned = st.Backup.ID
 	}
 	if storage := restore.Spec.Source.Storage; storage != nil {
-		obs.SourceNamespace = storage.Namespace
+		obs.SourceNamespace, obs.SourceApp = storage.Namespace, storage.AppName
 	}
 	if st.StartTime != nil {
 		obs.PastDeadline = !now.Before(st.StartTime.Add(timeoutOf(restore)))

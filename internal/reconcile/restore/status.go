@@ -178,7 +178,8 @@ func readyMessage(s *scope, reason string) string {
 		if id == "" {
 			return "The Restore is choosing its backup."
 		}
-		return fmt.Sprintf("The Restore chose backup %s; it checks the backup and the target MyApp next.", id)
+		return fmt.Sprintf("The Restore chose backup %s; it checks the backup and the target MyApp next.", id) +
+			uncheckedMessage(s, " It passed over newer")
 	case backupv1alpha1.BackupRunningReason:
 		return fmt.Sprintf("Backup %s is still running; the Restore goes on once it has succeeded.", id)
 	case backupv1alpha1.TargetBusyReason:
@@ -210,67 +211,102 @@ func readyMessage(s *scope, reason string) string {
 	return refusalMessage(s, reason)
 }
 
-// refusalMessage is the Ready message of a Restore that failed.
+// again ends every refusal's message.
+const again = " A Restore is not retried: create another one."
+
+// refusalMessage is the Ready message of a Restore that failed: the words
+// of the source's, the backup's or the target's refusal, by reason.
 func refusalMessage(s *scope, reason string) string {
-	id, target, ns := s.backupID(), s.targetName(), s.restore.Namespace
-	const again = " A Restore is not retried: create another one."
+	for _, words := range []func(*scope, string) (string, bool){sourceRefusal, backupRefusal, targetRefusal} {
+		if msg, ok := words(s, reason); ok {
+			return msg + again
+		}
+	}
+	return fmt.Sprintf("The Restore stopped: %s.", reason)
+}
+
+// sourceRefusal words a source that names no backup to restore.
+func sourceRefusal(s *scope, reason string) (string, bool) {
+	ns := s.restore.Namespace
 	switch reason {
 	case backupv1alpha1.BackupConfigNotFoundReason:
 		return fmt.Sprintf("BackupConfig %s does not exist in namespace %s. Name an existing one, or restore from "+
-			"spec.source.backupID or spec.source.storage.", s.restore.Spec.Source.BackupConfigRef.Name, ns) + again
+			"spec.source.backupID or spec.source.storage.", s.restore.Spec.Source.BackupConfigRef.Name, ns), true
 	case backupv1alpha1.NoSucceededBackupReason:
 		return fmt.Sprintf("BackupConfig %s has no succeeded backup (%s).", s.restore.Spec.Source.BackupConfigRef.Name,
-			s.sourceDetail) + again
+			s.sourceDetail), true
 	case backupv1alpha1.NoBackupFoundReason:
 		storage := s.restore.Spec.Source.Storage
 		msg := fmt.Sprintf("The backup storage holds no succeeded backup of MyApp %s/%s taken by this installation "+
 			"(owner ID %s)", cmp.Or(storage.Namespace, ns), storage.AppName, s.obs.OwnerID)
-		if s.skippedForeign > 0 {
-			msg += fmt.Sprintf("; %d of it were taken by other installations", s.skippedForeign)
+		if s.outcome.Foreign > 0 {
+			msg += fmt.Sprintf("; %d of it were taken by other installations", s.outcome.Foreign)
 		}
 		return msg + ". Check the namespace and the name, and that the manager runs with the --owner-id the " +
-			"backups were taken under." + again
+			"backups were taken under." + uncheckedMessage(s, " It passed over"), true
 	case backupv1alpha1.BackupNotFoundReason:
 		if s.sourceDetail != "" {
-			return pass.Capitalize(s.sourceDetail) + "." + again
+			return pass.Capitalize(s.sourceDetail) + ".", true
 		}
 		if s.obs.Pinned != "" {
-			return fmt.Sprintf("Backup %s, which this Restore chose, no longer exists in the backup service.", id) + again
+			return fmt.Sprintf("Backup %s, which this Restore chose, no longer exists in the backup service.", s.backupID()), true
 		}
-		return fmt.Sprintf("The backup service has no backup %s.", s.restore.Spec.Source.BackupID) + again
+		return fmt.Sprintf("The backup service has no backup %s.", s.restore.Spec.Source.BackupID), true
+	}
+	return "", false
+}
+
+// backupRefusal words a backup this Restore must not, or cannot, restore.
+func backupRefusal(s *scope, reason string) (string, bool) {
+	id, ns := s.backupID(), s.restore.Namespace
+	switch reason {
 	case backupv1alpha1.BackupNotSucceededReason:
 		why := "no reason given"
 		if s.chosen != nil && s.chosen.Reason != "" {
 			why = strings.TrimRight(s.chosen.Reason, ".")
 		}
-		return fmt.Sprintf("Backup %s failed (%s), so it holds nothing to restore. Restore another backup.", id, why) + again
+		return fmt.Sprintf("Backup %s failed (%s), so it holds nothing to restore. Restore another backup.", id, why), true
 	case backupv1alpha1.BackupHasNoContentReason:
 		return fmt.Sprintf("Backup %s holds no content to restore from (%s): it was taken by an operator version "+
-			"that stored none. Restore a later backup.", id, s.contentDetail) + again
+			"that stored none. Restore a later backup.", id, s.contentDetail), true
 	case backupv1alpha1.UnsupportedBackupFormatReason, backupv1alpha1.InvalidBackupContentReason:
-		return fmt.Sprintf("The content of backup %s cannot be restored: %s.", id, strings.TrimRight(s.contentDetail, ".")) + again
+		return fmt.Sprintf("The content of backup %s cannot be restored: %s.", id, strings.TrimRight(s.contentDetail, ".")), true
 	case backupv1alpha1.ForeignBackupReason:
 		return fmt.Sprintf("Backup %s was taken by the installation with owner ID %s, not by this one (owner ID %s): "+
 			"its DNS records and backups are that installation's. Restore it there, or run this installation with "+
-			"--owner-id %s if it replaces that one.", id, s.obs.Content.OwnerID, s.obs.OwnerID, s.obs.Content.OwnerID) + again
+			"--owner-id %s if it replaces that one.", id, s.obs.Content.OwnerID, s.obs.OwnerID, s.obs.Content.OwnerID), true
 	case backupv1alpha1.BackupOfAnotherNamespaceReason:
+		if s.obs.Pinned == "" && s.obs.IDNamespace != "" && s.obs.IDNamespace != ns {
+			return fmt.Sprintf("Backup %s is of namespace %s, as its ID says, and a Restore in namespace %s restores "+
+				"only backups of MyApps of %s. Create the Restore in namespace %s.",
+				s.restore.Spec.Source.BackupID, s.obs.IDNamespace, ns, ns, s.obs.IDNamespace), true
+		}
 		if s.obs.SourceNamespace != "" && s.obs.SourceNamespace != ns {
 			return fmt.Sprintf("spec.source.storage.namespace is %s, and a Restore in namespace %s restores only "+
 				"backups of MyApps of %s. Create the Restore in %s, or leave the field empty.",
-				s.obs.SourceNamespace, ns, ns, s.obs.SourceNamespace) + again
+				s.obs.SourceNamespace, ns, ns, s.obs.SourceNamespace), true
 		}
 		return fmt.Sprintf("Backup %s is of a MyApp of another namespace, and a Restore in namespace %s restores only "+
-			"backups of MyApps of %s. Create the Restore in the namespace the backup was taken in.", id, ns, ns) + again
+			"backups of MyApps of %s. Create the Restore in the namespace the backup was taken in.", id, ns, ns), true
+	}
+	return "", false
+}
+
+// targetRefusal words a Restore stopped at its target MyApp, or by its
+// deadline.
+func targetRefusal(s *scope, reason string) (string, bool) {
+	id, target, ns := s.backupID(), s.targetName(), s.restore.Namespace
+	switch reason {
 	case backupv1alpha1.TargetExistsReason:
 		return fmt.Sprintf("MyApp %s already exists in namespace %s (UID %s) and spec.target.existingApp is Fail. "+
 			"Delete it, restore under another spec.target.name, or set existingApp: Replace to replace its spec.",
-			target, ns, s.obs.App.UID) + again
+			target, ns, s.obs.App.UID), true
 	case backupv1alpha1.InvalidAppSpecReason:
 		return fmt.Sprintf("The API server refused MyApp %s as backup %s holds it: %s.", target, id,
-			apiMessage(s.appWriteErr)) + again
+			apiMessage(s.appWriteErr)), true
 	case backupv1alpha1.RestoredAppDeletedReason:
 		return fmt.Sprintf("MyApp %s, which this Restore wrote (UID %s), was deleted before it was Ready.", target,
-			s.restore.Status.RestoredAppUID) + again
+			s.restore.Status.RestoredAppUID), true
 	case backupv1alpha1.HostConflictReason:
 		msg := fmt.Sprintf("MyApp %s was written from backup %s, but cannot become Ready: the DNS record of its "+
 			"host is held by another owner", target, id)
@@ -278,22 +314,28 @@ func refusalMessage(s *scope, reason string) string {
 			msg += " (" + strings.TrimRight(c.Message, ".") + ")"
 		}
 		return msg + ". The MyApp stays and takes the host once its holder lets it go; delete the holder, or " +
-			"restore under another spec.host." + again
+			"restore under another spec.host.", true
 	case backupv1alpha1.RestoreTimedOutReason:
-		msg := fmt.Sprintf("The Restore did not finish within spec.timeout (%s) of its start at %s.",
-			timeoutOf(s.restore), s.restore.Status.StartTime.UTC().Format(time.RFC3339))
-		if c := meta.FindStatusCondition(s.base.Status.Conditions, readyCondition); c != nil {
-			msg += fmt.Sprintf(" It was %s: %s", c.Reason, c.Message)
-			if !strings.HasSuffix(msg, ".") {
-				msg += "."
-			}
-		}
-		if s.restore.Status.RestoredAppUID != "" {
-			msg += fmt.Sprintf(" MyApp %s, which it wrote, stays.", target)
-		}
-		return msg + again
+		return timedOutMessage(s), true
 	}
-	return fmt.Sprintf("The Restore stopped: %s.", reason)
+	return "", false
+}
+
+// timedOutMessage says how long the Restore had, and what it was waiting
+// for when its deadline passed.
+func timedOutMessage(s *scope) string {
+	msg := fmt.Sprintf("The Restore did not finish within spec.timeout (%s) of its start at %s.",
+		timeoutOf(s.restore), s.restore.Status.StartTime.UTC().Format(time.RFC3339))
+	if c := meta.FindStatusCondition(s.base.Status.Conditions, readyCondition); c != nil {
+		msg += fmt.Sprintf(" It was %s: %s", c.Reason, c.Message)
+		if !strings.HasSuffix(msg, ".") {
+			msg += "."
+		}
+	}
+	if s.restore.Status.RestoredAppUID != "" {
+		msg += fmt.Sprintf(" MyApp %s, which it wrote, stays.", s.targetName())
+	}
+	return msg
 }
 
 // waitingMessage says what a restored MyApp still lacks.
@@ -330,10 +372,35 @@ func chosenMessage(s *scope) string {
 	if name := s.targetName(); name != "" {
 		msg += ", to restore as MyApp " + name
 	}
-	if s.skippedForeign > 0 {
-		msg += fmt.Sprintf("; %d newer backups of it were other installations'", s.skippedForeign)
+	if s.outcome.Foreign > 0 {
+		msg += fmt.Sprintf("; %d newer backups of it were other installations'", s.outcome.Foreign)
 	}
-	return msg
+	return msg + uncheckedMessage(s, ". It passed over newer")
+}
+
+// uncheckedMessage names the storage candidates the plan passed over
+// because whose they are cannot be checked, each with why its content
+// cannot be read, after lead; "" when it passed over none.
+func uncheckedMessage(s *scope, lead string) string {
+	ids := s.outcome.Unchecked
+	if len(ids) == 0 {
+		return ""
+	}
+	named := make([]string, 0, len(ids))
+	for _, id := range ids {
+		why := strings.TrimRight(s.candidateContent[id].detail, ".")
+		if c := s.candidate(id); c != nil && c.Content != nil {
+			why = c.Content.Problem + ": " + why
+		}
+		named = append(named, fmt.Sprintf("%s (%s)", id, why))
+	}
+	noun := "backup"
+	if len(ids) > 1 {
+		noun = "backups"
+	}
+	return fmt.Sprintf("%s %s %s, whose owner cannot be checked: the backup service shows no owner ID for it "+
+		"(label %s) and its content cannot be read, so another installation sharing the service may have taken it.",
+		lead, noun, strings.Join(named, ", "), backup.LabelOwnerID)
 }
 
 // apiMessage is the API server's explanation of a refused write.

@@ -40,10 +40,11 @@ var statusNow = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
 // The Restore of the status tests, and the installations whose backups it
 // reads.
+const thisRestore types.UID = "restore-uid"
+
 const (
-	thisRestore  types.UID = "restore-uid"
-	ownOwnerID             = "cluster-a"
-	otherOwnerID           = "cluster-b"
+	ownOwnerID   = "cluster-a"
+	otherOwnerID = "cluster-b"
 )
 
 // failureReasons are the reasons of a Failed Restore, as the API documents

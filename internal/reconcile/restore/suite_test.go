@@ -319,7 +319,7 @@ func (e *testEnv) seedWith(c backup.Client, o seedOptions) backup.Backup {
 	if labels == nil {
 		labels = map[string]string{
 			backup.LabelNamespace: app.Namespace, labelMyApp: app.Name, labelMyAppUID: string(app.UID),
-			labelBackupConfig: o.bcName, labelTrigger: "Manual",
+			labelBackupConfig: o.bcName, labelTrigger: "Manual", backup.LabelOwnerID: o.ownerID,
 		}
 	}
 	payload := o.content

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,15 @@ import (
 func (c *Client) backupOf(ref objectRef, key string, size int64, app string, startedAt time.Time,
 	labels map[string]string) backup.Backup {
 	completed := startedAt
+	// The key says whose backup it is: every object this client reads is
+	// under its installation's prefix. So a backup written before its start
+	// labelled the owner ID, or one whose metadata says otherwise, answers
+	// the key's.
+	labels = maps.Clone(labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[backup.LabelOwnerID] = c.ownerID
 	return backup.Backup{
 		ID:             ref.id(),
 		App:            app,
@@ -146,6 +156,16 @@ func unknownID(op string, err error) error {
 		Message: err.Error() + ", so it names no backup"}
 	observe(op, 0, xerr)
 	return xerr
+}
+
+// NamespaceOfID returns the namespace a backup ID names, its first
+// segment, without a call: backup.IDNamespacer.
+func (c *Client) NamespaceOfID(id string) (string, bool) {
+	ref, err := parseID(id)
+	if err != nil {
+		return "", false
+	}
+	return ref.namespace, true
 }
 
 // Get returns the backup with the given ID, not found for one that cannot

@@ -48,6 +48,9 @@ const (
 	NeedContent
 	// NeedApp reads the target MyApp from the API server.
 	NeedApp
+	// NeedCandidate reads and decodes the content of one candidate of the
+	// storage source, the one Plan.Candidate names.
+	NeedCandidate
 )
 
 // Action is what a pass does once its plan needs no further read.
@@ -112,8 +115,12 @@ type Observation struct {
 	OwnerID string
 	// Namespace is the Restore's namespace, the only one whose backups it
 	// restores; SourceNamespace is spec.source.storage.namespace ("" when
-	// not set).
-	Namespace, SourceNamespace string
+	// not set), SourceApp spec.source.storage.appName.
+	Namespace, SourceNamespace, SourceApp string
+	// IDNamespace is the namespace spec.source.backupID names by its form
+	// alone, as the backup provider reads it (s3: <namespace>/<uid>/<name>);
+	// "" when the provider's IDs do not say.
+	IDNamespace string
 	// Policy is spec.target.existingApp.
 	Policy backupv1alpha1.ExistingAppPolicy
 	// Phase, Pinned and RestoredUID are status.phase, status.backup.id
@@ -145,6 +152,24 @@ type SourceRead struct {
 	// Namespace is the namespace the backup's labels say it was taken in,
 	// "" when they do not say (its content will).
 	Namespace string
+	// Storage says the source is spec.source.storage: Candidates are the
+	// succeeded backups whose labels may be of its MyApp, newest first, and
+	// the plan chooses among them (Found and Phase are not used).
+	Storage    bool
+	Candidates []Candidate
+}
+
+// Candidate is one backup the storage source may restore, as the backup
+// service lists it, and its content once read.
+type Candidate struct {
+	ID string
+	// OwnerID and Namespace are the owner ID and the namespace the backup
+	// service shows for it without its content (its labels
+	// backup.myapp.dev/owner-id and backup.myapp.dev/namespace; with the
+	// s3 provider, the key it is filed under), "" where it shows none.
+	OwnerID, Namespace string
+	// Content is what reading its content found, nil until read.
+	Content *ContentRead
 }
 
 // BackupRead is the chosen backup as the backup service reports it now.
@@ -160,8 +185,8 @@ type BackupRead struct {
 type ContentRead struct {
 	Problem string
 	OwnerID string
-	// Namespace is the backed-up MyApp's namespace, as the content says.
-	Namespace string
+	// Namespace and Name are the backed-up MyApp's, as the content says.
+	Namespace, Name string
 }
 
 // AppRead is the target MyApp as the API server has it.
@@ -213,6 +238,15 @@ type Plan struct {
 	Pin  bool
 	Show Show
 	Wake Wake
+	// Candidate names, for NeedCandidate, the storage candidate whose
+	// content to read; for a plan that chose among the candidates, the one
+	// chosen.
+	Candidate string
+	// Foreign counts the storage candidates passed over as another
+	// installation's; Unchecked names, newest first, those passed over
+	// because whose they are cannot be checked.
+	Foreign   int
+	Unchecked []string
 }
 
 // Make decides a pass's next step.
@@ -221,14 +255,17 @@ func Make(o Observation) Plan {
 	case o.Phase.Finished():
 		// A finished Restore is a record: it reads and writes nothing more.
 		return Plan{Action: ActNothing, Show: Show{Phase: o.Phase}}
-	case o.Pinned == "" && o.SourceNamespace != "" && o.SourceNamespace != o.Namespace:
+	case o.Pinned == "" && (o.SourceNamespace != "" && o.SourceNamespace != o.Namespace ||
+		o.IDNamespace != "" && o.IDNamespace != o.Namespace):
 		// Refused before anything is read: nothing of another namespace's
-		// backups is listed, let alone written to status.
+		// backups is listed or read, let alone written to status.
 		return Refuse(backupv1alpha1.BackupOfAnotherNamespaceReason)
 	case o.PastDeadline && (o.Pinned == "" || o.RestoredUID == ""):
 		// Nothing written yet, and nothing will be: the deadline is the
 		// end whatever a read would find.
 		return Refuse(backupv1alpha1.RestoreTimedOutReason)
+	case o.Pinned == "" && o.Source != nil && o.Source.Storage:
+		return planStorage(o)
 	case o.Pinned == "":
 		return planChoice(o)
 	case o.RestoredUID == "":
@@ -285,6 +322,85 @@ func planChoice(o Observation) Plan {
 	}
 	return Plan{Action: ActPin, Pin: true,
 		Show: Show{Phase: backupv1alpha1.RestorePending, Reason: backupv1alpha1.RestorePendingReason}}
+}
+
+// planStorage decides a storage source's choice among its candidates: the
+// newest one of the backed-up MyApp this installation can be shown to have
+// taken, as chooseAmong finds it. The choice is pinned, with the refusal of
+// content that cannot be restored; none found fails the Restore with
+// NoBackupFound. Either way the plan names the candidates passed over
+// because whose they are cannot be checked, and counts those of other
+// installations.
+func planStorage(o Observation) Plan {
+	c := chooseAmong(o)
+	note := func(p Plan) Plan {
+		p.Foreign, p.Unchecked = c.foreign, c.unchecked
+		if c.chosen != nil {
+			p.Candidate = c.chosen.ID
+		}
+		return p
+	}
+	switch {
+	case c.read != "":
+		return Plan{Need: NeedCandidate, Candidate: c.read}
+	case c.chosen == nil:
+		return note(Refuse(backupv1alpha1.NoBackupFoundReason))
+	case c.chosen.Content.Problem != "":
+		return note(pinned(Refuse(c.chosen.Content.Problem)))
+	}
+	return note(Plan{Action: ActPin, Pin: true,
+		Show: Show{Phase: backupv1alpha1.RestorePending, Reason: backupv1alpha1.RestorePendingReason}})
+}
+
+// storageChoice is where chooseAmong got to: a candidate whose content it
+// must read first, or the one it chose (nil for none), with the candidates
+// it passed over because their owner cannot be checked and how many it
+// passed over as another installation's.
+type storageChoice struct {
+	read      string
+	chosen    *Candidate
+	unchecked []string
+	foreign   int
+}
+
+// chooseAmong goes through the storage candidates newest first. What the
+// backup service shows without the content is believed first: a candidate
+// it shows as another installation's is passed over unread. A candidate's
+// content, once read, decides the rest: another MyApp's is passed over
+// (labels that said nothing, or lied), and so is another installation's. A
+// candidate whose content cannot be read is chosen only when the service
+// shows it is this installation's, of this namespace, so the Restore fails
+// naming it rather than silently restore an older state; otherwise whose
+// it is cannot be checked (another installation sharing the service, on an
+// operator version that writes no owner ID label, could have taken it), and
+// it is passed over and named.
+func chooseAmong(o Observation) storageChoice {
+	var c storageChoice
+	for i := range o.Source.Candidates {
+		cand := &o.Source.Candidates[i]
+		switch {
+		case cand.OwnerID != "" && cand.OwnerID != o.OwnerID:
+			c.foreign++
+			continue
+		case cand.Content == nil:
+			c.read = cand.ID
+			return c
+		case cand.Content.Problem != "" && cand.OwnerID == o.OwnerID && cand.Namespace == o.Namespace:
+			c.chosen = cand
+			return c
+		case cand.Content.Problem != "":
+			c.unchecked = append(c.unchecked, cand.ID)
+			continue
+		case cand.Content.Namespace != o.Namespace || cand.Content.Name != o.SourceApp:
+			continue
+		case cand.Content.OwnerID != o.OwnerID:
+			c.foreign++
+			continue
+		}
+		c.chosen = cand
+		return c
+	}
+	return c
 }
 
 // planWrite decides a Restore whose backup is chosen and that has written
