@@ -214,7 +214,9 @@ build: manifests generate fmt vet ## Build the manager, the simulator and devenv
 # DEVENV is the devenv binary `make run` probes the cluster with and runs.
 DEVENV ?= bin/devenv
 # DNS_PROVIDER=rfc2136 keeps the records in a local BIND (named) instead of
-# the simulator, so `dig` shows what the operator wrote.
+# the simulator, so `dig` shows what the operator wrote; DNS_PROVIDER=webhook
+# in external-dns's webhook server with its inmemory provider (built by
+# `make external-dns-webhook`), so `curl` shows them as external-dns reads them.
 DNS_PROVIDER ?= http
 # BACKUP_PROVIDER=s3 keeps the backups in a bucket of a local S3 server
 # (versitygw, built by `make versitygw`) instead of the simulator, so `find`
@@ -227,10 +229,11 @@ BACKUP_PROVIDER ?= http
 # holds $(MAKE), so `make -n run` runs it too and shows the decision
 # (cmd/devenv's TestMakeBuildsTheControlPlaneOnlyForALocalCluster).
 .PHONY: run
-run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) $(if $(filter s3,$(BACKUP_PROVIDER)),versitygw) ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
+run: build $(if $(filter rfc2136,$(DNS_PROVIDER)),bind9) $(if $(filter webhook,$(DNS_PROVIDER)),external-dns-webhook) $(if $(filter s3,$(BACKUP_PROVIDER)),versitygw) ## Run the operator in the foreground: on a local cluster with the simulator when no cluster is reachable (or LOCAL_CLUSTER=true), else against the current context.
 	@cluster=$$("$(DEVENV)" --which-cluster); \
 	if [ "$$cluster" = local ]; then $(MAKE) --no-print-directory controlplane; fi
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" VERSITYGW="$(VERSITYGW)" "$(DEVENV)" --manager bin/manager \
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" VERSITYGW="$(VERSITYGW)" EXTERNAL_DNS_WEBHOOK="$(EXTERNAL_DNS_WEBHOOK)" \
+		"$(DEVENV)" --manager bin/manager \
 		--dns-provider=$(DNS_PROVIDER) --backup-provider=$(BACKUP_PROVIDER) -- $(ARGS)
 
 .PHONY: demo

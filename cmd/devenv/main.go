@@ -53,6 +53,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/myapp-operator/myapp-operator/internal/controlplane"
+	"github.com/myapp-operator/myapp-operator/internal/external/dns/webhook"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 )
 
@@ -68,6 +69,7 @@ type options struct {
 	bindAddr       string
 	backupProvider string
 	s3Addr         string
+	webhookAddr    string
 	managerArgs    []string
 	whichCluster   bool
 }
@@ -93,8 +95,11 @@ func main() {
 		"Print \"local\" when a run would start a local cluster and \"current\" when it would use the current context, "+
 			"and exit: `make run` builds the control plane only for a local cluster.")
 	flag.StringVar(&opts.dnsProvider, "dns-provider", "http",
-		"http keeps DNS records in the simulator; rfc2136 in a local BIND (named) serving "+bindZone+".")
+		"http keeps DNS records in the simulator; rfc2136 in a local BIND (named) serving "+bindZone+
+			"; webhook in external-dns's webhook server with its inmemory provider (`make external-dns-webhook`).")
 	flag.StringVar(&opts.bindAddr, "bind-addr", "127.0.0.1:8053", "Where the local named listens with --dns-provider=rfc2136.")
+	flag.StringVar(&opts.webhookAddr, "webhook-addr", "127.0.0.1:8888",
+		"Where external-dns's webhook server listens with --dns-provider=webhook.")
 	flag.StringVar(&opts.backupProvider, "backup-provider", "http",
 		"http keeps backups in the simulator; s3 in bucket "+s3Bucket+" of a local S3 server (versitygw, `make versitygw`).")
 	flag.StringVar(&opts.s3Addr, "s3-addr", "127.0.0.1:8070", "Where the local S3 server listens with --backup-provider=s3.")
@@ -133,12 +138,23 @@ func run(opts options) error {
 
 	var dnsArgs []string
 	var bind *controlplane.BIND
-	if opts.dnsProvider == "rfc2136" {
+	var hook *controlplane.WebhookServer
+	switch opts.dnsProvider {
+	case "http":
+	case "rfc2136":
 		if bind, dnsArgs, err = startBIND(ctx, opts.bindAddr, stateDir); err != nil {
 			return err
 		}
 		defer stopBIND(bind)
+	case "webhook":
+		if hook, dnsArgs, err = startWebhook(ctx, opts.webhookAddr, stateDir); err != nil {
+			return err
+		}
+		defer stopWebhook(hook)
+	default:
+		return fmt.Errorf("no DNS provider %q for a local run: want http, rfc2136 or webhook", opts.dnsProvider)
 	}
+	localDNS := bind != nil || hook != nil
 
 	var backupArgs []string
 	var s3srv *controlplane.S3Server
@@ -153,7 +169,7 @@ func run(opts options) error {
 	// or local ones stand in for both.
 	dnsURL, backupURL := opts.dnsURL, opts.backupURL
 	var simURL string
-	if (dnsURL == "" && bind == nil) || (backupURL == "" && s3srv == nil) {
+	if (dnsURL == "" && !localDNS) || (backupURL == "" && s3srv == nil) {
 		srv, url, err := startSimulator(opts.simulatorAddr, opts.token)
 		if err != nil {
 			return err
@@ -173,8 +189,11 @@ func run(opts options) error {
 	}
 
 	printBanner(kubectlCommand(), kubeconfig, simURL, opts.token, bind, filepath.Join(opts.stateDir, "tsig.key"), s3srv)
+	if hook != nil {
+		fmt.Print(webhookBanner(hook))
+	}
 
-	if bind == nil {
+	if !localDNS {
 		dnsArgs = []string{"--dns-url=" + dnsURL, "--dns-token-file=" + tokenFile}
 	}
 	if s3srv == nil {
@@ -404,6 +423,50 @@ func managerArgs(kubeconfig string, dnsArgs, backupArgs, extra []string) []strin
 		"--zap-devel",
 	)
 	return append(args, extra...)
+}
+
+// startWebhook starts external-dns's webhook server with its inmemory
+// provider serving bindZone on addr, as the sidecar of a deployment would,
+// and returns the manager's DNS flags. The inmemory provider is atomic, so
+// the manager needs no --dns-webhook-single-writer. It starts empty, like
+// the simulator, and forgets everything when it stops.
+func startWebhook(ctx context.Context, addr, stateDir string) (*controlplane.WebhookServer, []string, error) {
+	w, err := controlplane.StartWebhookServer(ctx, controlplane.WebhookOptions{
+		Provider:  controlplane.WebhookInMemory,
+		Zone:      bindZone,
+		Addr:      addr,
+		StateRoot: filepath.Join(stateDir, "webhook"),
+	})
+	switch {
+	case errors.Is(err, controlplane.ErrNoWebhookServer):
+		return nil, nil, err
+	case err != nil:
+		return nil, nil, fmt.Errorf("starting external-dns's webhook server on %s (another `make run`?): %w", addr, err)
+	}
+	fmt.Printf("external-dns's webhook server (inmemory) serves %s at %s (log in %s)\n", w.Zone, w.URL, w.Dir)
+	return w, []string{
+		"--dns-provider=webhook",
+		"--dns-webhook-url=" + w.URL,
+		"--dns-webhook-zone=" + w.Zone,
+	}, nil
+}
+
+func stopWebhook(w *controlplane.WebhookServer) {
+	fmt.Println("Stopping external-dns's webhook server")
+	if err := w.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "devenv: stopping the webhook server: %v\n", err)
+	}
+}
+
+// webhookBanner says how to list the records the operator wrote through
+// the webhook protocol, as external-dns itself reads them.
+func webhookBanner(w *controlplane.WebhookServer) string {
+	return fmt.Sprintf(`
+  DNS records are in external-dns's webhook server (inmemory provider) at %[1]s, zone %[2]s:
+
+    curl -s -H 'Accept: %[3]s' %[1]s/records                 # every record, owner TXTs too
+    curl -s -H 'Accept: %[3]s' %[1]s/records | tr '{' '\n' | grep 'web.%[2]s'   # the sample MyApp's
+`, w.URL, w.Zone, webhook.MediaType)
 }
 
 func stopBIND(b *controlplane.BIND) {

@@ -96,3 +96,36 @@ func TestStartS3(t *testing.T) {
 		t.Errorf("Close left %s behind (%v)", s.Dir, err)
 	}
 }
+
+// TestRequireWebhookServer holds the webhook servers to the S3 server's
+// rule: a missing external-dns webhook server or PowerDNS skips a developer's
+// run and fails make test's and CI's, which build and install them first.
+func TestRequireWebhookServer(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		err                error
+		required           bool
+		wantSkip, wantFail bool
+	}{
+		{name: "the server is there"},
+		{name: "no binary", err: ErrNoWebhookServer, wantSkip: true},
+		{name: "no PowerDNS, wrapped", err: fmt.Errorf("starting pdns: %w", ErrNoPowerDNS), wantSkip: true},
+		{name: "the server failed", err: errors.New("external-dns-webhook exited (exit status 1)"), wantFail: true},
+		{name: "no binary, servers required", err: ErrNoWebhookServer, required: true, wantFail: true},
+		{name: "no PowerDNS, servers required", err: ErrNoPowerDNS, required: true, wantFail: true},
+		{name: "the server is there, servers required", required: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CI", "")
+			t.Setenv("MYAPP_REQUIRE_SERVERS", "")
+			if tc.required {
+				t.Setenv("MYAPP_REQUIRE_SERVERS", "1")
+			}
+			var r recorder
+			RequireWebhookServer(&r, tc.err)
+			if (r.skipped != "") != tc.wantSkip || (r.failed != "") != tc.wantFail {
+				t.Fatalf("skipped=%q failed=%q; want skip=%v fail=%v", r.skipped, r.failed, tc.wantSkip, tc.wantFail)
+			}
+		})
+	}
+}

@@ -104,13 +104,19 @@ func WebhookServerPath() (string, error) {
 }
 
 // RequireWebhookServer ends a test that needs a webhook server when err,
-// from StartWebhookServer, is not nil: a skip with the line that says how
-// to build it when the binary is missing, a failure for any other reason.
+// from StartWebhookServer, is not nil: when the binary (or PowerDNS) is
+// missing it is skipped with the line that says how to build or install
+// it, or fails when ServersRequired, as make test builds and installs them
+// first; it fails for any other reason.
 func RequireWebhookServer(t TB, err error) {
 	t.Helper()
+	missing := errors.Is(err, ErrNoWebhookServer) || errors.Is(err, ErrNoPowerDNS)
 	switch {
 	case err == nil:
-	case errors.Is(err, ErrNoWebhookServer), errors.Is(err, ErrNoPowerDNS):
+	case missing && ServersRequired():
+		t.Fatal(fmt.Sprintf("%v; this run requires the webhook servers (CI=true or MYAPP_REQUIRE_SERVERS=1, which make test "+
+			"sets) rather than skipping their tests", err))
+	case missing:
 		t.Skip(err)
 	default:
 		t.Fatal(err)
