@@ -143,11 +143,11 @@ func TestASecondClusterTakesOverTheRecordItsLostClusterLeft(t *testing.T) {
 // TestARebuiltClusterWhoseGitOpsRecreatedTheMyAppTakesTheRecordOverOnReplace
 // is the disaster-recovery walk-through where GitOps is faster than the
 // admin: cluster A's MyApp, under deletionPolicy Orphan, leaves its record
-// when the cluster is lost; in cluster B, installed with A's owner ID and
-// the orphan sweep off (deploy.md's step 1, so leaked records are not
-// replaced), GitOps recreates the MyApp from its repository before any
-// Restore: the same spec, a new UID, and HostConflict against its own old
-// record. A Restore from storage with existingApp Replace then marks it as
+// when the cluster is lost, marked orphaned, which no leak replacement
+// takes (and deploy.md's step 1 turns the sweep and leak replacement off
+// anyway); in cluster B, installed with A's owner ID, GitOps recreates the
+// MyApp from its repository before any Restore: the same spec, a new UID,
+// and HostConflict against its own old record. A Restore from storage with existingApp Replace then marks it as
 // a create would, and the MyApp takes the record over in one transfer: the
 // Restore succeeds, the MyApp keeps GitOps's UID, its status shows the
 // takeover done, and a reader polling the name every 100 ms never finds it
