@@ -193,6 +193,18 @@ type DNSRecordStatus struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=8
 	Previous []string `json:"previous,omitempty"`
+
+	// TakeoverDoneFor is the UID the backup.myapp.dev/restored-from-uid
+	// mark named when a read of the DNS service first showed this MyApp
+	// holding spec.host's record under that mark: it took the restored
+	// MyApp's record over, or found none and registered its host afresh.
+	// The mark's authority ends there: the MyApp takes no record of that
+	// UID over on the mark any more, and the orphan sweep, which spares
+	// only that UID's record of spec.host until then, spares none. Empty
+	// for a MyApp no Restore marked, or one whose takeover is not done
+	// yet; a new mark (a Restore that replaced the spec) starts again.
+	// +optional
+	TakeoverDoneFor string `json:"takeoverDoneFor,omitempty"`
 }
 
 // FailureStatus says why nothing seems to happen: how many calls to an

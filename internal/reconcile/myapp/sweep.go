@@ -35,6 +35,7 @@ import (
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/dns"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp/dnsplan"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
@@ -221,7 +222,7 @@ func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
 		if !s.watches(owner.key.Namespace) {
 			continue // a namespace this install does not watch: not ours to judge
 		}
-		gone, err := s.ownerGone(ctx, owner)
+		gone, err := s.ownerGone(ctx, owner, rec.Name)
 		if err != nil {
 			s.Log.Error(err, "Could not read the MyApp that owns a DNS record; keeping the record",
 				"record", rec.Name, "myApp", owner.key)
@@ -247,14 +248,15 @@ func (s *OrphanSweeper) sweepOnce(ctx context.Context) (int, error) {
 	return removed, nil
 }
 
-// ownerGone reports whether the MyApp that owner names no longer exists: its
-// namespace and name hold no MyApp, or one with another UID (a later MyApp
-// of the same name) that was not restored from it. A MyApp a Restore
+// ownerGone reports whether the record at name, owned by owner, belongs to
+// a MyApp that no longer exists: its namespace and name hold no MyApp, or
+// one with another UID (a later MyApp of the same name). dnsplan.Swept
+// decides, and spares one record of another UID: the one a MyApp a Restore
 // created from the owner's MyApp (its restored-from-uid mark names the
-// owner's UID) takes the record over with a Transfer on its next pass: the
-// record is its name, which must keep resolving, so the sweep leaves it.
-// It reads the API server directly.
-func (s *OrphanSweeper) ownerGone(ctx context.Context, owner recordOwnerRef) (bool, error) {
+// owner's UID) takes over with a Transfer on its next pass, its spec.host's,
+// until its status shows that takeover done. That record is its name, which
+// must keep resolving. It reads the API server directly.
+func (s *OrphanSweeper) ownerGone(ctx context.Context, owner recordOwnerRef, name string) (bool, error) {
 	app := &appsv1alpha1.MyApp{}
 	err := s.Reader.Get(ctx, owner.key, app)
 	if apierrors.IsNotFound(err) {
@@ -263,5 +265,8 @@ func (s *OrphanSweeper) ownerGone(ctx context.Context, owner recordOwnerRef) (bo
 	if err != nil {
 		return false, err
 	}
-	return app.UID != owner.uid && restoredFrom(app) != string(owner.uid), nil
+	ref := dnsplan.OwnerRef{Installation: owner.installation, Namespace: owner.key.Namespace, Name: owner.key.Name,
+		UID: string(owner.uid)}
+	return dnsplan.Swept(ref, name, &dnsplan.Resident{UID: string(app.UID), Host: app.Spec.Host,
+		RestoredFrom: restoredFrom(app), Status: app.Status.DNS}), nil
 }

@@ -106,11 +106,19 @@ func (r *Reconciler) createApp(ctx context.Context, s *scope) (ctrl.Result, erro
 }
 
 // replaceSpec replaces the existing MyApp's spec with the backed-up one,
-// and nothing else, with a patch guarded by the resourceVersion read: a
-// change made since is a conflict, and the next pass reads again.
+// with a patch guarded by the resourceVersion read: a change made since is
+// a conflict, and the next pass reads again. A MyApp that is another
+// incarnation than the one backed up (recreated, say by GitOps in a
+// rebuilt cluster, before the Restore ran) is marked as a create marks it,
+// with the backed-up MyApp's UID, so it takes that MyApp's record of
+// spec.host over as a restored MyApp does; and asked to read its DNS record
+// again with the mark (restoreplan.ReadRequest), so a conflict it judged
+// without the mark is judged again at once.
 func (r *Reconciler) replaceSpec(ctx context.Context, s *scope) (ctrl.Result, error) {
 	current := s.app
-	if equality.Semantic.DeepEqual(current.Spec, s.payload.MyApp.Spec) {
+	replaced := replacedApp(current, s.restore, s.payload)
+	if equality.Semantic.DeepEqual(current.Spec, replaced.Spec) &&
+		maps.Equal(current.Annotations, replaced.Annotations) {
 		// Replaced by an earlier pass that could not record it, or equal
 		// already: nothing to write.
 		s.restoredUID = current.UID
@@ -118,9 +126,8 @@ func (r *Reconciler) replaceSpec(ctx context.Context, s *scope) (ctrl.Result, er
 			"MyApp %s (UID %s) already has the spec of backup %s", current.Name, current.UID, s.backupID())
 		return pass.RequeueAfter(r.AppPollInterval), nil
 	}
-	replaced := current.DeepCopy()
-	replaced.Spec = *s.payload.MyApp.Spec.DeepCopy()
-	ctrl.LoggerFrom(ctx).Info("Replacing the spec of MyApp", "myapp", klog.KObj(current), "backupID", s.backupID())
+	ctrl.LoggerFrom(ctx).Info("Replacing the spec of MyApp", "myapp", klog.KObj(current), "backupID", s.backupID(),
+		"restoredFromUID", replaced.Annotations[backupv1alpha1.RestoredFromUIDAnnotation])
 	patch := client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{})
 	if err := r.Client.Patch(ctx, replaced, patch); err != nil {
 		return r.appWriteFailed(s, "replacing the spec of", err)
@@ -131,6 +138,24 @@ func (r *Reconciler) replaceSpec(ctx context.Context, s *scope) (ctrl.Result, er
 	r.event(s, corev1.EventTypeNormal, eventMyAppSpecReplaced, actionReplace,
 		"Replaced the spec of MyApp %s (UID %s) with that of backup %s", current.Name, current.UID, s.backupID())
 	return pass.RequeueAfter(r.AppPollInterval), nil
+}
+
+// replacedApp is current with the backed-up spec and, when it is another
+// incarnation than the backed-up MyApp, the restored-from-uid mark naming
+// that one and a request to read its DNS record again. A MyApp that is the
+// backed-up one already holds its own record and gets the spec alone.
+func replacedApp(current *appsv1alpha1.MyApp, restore *backupv1alpha1.Restore, p *backupcontent.Payload) *appsv1alpha1.MyApp {
+	replaced := current.DeepCopy()
+	replaced.Spec = *p.MyApp.Spec.DeepCopy()
+	if string(current.UID) == p.Metadata.MyAppUID || p.Metadata.MyAppUID == "" {
+		return replaced
+	}
+	if replaced.Annotations == nil {
+		replaced.Annotations = map[string]string{}
+	}
+	replaced.Annotations[backupv1alpha1.RestoredFromUIDAnnotation] = p.Metadata.MyAppUID
+	replaced.Annotations[appsv1alpha1.ReconcileRequestAnnotation] = restoreplan.ReadRequest(string(restore.UID))
+	return replaced
 }
 
 // appWriteFailed records a failed write of the MyApp. The API server

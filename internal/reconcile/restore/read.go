@@ -434,6 +434,8 @@ func observeApp(app *appsv1alpha1.MyApp) *restoreplan.AppRead {
 		Generation:         app.Generation,
 		ObservedGeneration: app.Status.ObservedGeneration,
 		Host:               app.Spec.Host,
+		RequestedAt:        app.Annotations[appsv1alpha1.ReconcileRequestAnnotation],
+		HandledAt:          app.Status.LastHandledReconcileAt,
 	}
 	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.ReadyCondition); c != nil {
 		a.Ready, a.ReadyGeneration = c.Status == metav1.ConditionTrue, c.ObservedGeneration

@@ -37,6 +37,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/backupconfig"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/myapp"
+	"github.com/myapp-operator/myapp-operator/internal/reconcile/restore/restoreplan"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -250,9 +251,10 @@ func TestRestoreFromABackupConfigPinsOneBackupWhileNewOnesLand(t *testing.T) {
 }
 
 // TestExistingApp: a live MyApp of the target's name fails a Restore with
-// existingApp Fail, and is left as it was; with Replace its spec, and only
-// its spec, is replaced, and the Restore succeeds once it is Ready at the
-// new generation.
+// existingApp Fail, and is left as it was; with Replace its spec is
+// replaced, and, as it is another incarnation than the backed-up MyApp, it
+// carries the restore's restored-from-uid mark and a read request; the
+// Restore succeeds once it is Ready at the new generation.
 func TestExistingApp(t *testing.T) {
 	g := NewWithT(t)
 	e := newTestEnv(t, backuptest.HTTP)
@@ -293,8 +295,15 @@ func TestExistingApp(t *testing.T) {
 	g.Expect(replaced.Spec.Image).To(Equal("nginx:1.27"))
 	g.Expect(replaced.Generation).To(BeNumerically(">", live.Generation))
 	g.Expect(replaced.Status.ObservedGeneration).To(Equal(replaced.Generation), "Ready at the replaced spec")
-	g.Expect(replaced.Labels).To(Equal(map[string]string{"team": "live"}), "only the spec is replaced")
-	g.Expect(replaced.Annotations).NotTo(HaveKey(backupv1alpha1.RestoredFromUIDAnnotation))
+	g.Expect(replaced.Labels).To(Equal(map[string]string{"team": "live"}), "the labels stay")
+	// Another incarnation than the backed-up MyApp: marked as a create
+	// marks it, and asked to read its DNS record again with the mark.
+	g.Expect(replaced.Annotations).To(HaveKeyWithValue(backupv1alpha1.RestoredFromUIDAnnotation, string(from.UID)))
+	g.Expect(replaced.Annotations).To(HaveKeyWithValue(appsv1alpha1.ReconcileRequestAnnotation,
+		restoreplan.ReadRequest(string(got.UID))))
+	g.Expect(replaced.Annotations).NotTo(HaveKey(backupv1alpha1.RestoreUIDAnnotation))
+	g.Expect(replaced.Status.LastHandledReconcileAt).To(Equal(restoreplan.ReadRequest(string(got.UID))),
+		"the MyApp read its record with the mark before the Restore succeeded")
 	g.Eventually(func(g Gomega) []eventReason { return e.eventReasons(g, replacing) }, eventually, tick).Should(
 		ContainElements(eventMyAppSpecReplaced, eventRestoreSucceeded))
 }

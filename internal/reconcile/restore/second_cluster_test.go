@@ -139,3 +139,61 @@ func TestASecondClusterTakesOverTheRecordItsLostClusterLeft(t *testing.T) {
 	reader.expectNeverAbsent(g, old.UID, restored.UID)
 	g.Expect(b.record(old.Spec.Host).Owner).To(HavePrefix("myapp-operator-orphaned/" + ownerID + "/"))
 }
+
+// TestARebuiltClusterWhoseGitOpsRecreatedTheMyAppTakesTheRecordOverOnReplace
+// is the disaster-recovery walk-through where GitOps is faster than the
+// admin: cluster A's MyApp, under deletionPolicy Orphan, leaves its record
+// when the cluster is lost, marked orphaned, which no leak replacement
+// takes (and deploy.md's step 1 turns the sweep and leak replacement off
+// anyway); in cluster B, installed with A's owner ID, GitOps recreates the
+// MyApp from its repository before any Restore: the same spec, a new UID,
+// and HostConflict against its own old record. A Restore from storage with existingApp Replace then marks it as
+// a create would, and the MyApp takes the record over in one transfer: the
+// Restore succeeds, the MyApp keeps GitOps's UID, its status shows the
+// takeover done, and a reader polling the name every 100 ms never finds it
+// without an active record.
+func TestARebuiltClusterWhoseGitOpsRecreatedTheMyAppTakesTheRecordOverOnReplace(t *testing.T) {
+	g := NewWithT(t)
+	clusterB, err := controlplane.Start(t.Context(), controlplane.Options{Tier: controlplane.TierCluster, StateRoot: t.TempDir()})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if err := clusterB.Stop(); err != nil {
+			t.Errorf("stopping cluster B: %v", err)
+		}
+	})
+	a := newTestEnv(t, backuptest.HTTP)
+	a.startMyApps()
+	old, backupID := a.runOldApp(g, appsv1alpha1.DeletionPolicyOrphan)
+	reader := a.readName(old.Spec.Host)
+	g.Expect(a.c.Delete(t.Context(), old)).To(Succeed())
+	g.Eventually(func() *appsv1alpha1.MyApp { return a.getApp("web") }, eventually, tick).Should(BeNil())
+
+	b := newTestEnvIn(t, clusterB, backuptest.HTTP, a, a.ns)
+	b.startMyApps()
+	gitops := fixtures.NewMyApp(a.ns, "web")
+	gitops.Spec = *old.Spec.DeepCopy()
+	b.create(gitops)
+	g.Eventually(func() string {
+		app := b.getApp("web")
+		if app == nil {
+			return ""
+		}
+		return fixtures.Condition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition).Reason
+	}, eventually, tick).Should(Equal(appsv1alpha1.HostConflictReason))
+
+	b.startRestores()
+	r := b.newRestore("web-restore", backupv1alpha1.RestoreSource{
+		Storage: &backupv1alpha1.StorageSource{AppName: "web"}},
+		func(r *backupv1alpha1.Restore) { r.Spec.Target.ExistingApp = backupv1alpha1.ExistingAppReplace })
+	b.create(r)
+	got := b.waitForPhase(r, backupv1alpha1.RestoreSucceeded)
+	g.Expect(got.Status.Backup.ID).To(Equal(backupID))
+	g.Expect(got.Status.RestoredAppUID).To(Equal(gitops.UID))
+	app := b.getApp("web")
+	g.Expect(app.UID).To(Equal(gitops.UID), "Replace keeps the MyApp GitOps made")
+	g.Expect(app.Annotations).To(HaveKeyWithValue(backupv1alpha1.RestoredFromUIDAnnotation, string(old.UID)))
+	g.Expect(app.Status.DNS).NotTo(BeNil())
+	g.Expect(app.Status.DNS.TakeoverDoneFor).To(Equal(string(old.UID)))
+	g.Expect(b.record(old.Spec.Host).Owner).To(HaveSuffix("/" + string(gitops.UID)))
+	reader.expectNeverAbsent(g, old.UID, gitops.UID)
+}

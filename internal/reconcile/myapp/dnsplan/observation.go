@@ -105,7 +105,8 @@ func (s Seen) Equal(other Seen) bool {
 	}
 	a, b := *s.Record, *other.Record
 	return a.Name == b.Name && a.Type == b.Type && a.Value == b.Value && a.Owner == b.Owner && a.State == b.State &&
-		a.LastObservedState == b.LastObservedState && slices.Equal(a.Previous, b.Previous)
+		a.LastObservedState == b.LastObservedState && slices.Equal(a.Previous, b.Previous) &&
+		a.TakeoverDoneFor == b.TakeoverDoneFor
 }
 
 // HolderSnapshot is what about the MyApp holding a contested host decides

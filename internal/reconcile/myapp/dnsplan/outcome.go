@@ -208,5 +208,6 @@ func (o Observation) StatusAfter(holds string, previous []string) *appsv1alpha1.
 		}
 		st.LastObservedState = st.State
 	}
+	st.TakeoverDoneFor = o.takeoverDone(holds)
 	return st
 }

@@ -115,8 +115,9 @@ func see(o Observation) view {
 	// Only the record of exactly the MyApp the Restore's mark names (an
 	// earlier MyApp of this namespace and name, in this installation: a
 	// record written before owner IDs may be another cluster's) is taken
-	// over, and only by a Transfer, so the name never stops resolving.
-	v.restored = o.RestoredFrom != "" && v.spec.Kind == HolderFormer && !v.spec.Ref.Legacy() &&
+	// over, and only by a Transfer, so the name never stops resolving;
+	// and only until status.dns shows that takeover done (restored.go).
+	v.restored = takingOver(o.RestoredFrom, o.Status.Record) && v.spec.Kind == HolderFormer && !v.spec.Ref.Legacy() &&
 		v.spec.Ref.Installation == s.Installation && v.spec.Ref.UID == o.RestoredFrom
 	v.takeOver = v.spec.Kind == HolderFormer && o.SelfLive &&
 		(o.Adopt || o.ReplaceLeaks && !v.spec.Ref.Orphaned || v.restored)

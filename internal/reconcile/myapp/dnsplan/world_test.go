@@ -75,9 +75,11 @@ type wapp struct {
 	// asks for).
 	held        []string
 	statusOwner string
-	routed      []string
-	memory      *Memory
-	gifts       []Gift
+	// takeoverDoneFor is the status.dns.takeoverDoneFor its status shows.
+	takeoverDoneFor string
+	routed          []string
+	memory          *Memory
+	gifts           []Gift
 }
 
 func (a *wapp) self(id string) Self {
@@ -194,7 +196,7 @@ func (w *tworld) observe(a *wapp) Observation {
 			owner = a.owner(w.id)
 		}
 		o.Status.Record = &appsv1alpha1.DNSRecordStatus{Name: a.held[0], Type: "A", Value: wantedIP,
-			Owner: owner, Previous: slices.Clone(a.held[1:])}
+			Owner: owner, Previous: slices.Clone(a.held[1:]), TakeoverDoneFor: a.takeoverDoneFor}
 	}
 	return o
 }

@@ -214,6 +214,12 @@ type AppRead struct {
 	// HostConflict says the DNSReady condition's reason is HostConflict at
 	// the MyApp's generation: another owner holds spec.host's record.
 	HostConflict bool
+	// RequestedAt and HandledAt are its reconcile.myapp.dev/requested-at
+	// annotation and status.lastHandledReconcileAt. A replace that marks
+	// the MyApp as restored asks with ReadRequest for a read of its DNS
+	// record: a conflict judged before that read was made was judged
+	// without the mark, which may make the record the MyApp's own.
+	RequestedAt, HandledAt string
 	// BusyWith names another Restore in progress that writes this MyApp
 	// before this one: one that wrote it already (its mark is on it, or its
 	// status says so), or one created earlier. "" when none.
@@ -459,12 +465,22 @@ func planFollow(o Observation) Plan {
 		// how it is restored as a backup of a suspended MyApp holds it.
 		return Plan{Action: ActSucceed,
 			Show: Show{Phase: backupv1alpha1.RestoreSucceeded, Reason: backupv1alpha1.RestoreSucceededReason}}
-	case o.App.HostConflict:
+	case o.App.HostConflict && !o.readPending():
+		// A conflict judged before the MyApp read its record with this
+		// Restore's mark may be over once it has: the replace asked for
+		// that read, which comes at once.
 		return Refuse(backupv1alpha1.HostConflictReason)
 	case o.PastDeadline:
 		return Refuse(backupv1alpha1.RestoreTimedOutReason)
 	}
 	return wait(backupv1alpha1.RestoreRestoring, backupv1alpha1.WaitingForAppReason, WakeAppPoll)
+}
+
+// readPending reports whether the MyApp has not yet made the read of its
+// DNS record this Restore's replace asked for with its mark.
+func (o Observation) readPending() bool {
+	request := ReadRequest(o.RestoreUID)
+	return o.App.RequestedAt == request && o.App.HandledAt != request
 }
 
 // restored reports whether a MyApp is what a Restore waits for: its
@@ -499,3 +515,9 @@ func written(act Action) Plan {
 	return Plan{Action: act, Show: Show{Phase: backupv1alpha1.RestoreRestoring, Reason: backupv1alpha1.WaitingForAppReason},
 		Wake: WakeAppPoll}
 }
+
+// ReadRequest is the reconcile.myapp.dev/requested-at value the replace of
+// the Restore with restoreUID writes with its restored-from-uid mark: the
+// MyApp's controller reads its DNS record on its next pass, with the mark,
+// and shows the value in status.lastHandledReconcileAt once it has.
+func ReadRequest(restoreUID string) string { return "restore-" + restoreUID }

@@ -144,6 +144,19 @@ func readinessStates() []readinessState {
 			a.Ready, a.HostConflict = false, true
 			a.DNSState, a.DNSName = "", ""
 		}, hostHeldByAnother),
+		// The same conflict on a MyApp this Restore's replace marked and
+		// asked to read its record again (its requested-at annotation),
+		// before that read was made: the conflict was judged without the
+		// mark, which may make the record the MyApp's own. Once the read
+		// is made (status.lastHandledReconcileAt), the conflict stands.
+		with(func(a *AppRead) {
+			a.Ready, a.HostConflict, a.RequestedAt = false, true, ReadRequest(thisRestore)
+			a.DNSState, a.DNSName = "", ""
+		}, onItsWay),
+		with(func(a *AppRead) {
+			a.Ready, a.HostConflict, a.RequestedAt, a.HandledAt = false, true, ReadRequest(thisRestore), ReadRequest(thisRestore)
+			a.DNSState, a.DNSName = "", ""
+		}, hostHeldByAnother),
 	}
 }
 
@@ -151,7 +164,7 @@ func readinessStates() []readinessState {
 func outlookOf(a *AppRead) outlook {
 	r := AppRead{Generation: a.Generation, ObservedGeneration: a.ObservedGeneration, Ready: a.Ready,
 		ReadyGeneration: a.ReadyGeneration, DNSState: a.DNSState, DNSName: a.DNSName, Host: a.Host,
-		Suspended: a.Suspended, HostConflict: a.HostConflict}
+		Suspended: a.Suspended, HostConflict: a.HostConflict, RequestedAt: a.RequestedAt, HandledAt: a.HandledAt}
 	for _, st := range readinessStates() {
 		if st.app == r {
 			return st.outlook
@@ -315,6 +328,10 @@ var promises = []promise{
 	{"a Restore whose MyApp's host another holds fails with HostConflict", func(o Observation, st Plan) bool {
 		applies := followsItsApp(o) && outlookOf(o.App) == hostHeldByAnother
 		return applies && (st.Action != ActFail || st.Show.Reason != backupv1alpha1.HostConflictReason)
+	}},
+	{"a Restore fails with HostConflict only over a conflict its MyApp judged after the Restore's replace asked it to read with the mark", func(o Observation, st Plan) bool {
+		return st.Action == ActFail && st.Show.Reason == backupv1alpha1.HostConflictReason &&
+			(!followsItsApp(o) || outlookOf(o.App) != hostHeldByAnother)
 	}},
 	{"every Restore ends: past its deadline, a pass that decides finishes it, Succeeded or Failed", func(o Observation, st Plan) bool {
 		applies := !o.Phase.Finished() && o.PastDeadline && st.Need == NeedNothing
