@@ -63,6 +63,9 @@ type scope struct {
 	// serviceErr is the backup service's failure that ended the pass;
 	// appWriteErr a failed write of the MyApp.
 	serviceErr, appWriteErr error
+	// serviceCause is what the provider's client says of serviceErr, its
+	// cause and endpoint (pass.BackupServiceCause); "" when it says nothing.
+	serviceCause string
 }
 
 // newScope starts a pass over restore, by the installation ownerID, at now.
