@@ -158,7 +158,7 @@ func TestABackupServiceThatDoesNotAnswerIsNamedInReady(t *testing.T) {
 					return ready.Reason
 				}, eventually, tick).Should(Equal(backupv1alpha1.BackupServiceUnavailableReason))
 				g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-				g.Expect(ready.Message).To(HavePrefix(want + "; the operator retries with backoff."))
+				g.Expect(ready.Message).To(And(HavePrefix(want), ContainSubstring("the operator retries with backoff.")))
 				g.Expect(ready.Message).NotTo(Or(ContainSubstring(simToken), ContainSubstring(secretKey)))
 				g.Consistently(func(g Gomega) string {
 					return condition(e.fetchBackupConfig(bc)(g), backupv1alpha1.ReadyCondition).Message
