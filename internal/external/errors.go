@@ -78,6 +78,9 @@ type Error struct {
 	// Message is the service's explanation, or the client's when no response
 	// explains the failure.
 	Message string
+	// Code is the service's own code for the failure, from its answer's
+	// body ("invalid_request"), or "" when it sent none.
+	Code string
 	// Owner is the current owner of the object when Kind is KindConflict, so a
 	// reconciler can tell the user who holds the name.
 	Owner string

@@ -89,7 +89,20 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	apiBC.Spec.AppRef.Name = "api"
 	g.Expect(k8sClient.Create(t.Context(), apiBC)).To(Succeed())
 
+	// A third MyApp, backed up on change only, stays as backed up: it
+	// owes no backup, however old its last one grows.
+	docs := &appsv1alpha1.MyApp{}
+	docs.Namespace, docs.Name = ns, "docs"
+	docs.Spec.Image, docs.Spec.Host = "nginx:1.27", "docs."+ns+".example.com"
+	g.Expect(k8sClient.Create(t.Context(), docs)).To(Succeed())
+	docsBC := &backupv1alpha1.BackupConfig{}
+	docsBC.Namespace, docsBC.Name = ns, "docs-changes"
+	docsBC.Spec.AppRef.Name = "docs"
+	g.Expect(k8sClient.Create(t.Context(), docsBC)).To(Succeed())
+
 	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(docsBC), docsBC)).To(Succeed())
+		g.Expect(docsBC.Status.LastSuccessfulBackupTime).NotTo(BeNil(), "the MyApp docs is backed up")
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(app), app)).To(Succeed())
 		g.Expect(app.Status.DNS).NotTo(BeNil(), "the record is written")
 		g.Expect(k8sClient.Get(t.Context(), client.ObjectKeyFromObject(bc), bc)).To(Succeed())
@@ -147,6 +160,12 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 			ContainElement(SatisfyAll(HaveKeyWithValue("namespace", ns), HaveKeyWithValue("name", "web-nightly")))))
 		g.Expect(samplesOf(scrapeSamples(g, metricsURL), "myapp_backupconfig_waiting_for_restore_since_timestamp_seconds",
 			"api-changes")).To(ConsistOf(BeNumerically(">", 0)), "the BackupConfig of api waits for the Restore")
+		g.Expect(samplesOf(scrapeSamples(g, metricsURL), "myapp_backupconfig_max_backup_age_seconds", "api-changes")).
+			To(Equal([]float64{(24 * time.Hour).Seconds()}), "the restored MyApp api waits for its backup")
+		g.Expect(samplesOf(scrapeSamples(g, metricsURL), "myapp_backupconfig_max_backup_age_seconds", "web-nightly")).
+			To(Equal([]float64{(48 * time.Hour).Seconds()}), "twice the daily schedule's interval")
+		g.Expect(samplesOf(scrapeSamples(g, metricsURL), "myapp_backupconfig_max_backup_age_seconds", "docs-changes")).
+			To(BeEmpty(), "the MyApp docs is as last backed up")
 		g.Expect(families).To(HaveKeyWithValue("controller_runtime_reconcile_errors_total",
 			ContainElement(HaveKeyWithValue("controller", "myapp"))))
 	}, timeout, interval).Should(Succeed(), "the manager exports every series the alerts read")
@@ -169,7 +188,7 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	standbyProcess.Stop()
 
 	alerting := loadAlertingRules(t)
-	g.Expect(alerting).To(HaveLen(10))
+	g.Expect(alerting).To(HaveLen(11))
 
 	// Every metric a rule reads is one the manager exports, or up, which
 	// Prometheus writes for each scrape; and every selector names the job
@@ -254,6 +273,25 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	fired = evaluate(t, slices.Concat(leaderUntil(until(gone)), target("standby", standby, now, always)), now, now.Add(time.Hour))
 	g.Expect(fired).To(HaveKey("MyAppOperatorNoLeader"))
 	g.Expect(fired).NotTo(HaveKey("MyAppOperatorDown"))
+
+	// BackupConfigNoRecentBackup, on the backups' series alone over two
+	// days: nothing fires within the first day; then the BackupConfig of
+	// the restored MyApp api (a change waits for its backup: a day) and,
+	// after two daily slots missed, web-nightly fire, and docs-changes,
+	// whose MyApp is as backed up, never does.
+	var backups []sample
+	for _, s := range leader {
+		if strings.HasPrefix(s.name, "myapp_backupconfig_") && strings.HasSuffix(s.name, "_seconds") &&
+			!strings.Contains(s.name, "duration") {
+			backups = append(backups, s)
+		}
+	}
+	fired = evaluate(t, target("leader", backups, now, always), now, now.Add(23*time.Hour))
+	g.Expect(fired).NotTo(HaveKey("BackupConfigNoRecentBackup"), "no BackupConfig's backup is too old within a day")
+	fired = evaluate(t, target("leader", backups, now, always), now, now.Add(52*time.Hour))
+	g.Expect(fired).To(HaveKeyWithValue("BackupConfigNoRecentBackup",
+		ConsistOf(includes(named("api-changes")), includes(named("web-nightly")))),
+		"not docs-changes, whose MyApp owes no backup")
 
 	for _, rule := range alerting {
 		g.Expect(rule.Annotations().Get("runbook_url")).To(ContainSubstring("docs/runbook.md#"+strings.ToLower(rule.Name())), rule.Name())

@@ -204,14 +204,17 @@ type Client interface {
 
 // Explainer is implemented by a Client that can say, of a failed call, what
 // is wrong and what to change, in the words of the settings a person gave
-// it (a bucket, a credentials Secret, a permission), the same from one
-// failure of that cause to the next, so a condition can carry it without
-// churning. The HTTP service's client does not: the service's own answers
-// are not worded for a condition, and the controller words them by kind.
+// it (a URL, a bucket, a credentials Secret, a permission), the same from
+// one failure of that cause to the next, so a condition can carry it
+// without churning. Both providers implement it: every failure's words name
+// the cause (no answer and why: refused, timed out, TLS; refused
+// credentials; a missing bucket or a wrong URL; a failing or throttling
+// server; an answer it cannot read; a refused request) and the endpoint,
+// and never a credential.
 type Explainer interface {
 	// Explain returns the cause and the way out of err, an error of one of
 	// this client's calls, or false when it has nothing to say beyond the
-	// error's kind (external.KindOf).
+	// error's kind (external.KindOf), such as a backup that does not exist.
 	Explain(err error) (string, bool)
 }
 

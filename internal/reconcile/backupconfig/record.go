@@ -417,12 +417,7 @@ func (r *Reconciler) recordBackup(ctx context.Context, s *scope, b backup.Backup
 // as an error, for exponential backoff.
 func (r *Reconciler) serviceError(ctx context.Context, s *scope, action string, err error) (ctrl.Result, error) {
 	s.readiness.serviceErr = err
-	s.readiness.serviceCause = ""
-	if explainer, ok := s.backups.(backup.Explainer); ok {
-		if cause, ok := explainer.Explain(err); ok {
-			s.readiness.serviceCause = cause
-		}
-	}
+	s.readiness.serviceCause = pass.BackupServiceCause(s.backups, err)
 	if !isServiceReason(s.readyWas) {
 		// One event when the trouble starts, with the raw error a person
 		// needs; the condition keeps a stable summary.

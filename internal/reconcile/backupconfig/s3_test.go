@@ -170,8 +170,8 @@ func TestS3FailuresNameTheCauseAndTheWayOut(t *testing.T) {
 			return setup{bucket: e.s3.bucket, keys: keys, fix: func() { keys.write(t, e.s3.srv.AccessKey, e.s3.srv.SecretKey) }}
 		},
 		wantReason: backupv1alpha1.BackupServiceUnauthorizedReason,
-		want: func(_ *testEnv, s setup) []string {
-			return []string{"The S3 server does not know the access key ID (the files in " + s.keys.dir +
+		want: func(e *testEnv, s setup) []string {
+			return []string{"The S3 server at " + e.s3.proxy.URL + " does not know the access key ID (the files in " + s.keys.dir +
 				"): correct the access key in the credentials Secret"}
 		},
 	}, {
@@ -181,9 +181,9 @@ func TestS3FailuresNameTheCauseAndTheWayOut(t *testing.T) {
 			return setup{bucket: e.s3.bucket, keys: keys, fix: func() { keys.write(t, e.s3.srv.AccessKey, e.s3.srv.SecretKey) }}
 		},
 		wantReason: backupv1alpha1.BackupServiceUnauthorizedReason,
-		want: func(_ *testEnv, s setup) []string {
+		want: func(e *testEnv, s setup) []string {
 			return []string{"The secret access key does not match the access key ID (the files in " + s.keys.dir +
-				"): correct the secret key in the credentials Secret"}
+				") at " + e.s3.proxy.URL + ": correct the secret key in the credentials Secret"}
 		},
 	}, {
 		name: "a write the bucket's policy refuses",
@@ -204,7 +204,7 @@ func TestS3FailuresNameTheCauseAndTheWayOut(t *testing.T) {
 		},
 		wantReason: backupv1alpha1.BackupServiceUnauthorizedReason,
 		want: func(e *testEnv, s setup) []string {
-			return []string{"The S3 server refused the write of the backup (AccessDenied): the credentials (the files in " +
+			return []string{"The S3 server at " + e.s3.proxy.URL + " refused the write of the backup (AccessDenied): the credentials (the files in " +
 				s.keys.dir + ") need s3:PutObject", fmt.Sprintf("on bucket %q under %q", e.s3.bucket, s3Prefix+"/"+testOwnerID+"/")}
 		},
 	}, {
@@ -214,8 +214,8 @@ func TestS3FailuresNameTheCauseAndTheWayOut(t *testing.T) {
 			return setup{bucket: e.s3.bucket, keys: newS3Keys(t, e.s3.srv.AccessKey, e.s3.srv.SecretKey), fix: e.s3.proxy.Clear}
 		},
 		wantReason: backupv1alpha1.BackupServiceUnavailableReason,
-		want: func(*testEnv, setup) []string {
-			return []string{"The S3 server asked to slow down (SlowDown) and still did after 2 attempts; " +
+		want: func(e *testEnv, _ setup) []string {
+			return []string{"The S3 server at " + e.s3.proxy.URL + " asked to slow down (SlowDown) and still did after 2 attempts; " +
 				"the operator retries with backoff."}
 		},
 	}}

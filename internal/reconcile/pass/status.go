@@ -26,6 +26,7 @@ import (
 
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
 // This file holds the status rules every kind keeps the same: the backoff
@@ -217,4 +218,18 @@ var BackupServiceReasons = external.Reasons{
 	Unavailable:  backupv1alpha1.BackupServiceUnavailableReason,
 	Rejected:     backupv1alpha1.BackupServiceErrorReason,
 	Other:        backupv1alpha1.BackupServiceErrorReason,
+}
+
+// BackupServiceCause is what the backup provider's client says of err, a
+// failure of one of its calls (backup.Explainer): the cause and the
+// endpoint, and the way out where a setting is it, in words that stay the
+// same while the cause does. "" when the client says nothing of it; the
+// reason (BackupServiceReasons) then words it by kind.
+func BackupServiceCause(c backup.Client, err error) string {
+	explainer, ok := c.(backup.Explainer)
+	if !ok || err == nil {
+		return ""
+	}
+	cause, _ := explainer.Explain(err)
+	return cause
 }

@@ -62,6 +62,7 @@ func (r *Reconciler) readFailed(ctx context.Context, s *scope, err error) (ctrl.
 		return ctrl.Result{}, err
 	}
 	s.serviceErr = err
+	s.serviceCause = pass.BackupServiceCause(r.Backups, err)
 	if pass.TroubleStarts(s.base.Status.Conditions, readyCondition, pass.BackupServiceReasons.For(err)) {
 		r.event(s, corev1.EventTypeWarning, eventBackupServiceFailed, actionReadBackup, "%v", err)
 	}

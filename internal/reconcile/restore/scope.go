@@ -65,6 +65,9 @@ type scope struct {
 	// serviceErr is the backup service's failure that ended the pass;
 	// appWriteErr a failed write of the MyApp.
 	serviceErr, appWriteErr error
+	// serviceCause is what the provider's client says of serviceErr, its
+	// cause and endpoint (pass.BackupServiceCause); "" when it says nothing.
+	serviceCause string
 }
 
 // candidateContent is a storage candidate's content, decoded, or why it

@@ -173,6 +173,12 @@ func describeFromContent(st *backupv1alpha1.RestoreBackupStatus, p *backupconten
 // it does not change from one retry to the next.
 func readyMessage(s *scope, reason string) string {
 	id, target := s.backupID(), s.targetName()
+	if s.serviceCause != "" && (reason == backupv1alpha1.BackupServiceUnavailableReason ||
+		reason == backupv1alpha1.BackupServiceUnauthorizedReason || reason == backupv1alpha1.BackupServiceErrorReason) {
+		// The provider's words: the cause and the endpoint.
+		return pass.Capitalize(strings.TrimRight(s.serviceCause, ".")) + ". The Restore retries, after the wait " +
+			"the service asks for when it names one, else with backoff."
+	}
 	switch reason {
 	case backupv1alpha1.RestorePendingReason:
 		if id == "" {

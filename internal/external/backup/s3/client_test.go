@@ -357,7 +357,7 @@ func TestSlowDownIsRetriedThenReported(t *testing.T) {
 	proxy.set(http.MethodGet, 100, http.StatusInternalServerError, "InternalError")
 	_, err = c.List(ctx, "backupconfig/bc-1", backup.InNamespace("shop"))
 	g.Expect(err).To(MatchError(external.ErrTransient))
-	g.Expect(err.Error()).To(ContainSubstring("the S3 server failed (InternalError)"))
+	g.Expect(err.Error()).To(ContainSubstring("the S3 server at " + proxy.URL + " failed (InternalError)"))
 
 	proxy.set("", 0, 0, "")
 	_, err = c.Start(ctx, req)

@@ -319,6 +319,14 @@ func (c *Client) endpointName() string {
 	return c.endpoint
 }
 
+// serverName names the server in messages that start with it.
+func (c *Client) serverName() string {
+	if c.endpoint == "" {
+		return "AWS S3 in region " + c.region
+	}
+	return "the S3 server at " + c.endpoint
+}
+
 // invalid returns, and counts, an error for a call refused before anything
 // was sent.
 func invalid(op, message string) error {

@@ -108,20 +108,23 @@ func attemptsOf(err error) int {
 // (the SDK's messages do not, and the client adds only names and paths).
 func (c *Client) classify(op string, err error) *external.Error {
 	e := &external.Error{Service: serviceName, Operation: op, Err: err, Attempts: attemptsOf(err)}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		e.Kind, e.Message = external.KindTransient, "the call did not finish in time"
-		return e
-	}
 	code, message, status, ok := apiErrorOf(err)
 	e.StatusCode = status
 	// The SDK's error string repeats the code and message; keeping only
 	// the cause's chain below the message would lose the request ID, so the
 	// cause stays and the message says what to do.
-	if !ok {
+	if !ok || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// No answer, or none in time (an attempt's timeout, or the
+		// caller's deadline while an attempt or a backoff ran).
+		cause, tlsFailure := external.NoAnswerCause(err)
+		if tlsFailure {
+			cause += "; give its certificate authority with --s3-ca-file (else --external-ca-file)"
+		}
 		e.Kind = external.KindTransient
-		e.Message = fmt.Sprintf("no answer from the S3 endpoint %s", c.endpointName())
+		e.Message = fmt.Sprintf("no answer from the S3 endpoint %s (bucket %q): %s", c.endpointName(), c.bucket, cause)
 		return e
 	}
+	server := c.serverName()
 	switch {
 	case code == codeNoSuchBucket:
 		e.Kind = external.KindInvalid
@@ -129,34 +132,42 @@ func (c *Client) classify(op string, err error) *external.Error {
 			c.bucket, c.endpointName())
 	case code == codeInvalidAccessKeyID:
 		e.Kind = external.KindUnauthorized
-		e.Message = fmt.Sprintf("the S3 server does not know the access key ID (%s): correct the access key in the credentials Secret",
-			c.credentialsSource)
+		e.Message = fmt.Sprintf("%s does not know the access key ID (%s): correct the access key in the credentials Secret",
+			server, c.credentialsSource)
 	case code == codeSignatureDoesNotMatch:
 		e.Kind = external.KindUnauthorized
-		e.Message = fmt.Sprintf("the secret access key does not match the access key ID (%s): correct the secret key in the credentials Secret",
-			c.credentialsSource)
+		e.Message = fmt.Sprintf("the secret access key does not match the access key ID (%s) at %s: correct the secret key "+
+			"in the credentials Secret", c.credentialsSource, c.endpointName())
 	case code == codeAccessDenied || status == http.StatusForbidden:
 		e.Kind = external.KindUnauthorized
-		e.Message = fmt.Sprintf("the S3 server refused the %s (%s): the credentials (%s) need %s on bucket %q under %q",
-			operationWords[op], codeOr(code, status), c.credentialsSource, permissionFor[op], c.bucket, c.layout.installationPrefix())
+		e.Message = fmt.Sprintf("%s refused the %s (%s): the credentials (%s) need %s on bucket %q under %q",
+			server, operationWords[op], codeOr(code, status), c.credentialsSource, permissionFor[op], c.bucket,
+			c.layout.installationPrefix())
 	case throttleCodes[code] || status == http.StatusTooManyRequests:
 		e.Kind = external.KindThrottled
-		e.Message = fmt.Sprintf("the S3 server asked to slow down (%s) and still did after %d attempts",
-			codeOr(code, status), e.Attempts)
+		e.Message = fmt.Sprintf("%s asked to slow down (%s) and still did after %d attempts",
+			server, codeOr(code, status), e.Attempts)
 	case code == codePermanentRedirect || code == codeAuthHeaderMalformed || status == http.StatusMovedPermanently:
 		e.Kind = external.KindInvalid
-		e.Message = fmt.Sprintf("bucket %q is not in region %q (%s): set --s3-region to the bucket's region",
-			c.bucket, c.region, codeOr(code, status))
+		e.Message = fmt.Sprintf("bucket %q is not in region %q (%s at %s): set --s3-region to the bucket's region",
+			c.bucket, c.region, codeOr(code, status), c.endpointName())
 	case isNotFound(err):
 		e.Kind = external.KindNotFound
 		e.Message = "the backup does not exist"
+	case status >= 200 && status < 300:
+		// An answer of success the SDK could not read: a proxy's page, a
+		// server that is not S3. It may pass; a refusal would skip a
+		// scheduled backup's slot for good.
+		e.Kind = external.KindTransient
+		e.Message = fmt.Sprintf("%s gave an answer the operator cannot read (HTTP %d) for bucket %q; %s",
+			server, status, c.bucket, seeAnswer("its answer"))
 	case status >= 500 || code == codeConditionalConflict:
 		e.Kind = external.KindTransient
-		e.Message = fmt.Sprintf("the S3 server failed (%s) at %s; %s", codeOr(code, status), c.endpointName(), seeAnswer(message))
+		e.Message = fmt.Sprintf("%s failed (%s) for bucket %q; %s", server, codeOr(code, status), c.bucket, seeAnswer(message))
 	default:
 		e.Kind = external.KindInvalid
-		e.Message = fmt.Sprintf("the S3 server refused the %s (%s); %s", operationWords[op], codeOr(code, status),
-			seeAnswer(message))
+		e.Message = fmt.Sprintf("%s refused the %s (%s) for bucket %q; %s", server, operationWords[op], codeOr(code, status),
+			c.bucket, seeAnswer(message))
 	}
 	return e
 }

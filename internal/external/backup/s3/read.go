@@ -300,6 +300,9 @@ func (c *Client) readFolder(ctx context.Context, prefix, uid string) ([]backup.B
 		if err != nil {
 			return nil, err
 		}
+		if err := c.checkListed(page); err != nil {
+			return nil, err
+		}
 		for _, obj := range page.Contents {
 			key := aws.ToString(obj.Key)
 			ref, ok := c.layout.parseKey(key)
@@ -338,6 +341,9 @@ func (c *Client) findNamespace(ctx context.Context, uid string) (string, error) 
 		if err != nil {
 			return "", err
 		}
+		if err := c.checkListed(page); err != nil {
+			return "", err
+		}
 		for _, p := range page.CommonPrefixes {
 			namespace := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(p.Prefix), c.layout.installationPrefix()), "/")
 			if checkNamespace(namespace) != nil {
@@ -351,10 +357,28 @@ func (c *Client) findNamespace(ctx context.Context, uid string) (string, error) 
 			if err != nil {
 				return "", err
 			}
+			if err := c.checkListed(found); err != nil {
+				return "", err
+			}
 			if len(found.Contents) > 0 {
 				return namespace, nil
 			}
 		}
 	}
 	return "", nil
+}
+
+// checkListed refuses a listing that is not one: an answer of success
+// without the bucket's name, which every S3 server puts in a
+// ListBucketResult, is something else (a proxy's login page, a server that
+// is not S3), which the SDK reads as an empty list. Taken for one, it
+// would say the bucket holds no backups. It may pass, so it is transient,
+// never a refusal.
+func (c *Client) checkListed(out *awss3.ListObjectsV2Output) error {
+	if out != nil && out.Name != nil {
+		return nil
+	}
+	return &external.Error{Kind: external.KindTransient, Service: serviceName, Operation: opList,
+		Message: fmt.Sprintf("%s gave an answer the operator cannot read (not a list of the bucket's objects) for bucket %q",
+			c.serverName(), c.bucket)}
 }

@@ -174,6 +174,10 @@ func loadCAFile(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// Endpoint is the service's base URL, as a message names it: it holds no
+// credentials (Config.Validate refuses user information and a query).
+func (c *Client) Endpoint() string { return c.base.String() }
+
 // Invalid returns, and counts in the metrics, an error for a call the client
 // refuses to send because the caller's arguments are incomplete.
 func (c *Client) Invalid(operation, message string) error {
@@ -324,6 +328,7 @@ func (c *Client) statusError(call Call, state *callState, resp *http.Response, d
 	var body ErrorBody
 	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
 		e.Message = truncate(redact(body.Error.Message, token))
+		e.Code = truncate(redact(body.Error.Code, token))
 		e.Owner = truncate(redact(body.Error.Owner, token))
 	} else {
 		// Not the service's error shape, likely a proxy's page: the status

@@ -1,0 +1,167 @@
+/*
+Copyright 2026 The myapp-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package httpbackup_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+)
+
+// closedPort is the URL of a loopback port nothing listens on.
+func closedPort(t *testing.T, scheme string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := scheme + "://" + l.Addr().String()
+	_ = l.Close()
+	return url
+}
+
+// answering is a server that answers every request with status, the
+// content type and body given; the body may echo the token, as a careless
+// server's error does.
+func answering(t *testing.T, status int, contentType, body string, header ...string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestEveryFailureNamesItsCauseAndTheEndpoint: whatever way a call to the
+// backup service fails, the client says of it (backup.Explainer), for the
+// BackupConfig's Ready condition, the cause in words a person acts on and
+// the service's URL, and the same words the next time the same cause
+// fails a call (a condition that changed with each retry would churn);
+// never the token, even when the server echoes it.
+func TestEveryFailureNamesItsCauseAndTheEndpoint(t *testing.T) {
+	hung := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(hung.Close)
+	untrusted := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(untrusted.Close)
+	plain := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(plain.Close)
+	echo := `{"error":{"code":"invalid_request","message":"token ` + testToken + ` may not list"}}`
+
+	tests := []struct {
+		name     string
+		url      string
+		wantKind external.Kind
+		// want are the words the explanation holds besides the URL.
+		want []string
+	}{{
+		name: "nothing listens", url: closedPort(t, "http"), wantKind: external.KindTransient,
+		want: []string{"no answer from the backup service at", "connection refused"},
+	}, {
+		name: "a server that does not answer in time", url: hung.URL, wantKind: external.KindTransient,
+		want: []string{"no answer from the backup service at", "did not answer in time"},
+	}, {
+		name: "a certificate the operator does not trust", url: untrusted.URL, wantKind: external.KindTransient,
+		want: []string{"TLS", "certificate", "not trust", "--external-ca-file"},
+	}, {
+		name: "a server that does not speak TLS", url: strings.Replace(plain.URL, "http:", "https:", 1),
+		wantKind: external.KindTransient,
+		want:     []string{"TLS", "does not speak TLS"},
+	}, {
+		name: "a refused token (401)", url: answering(t, http.StatusUnauthorized, "application/json", echo),
+		wantKind: external.KindUnauthorized,
+		want:     []string{"refused the operator's credentials (HTTP 401)", "--backup-token-file or --backup-token-secret"},
+	}, {
+		name: "a forbidden call (403)", url: answering(t, http.StatusForbidden, "text/plain", "forbidden"),
+		wantKind: external.KindUnauthorized,
+		want:     []string{"refused the operator's credentials (HTTP 403)"},
+	}, {
+		name: "a URL that is not the service's (404)", url: answering(t, http.StatusNotFound, "text/html", "<html>nope</html>"),
+		wantKind: external.KindNotFound,
+		want:     []string{"HTTP 404", "list of the backups", "--backup-url"},
+	}, {
+		name: "a failing service (5xx)", url: answering(t, http.StatusInternalServerError, "text/plain", "boom"),
+		wantKind: external.KindTransient,
+		want:     []string{"failed (HTTP 500)"},
+	}, {
+		name:     "a service that asks to slow down (429)",
+		url:      answering(t, http.StatusTooManyRequests, "application/json", "{}", "Retry-After", "600"),
+		wantKind: external.KindThrottled,
+		want:     []string{"asked the operator to slow down"},
+	}, {
+		name: "an answer that is not the API's", url: answering(t, http.StatusOK, "text/html", "<html>a login page</html>"),
+		wantKind: external.KindTransient,
+		want:     []string{"an answer the operator cannot read (HTTP 200)"},
+	}, {
+		name: "a refused request (4xx)", url: answering(t, http.StatusUnprocessableEntity, "application/json", echo),
+		wantKind: external.KindInvalid,
+		want:     []string{"refused the list of the backups (HTTP 422, invalid_request)"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := newClient(t, tt.url, func(cfg *external.Config) {
+				cfg.AttemptTimeout = 5 * time.Second
+				if tt.url == hung.URL {
+					// Short for the server that does not answer only: a
+					// TLS handshake on a loaded machine may take longer.
+					cfg.AttemptTimeout = 300 * time.Millisecond
+				}
+				cfg.MaxRetries = 1
+			})
+			explainer, ok := c.(backup.Explainer)
+			g.Expect(ok).To(BeTrue(), "the HTTP provider's client explains its failures (backup.Explainer)")
+			if !ok {
+				return
+			}
+			var first string
+			for i := range 2 {
+				_, err := c.List(t.Context(), "backupconfig/bc-1", backup.InNamespace("shop"))
+				g.Expect(external.KindOf(err)).To(Equal(tt.wantKind), "error: %v", err)
+				explained, ok := explainer.Explain(err)
+				g.Expect(ok).To(BeTrue(), "error: %v", err)
+				g.Expect(explained).To(ContainSubstring(tt.url), "it names the endpoint")
+				for _, w := range tt.want {
+					g.Expect(explained).To(ContainSubstring(w))
+				}
+				g.Expect(explained).NotTo(ContainSubstring(testToken))
+				if i == 0 {
+					first = explained
+				} else {
+					g.Expect(explained).To(Equal(first), "the same cause, the same words")
+				}
+			}
+		})
+	}
+}
