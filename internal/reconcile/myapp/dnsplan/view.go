@@ -70,90 +70,42 @@ type view struct {
 	ownOthers []string
 }
 
-// see computes o's view, one part per decision it serves: the chain's
-// members, the identities, whether the status and a list may be trusted,
-// spec.host's holder, and the host lists.
+// see computes o's view. What it asks of the MyApp's identity (owner.go)
+// it asks in one run, then it makes the host lists (hosts).
 func see(o Observation) view {
 	v := view{Observation: o}
 	v.target = o.Target()
-	v.seeMembers()
-	v.seeIdentities()
-	v.seeStatus()
-	v.seeSpecHolder()
-	v.seeHosts()
+	s := o.Self
+	v.owner, v.orphaned, v.want = s.identities(o.Deleting, o.Orphan)
+	if len(o.Chain) > 0 {
+		v.key = s.Key()
+	}
+	v.members = s.cycleMembers(o.Chain)
+	st := o.Status.Record
+	v.statusOurs = st != nil && s.Names(st.Owner)
+	specHeld := v.statusOurs && st.Name == o.Host
+	v.lost = o.Answered&NeedLost == 0 && o.Generation > 1 && !specHeld &&
+		(o.Memory == nil || o.Memory.ReadFrom == "" || o.Memory.LostOwed)
+	var first *App
+	if len(o.Chain) > 0 {
+		first = o.Chain[0].App
+	}
+	specOwner := o.Records[o.Host].Owner
+	v.spec, v.specLegacy = s.Classify(specOwner, first), s.IsLegacy(specOwner)
+	// Only the record of exactly the MyApp the Restore's mark names is
+	// taken over, and only by a Transfer, so the name never stops
+	// resolving.
+	v.restored = s.restoredFrom(v.spec, o.RestoredFrom)
+	v.takeOver = v.spec.Kind == HolderFormer && o.SelfLive &&
+		(o.Adopt || o.ReplaceLeaks && !v.spec.Ref.Orphaned || v.restored)
+	v.held, v.known, v.others, v.ownOthers = v.hosts()
 	return v
 }
 
-// seeMembers finds, link by link, the MyApp each link of the chain names
-// when it may take part in a cycle: one neither deleting nor suspended,
-// named by a link whose owner is that MyApp of this installation, and not
-// this MyApp itself.
-func (v *view) seeMembers() {
-	if len(v.Chain) == 0 {
-		return
-	}
-	v.members = make([]*App, len(v.Chain))
-	for i, l := range v.Chain {
-		if !l.App.eligible() {
-			continue
-		}
-		if h := v.Self.Classify(l.Owner, l.App); h.Kind == HolderMyApp && h.App.UID != v.Self.UID {
-			v.members[i] = l.App
-		}
-	}
-}
-
-// seeIdentities makes the identities the plan may use, and only those:
-// each is a new string.
-func (v *view) seeIdentities() {
-	s := v.Self
-	if v.Deleting {
-		v.owner, v.orphaned = s.Owner(), s.Orphaned()
-		v.want = v.owner
-		if v.Orphan {
-			v.want = v.orphaned
-		}
-	} else {
-		v.want = s.Want(v.Orphan)
-	}
-	if len(v.Chain) > 0 {
-		v.key = s.Key()
-	}
-}
-
-// seeStatus says whether the status names this MyApp, and whether it may
-// hold records under names it does not know (lost).
-func (v *view) seeStatus() {
-	st := v.Status.Record
-	v.statusOurs = st != nil && v.Self.Names(st.Owner)
-	specHeld := v.statusOurs && st.Name == v.Host
-	v.lost = v.Answered&NeedLost == 0 && v.Generation > 1 && !specHeld &&
-		(v.Memory == nil || v.Memory.ReadFrom == "" || v.Memory.LostOwed)
-}
-
-// seeSpecHolder classifies spec.host's holder as read, with the first link
-// of the chain, and says whether this MyApp takes its record over.
-func (v *view) seeSpecHolder() {
-	s := v.Self
-	var first *App
-	if len(v.Chain) > 0 {
-		first = v.Chain[0].App
-	}
-	specOwner := v.Records[v.Host].Owner
-	v.spec, v.specLegacy = s.Classify(specOwner, first), s.IsLegacy(specOwner)
-	// Only the record of exactly the MyApp the Restore's mark names (an
-	// earlier MyApp of this namespace and name, in this installation: a
-	// record written before owner IDs may be another cluster's) is taken
-	// over, and only by a Transfer, so the name never stops resolving.
-	former := v.spec.Kind == HolderFormer
-	v.restored = v.RestoredFrom != "" && former && !v.spec.Ref.Legacy() &&
-		v.spec.Ref.Installation == s.Installation && v.spec.Ref.UID == v.RestoredFrom
-	v.takeOver = former && v.SelfLive && (v.Adopt || v.ReplaceLeaks && !v.spec.Ref.Orphaned || v.restored)
-}
-
-// seeHosts makes the four host lists, which share one allocation, none
-// when the MyApp holds, knows and waited for nothing. An empty list is nil.
-func (v *view) seeHosts() {
+// hosts are the four host lists of the view, which share one allocation,
+// none when the MyApp holds, knows and waited for nothing. An empty list
+// is nil.
+func (v *view) hosts() (held, known, others, ownOthers []string) {
 	st := v.Status.Record
 	nHeld := 0
 	if v.statusOurs {
@@ -162,21 +114,51 @@ func (v *view) seeHosts() {
 	waited := v.waited()
 	nKnown := nHeld + len(v.Lost) + len(v.Gifts)
 	if nKnown == 0 && waited == "" {
-		return
+		return nil, nil, nil, nil
 	}
 	nOthers := nKnown + 1
 	buf := make([]string, 0, nHeld+nKnown+2*nOthers)
 	if nHeld > 0 {
 		buf = append(append(buf, st.Name), st.Previous...)
 	}
-	v.held = buf[0:nHeld:nHeld]
-	at := nHeld
-	v.known = v.seeKnown(buf[at : at : at+nKnown])
-	at += nKnown
-	v.others = v.seeOthers(buf[at:at:at+nOthers], waited)
+	held = buf[0:nHeld:nHeld]
+	known = append(buf[nHeld:nHeld:nHeld+nKnown], held...)
+	addKnown := func(h string) {
+		if h != "" && !slices.Contains(known, h) {
+			known = append(known, h)
+		}
+	}
+	for _, r := range v.Lost {
+		addKnown(r.Name)
+	}
+	for _, g := range v.Gifts {
+		addKnown(g.Host)
+	}
+	at := nHeld + nKnown
+	others = buf[at : at : at+nOthers]
+	addOther := func(h string) {
+		if h != "" && h != v.Host && !slices.Contains(others, h) {
+			others = append(others, h)
+		}
+	}
+	for _, h := range known {
+		addOther(h)
+	}
+	addOther(waited) // the hosts handed over are known already
+	slices.Sort(others)
 	at += nOthers
-	v.ownOthers = v.seeOwnOthers(buf[at : at : at+nOthers])
-	v.held, v.known, v.others, v.ownOthers = none(v.held), none(v.known), none(v.others), none(v.ownOthers)
+	ownOthers = v.ownOf(others, buf[at:at:at+nOthers])
+	// An empty list reads as none.
+	if len(held) == 0 {
+		held = nil
+	}
+	if len(known) == 0 {
+		known = nil
+	}
+	if len(others) == 0 {
+		others = nil
+	}
+	return held, known, others, ownOthers
 }
 
 // waited is the host this MyApp last read when it is no longer spec.host:
@@ -188,59 +170,17 @@ func (v *view) waited() string {
 	return ""
 }
 
-// seeKnown appends to known the held hosts, then each other host a list
-// found this MyApp holding or one handed to it, once.
-func (v *view) seeKnown(known []string) []string {
-	known = append(known, v.held...)
-	for _, r := range v.Lost {
-		known = appendNew(known, r.Name)
-	}
-	for _, g := range v.Gifts {
-		known = appendNew(known, g.Host)
-	}
-	return known
-}
-
-// seeOthers appends to others, sorted, each known host and the host it
-// waited for, once and besides spec.host. The hosts handed over are known
-// already.
-func (v *view) seeOthers(others []string, waited string) []string {
-	for _, h := range v.known {
-		if h != v.Host {
-			others = appendNew(others, h)
-		}
-	}
-	if waited != v.Host {
-		others = appendNew(others, waited)
-	}
-	slices.Sort(others)
-	return others
-}
-
-// seeOwnOthers appends to own the others read as this MyApp's.
-func (v *view) seeOwnOthers(own []string) []string {
-	for _, h := range v.others {
+// ownOf appends to own the hosts read as this MyApp's; nil for none.
+func (v *view) ownOf(hosts, own []string) []string {
+	for _, h := range hosts {
 		if r, ok := v.Records[h]; ok && r.Name != "" && v.Self.Owns(r.Owner) {
 			own = append(own, h)
 		}
 	}
-	return own
-}
-
-// appendNew appends h to hosts unless it is empty or there already.
-func appendNew(hosts []string, h string) []string {
-	if h == "" || slices.Contains(hosts, h) {
-		return hosts
-	}
-	return append(hosts, h)
-}
-
-// none is hosts, or nil when it is empty: an empty list reads as none.
-func none(hosts []string) []string {
-	if len(hosts) == 0 {
+	if len(own) == 0 {
 		return nil
 	}
-	return hosts
+	return own
 }
 
 // Held are the hosts the status shows this MyApp holding: status.dns.name
