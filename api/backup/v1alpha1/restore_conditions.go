@@ -104,3 +104,23 @@ const (
 	// of status.startTime.
 	RestoreTimedOutReason = "RestoreTimedOut"
 )
+
+// RestoreFailureReasons are the reasons of a Restore that failed, in the
+// order above: a Failed Restore's Ready reason is one of them.
+var RestoreFailureReasons = []string{
+	BackupConfigNotFoundReason,
+	NoSucceededBackupReason,
+	NoBackupFoundReason,
+	BackupNotFoundReason,
+	BackupNotSucceededReason,
+	BackupHasNoContentReason,
+	UnsupportedBackupFormatReason,
+	InvalidBackupContentReason,
+	ForeignBackupReason,
+	BackupOfAnotherNamespaceReason,
+	TargetExistsReason,
+	InvalidAppSpecReason,
+	RestoredAppDeletedReason,
+	HostConflictReason,
+	RestoreTimedOutReason,
+}

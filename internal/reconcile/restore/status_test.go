@@ -47,24 +47,6 @@ const (
 	otherOwnerID = "cluster-b"
 )
 
-// failureReasons are the reasons of a Failed Restore, as the API documents
-// them; restoreplan's promises hold the plan to the same list.
-var failureReasons = map[string]bool{
-	backupv1alpha1.BackupConfigNotFoundReason:     true,
-	backupv1alpha1.NoSucceededBackupReason:        true,
-	backupv1alpha1.NoBackupFoundReason:            true,
-	backupv1alpha1.BackupNotFoundReason:           true,
-	backupv1alpha1.BackupNotSucceededReason:       true,
-	backupv1alpha1.BackupHasNoContentReason:       true,
-	backupv1alpha1.UnsupportedBackupFormatReason:  true,
-	backupv1alpha1.InvalidBackupContentReason:     true,
-	backupv1alpha1.ForeignBackupReason:            true,
-	backupv1alpha1.BackupOfAnotherNamespaceReason: true,
-	backupv1alpha1.TargetExistsReason:             true,
-	backupv1alpha1.InvalidAppSpecReason:           true,
-	backupv1alpha1.RestoredAppDeletedReason:       true,
-}
-
 func testRestore() *backupv1alpha1.Restore {
 	return &backupv1alpha1.Restore{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-restore", UID: thisRestore, Generation: 1},
@@ -215,7 +197,8 @@ func TestAServiceFailureKeepsThePhase(t *testing.T) {
 // TestEveryRefusalSaysWhatToDo: each Failed reason's message names the
 // object or backup at fault and says a Restore is not retried.
 func TestEveryRefusalSaysWhatToDo(t *testing.T) {
-	for reason := range failureReasons {
+	started := statusNow.Add(-time.Hour)
+	for _, reason := range backupv1alpha1.RestoreFailureReasons {
 		t.Run(reason, func(t *testing.T) {
 			g := NewWithT(t)
 			r := testRestore()
@@ -228,8 +211,16 @@ func TestEveryRefusalSaysWhatToDo(t *testing.T) {
 			case backupv1alpha1.BackupNotFoundReason:
 				r.Status.Backup = nil
 				r.Spec.Source = backupv1alpha1.RestoreSource{BackupID: "bk-404"}
+			case backupv1alpha1.RestoreTimedOutReason:
+				r.Status.StartTime = &metav1.Time{Time: started}
 			}
 			s := newScope(r, ownOwnerID, statusNow)
+			if reason == backupv1alpha1.HostConflictReason {
+				s.app = &appsv1alpha1.MyApp{Status: appsv1alpha1.MyAppStatus{Conditions: []metav1.Condition{{
+					Type: appsv1alpha1.DNSReadyCondition, Status: metav1.ConditionFalse, Reason: appsv1alpha1.HostConflictReason,
+					Message: "The record is held by MyApp shop/other.",
+				}}}}
+			}
 			s.obs.Content = &restoreplan.ContentRead{OwnerID: otherOwnerID}
 			s.obs.App = &restoreplan.AppRead{Exists: true, UID: "live-uid"}
 			s.contentDetail = "the detail"
@@ -255,6 +246,13 @@ func TestEveryRefusalSaysWhatToDo(t *testing.T) {
 				g.Expect(msg).To(ContainSubstring("spec.host: Invalid value"))
 			case backupv1alpha1.RestoredAppDeletedReason:
 				g.Expect(msg).To(ContainSubstring("new-uid"))
+			case backupv1alpha1.HostConflictReason:
+				g.Expect(msg).To(ContainSubstring("bk-7"))
+				g.Expect(msg).To(ContainSubstring("shop/other"))
+			case backupv1alpha1.RestoreTimedOutReason:
+				g.Expect(msg).To(ContainSubstring("spec.timeout"))
+				g.Expect(msg).To(ContainSubstring(started.Format(time.RFC3339)))
+				g.Expect(msg).To(ContainSubstring("MyApp web, which it wrote, stays"))
 			default:
 				g.Expect(msg).To(ContainSubstring("bk-7"))
 			}

@@ -242,23 +242,26 @@ func listingsArePagedToTheEnd(t *testing.T, h Harness) {
 	whole := tr.sent.Load() - before
 	t.Logf("listed %d backups in %d requests, %v", len(all), whole, time.Since(begin).Round(time.Millisecond))
 
+	// The MyApp whose backups alone are listed next.
+	const myNamespace, myApp = "ns1", "app3"
 	before = tr.sent.Load()
 	begin = time.Now()
-	mine, err := c.List(t.Context(), "", backup.InNamespace("ns1"),
-		backup.WithLabels(map[string]string{backup.LabelNamespace: "ns1", labelMyApp: "app3"}))
+	mine, err := c.List(t.Context(), "", backup.InNamespace(myNamespace),
+		backup.WithLabels(map[string]string{backup.LabelNamespace: myNamespace, labelMyApp: myApp}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := counts[[2]string{"ns1", "app3"}]; len(mine) != want {
-		t.Fatalf("listed %d backups of ns1/app3, want %d", len(mine), want)
+	if want := counts[[2]string{myNamespace, myApp}]; len(mine) != want {
+		t.Fatalf("listed %d backups of %s/%s, want %d", len(mine), myNamespace, myApp, want)
 	}
 	for _, b := range mine {
-		if b.Labels[backup.LabelNamespace] != "ns1" || b.Labels[labelMyApp] != "app3" {
-			t.Fatalf("backup %s of %v listed for ns1/app3", b.ID, b.Labels)
+		if b.Labels[backup.LabelNamespace] != myNamespace || b.Labels[labelMyApp] != myApp {
+			t.Fatalf("backup %s of %v listed for %s/%s", b.ID, b.Labels, myNamespace, myApp)
 		}
 	}
 	narrow := tr.sent.Load() - before
-	t.Logf("listed the %d backups of ns1/app3 in %d requests, %v", len(mine), narrow, time.Since(begin).Round(time.Millisecond))
+	t.Logf("listed the %d backups of %s/%s in %d requests, %v", len(mine), myNamespace, myApp, narrow,
+		time.Since(begin).Round(time.Millisecond))
 	if narrow >= whole {
 		t.Fatalf("listing one MyApp's backups took %d requests, the whole service %d: it read more than its namespace", narrow, whole)
 	}

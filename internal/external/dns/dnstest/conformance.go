@@ -64,6 +64,14 @@ const (
 	family = "myapp-operator/conformance/"
 )
 
+// Addresses the suite writes (TEST-NET-1, RFC 5737): the one a name is
+// first written with, the one a change moves it to, and a third writer's.
+const (
+	firstAddress = "192.0.2.1"
+	newAddress   = "192.0.2.2"
+	otherAddress = "192.0.2.9"
+)
+
 // RunConformance runs every promise of the contract as a subtest, each on a
 // backend newBackend returns for it.
 func RunConformance(t *testing.T, newBackend func(t *testing.T) Backend) {
@@ -87,33 +95,33 @@ var promises = []struct {
 }{
 	{"a create is read back and repeated for free", func(t *testing.T, c dns.Client, host func(string) string) {
 		name := host("create")
-		got := mustUpsert(t, c, aRecord(name, "192.0.2.1", ownerA))
-		if got.Name != name || got.Value != "192.0.2.1" || got.Owner != ownerA {
+		got := mustUpsert(t, c, aRecord(name, firstAddress, ownerA))
+		if got.Name != name || got.Value != firstAddress || got.Owner != ownerA {
 			t.Fatalf("Upsert answered %+v", got)
 		}
-		wantRecord(t, c, name, "192.0.2.1", ownerA)
-		again := mustUpsert(t, c, aRecord(name, "192.0.2.1", ownerA))
-		if again.Value != "192.0.2.1" || again.Owner != ownerA {
+		wantRecord(t, c, name, firstAddress, ownerA)
+		again := mustUpsert(t, c, aRecord(name, firstAddress, ownerA))
+		if again.Value != firstAddress || again.Owner != ownerA {
 			t.Fatalf("a repeated Upsert answered %+v", again)
 		}
 	}},
 	{"a change is read back", func(t *testing.T, c dns.Client, host func(string) string) {
 		name := host("change")
-		mustUpsert(t, c, aRecord(name, "192.0.2.1", ownerA))
-		mustUpsert(t, c, aRecord(name, "192.0.2.2", ownerA))
-		wantRecord(t, c, name, "192.0.2.2", ownerA)
+		mustUpsert(t, c, aRecord(name, firstAddress, ownerA))
+		mustUpsert(t, c, aRecord(name, newAddress, ownerA))
+		wantRecord(t, c, name, newAddress, ownerA)
 	}},
 	{"another owner's record is a conflict naming it, and stays", func(t *testing.T, c dns.Client, host func(string) string) {
 		name := host("conflict")
-		mustUpsert(t, c, aRecord(name, "192.0.2.1", ownerA))
-		_, err := c.Upsert(t.Context(), aRecord(name, "192.0.2.9", ownerB))
+		mustUpsert(t, c, aRecord(name, firstAddress, ownerA))
+		_, err := c.Upsert(t.Context(), aRecord(name, otherAddress, ownerB))
 		wantConflict(t, "Upsert by another owner", err, ownerA)
 		wantConflict(t, "Delete by another owner", c.Delete(t.Context(), name, ownerB), ownerA)
-		wantRecord(t, c, name, "192.0.2.1", ownerA)
+		wantRecord(t, c, name, firstAddress, ownerA)
 	}},
 	{"a delete removes the record, and a delete of what is gone succeeds", func(t *testing.T, c dns.Client, host func(string) string) {
 		name := host("delete")
-		mustUpsert(t, c, aRecord(name, "192.0.2.1", ownerA))
+		mustUpsert(t, c, aRecord(name, firstAddress, ownerA))
 		for i := range 2 {
 			if err := c.Delete(t.Context(), name, ownerA); err != nil {
 				t.Fatalf("Delete %d: %v", i+1, err)
@@ -125,14 +133,14 @@ var promises = []struct {
 	}},
 	{"a transfer changes the owner only, and repeats", func(t *testing.T, c dns.Client, host func(string) string) {
 		name := host("transfer")
-		mustUpsert(t, c, aRecord(name, "192.0.2.1", ownerA))
+		mustUpsert(t, c, aRecord(name, firstAddress, ownerA))
 		for i := range 2 {
 			got, err := c.Transfer(t.Context(), name, ownerA, ownerB)
-			if err != nil || got.Owner != ownerB || got.Value != "192.0.2.1" {
+			if err != nil || got.Owner != ownerB || got.Value != firstAddress {
 				t.Fatalf("Transfer %d = %+v, %v", i+1, got, err)
 			}
 		}
-		wantRecord(t, c, name, "192.0.2.1", ownerB)
+		wantRecord(t, c, name, firstAddress, ownerB)
 		_, err := c.Transfer(t.Context(), name, ownerA, ownerA+"-x")
 		wantConflict(t, "Transfer from an owner that no longer holds it", err, ownerB)
 		if _, err := c.Transfer(t.Context(), host("missing"), ownerA, ownerB); !errors.Is(err, external.ErrNotFound) {

@@ -54,39 +54,9 @@ func planDelete(v *view) Plan {
 	var calls []Call
 	unread := false
 	for _, name := range v.names() {
-		r, read := v.Records[name]
-		switch {
-		case v.Refused[name] && !v.everHeld(name):
-			continue
-		case !read:
-			unread = true
-			continue
-		case r.Name == "":
-			// Read as absent: the read may be stale (a record created
-			// moments ago answers 404 for a while). Under Delete, it is
-			// deleted all the same (a Delete of what is gone succeeds),
-			// under both identities this MyApp writes: a record written
-			// marked moments before deletionPolicy became Delete reads
-			// absent too, and a Delete under the unmarked owner alone is
-			// refused as another owner's and leaves it. Under Orphan, a
-			// host the status holds cannot be proved marked, so it counts
-			// as not read.
-			switch {
-			case !v.Orphan:
-				calls = append(calls,
-					Call{Op: OpDelete, Name: name, Owner: v.owner, Why: WhyDelete, SkipOnRace: true},
-					Call{Op: OpDelete, Name: name, Owner: v.orphaned, Why: WhyDelete, SkipOnRace: true, Quiet: true})
-			case slices.Contains(v.held, name):
-				unread = true
-			}
-			continue
-		case !(name == v.Host && v.spec.Kind == HolderSelf || slices.Contains(v.ownOthers, name)):
-			continue
-		case v.Orphan && r.Owner != v.orphaned:
-			calls = append(calls, Call{Op: OpTransfer, Name: name, From: r.Owner, To: v.orphaned, Why: WhyMark, SkipOnRace: true})
-		case !v.Orphan:
-			calls = append(calls, Call{Op: OpDelete, Name: name, Owner: r.Owner, Why: WhyDelete, SkipOnRace: true})
-		}
+		var nameUnread bool
+		calls, nameUnread = v.deleteName(calls, name)
+		unread = unread || nameUnread
 	}
 	if unread {
 		if v.Orphan && !v.Now.Before(v.GiveUpAt()) {
@@ -95,6 +65,51 @@ func planDelete(v *view) Plan {
 		return Plan{Calls: calls, Outcome: Outcome{Kind: KindDeletionWaits}}
 	}
 	return Plan{Calls: calls, Outcome: Outcome{Kind: KindReleased}}
+}
+
+// deleteName appends to calls what the deletion does at name: under Orphan
+// it marks a record of its own, otherwise it deletes it. unread is set
+// when name counts as not read, so the deletion waits.
+func (v *view) deleteName(calls []Call, name string) (_ []Call, unread bool) {
+	r, read := v.Records[name]
+	switch {
+	case v.Refused[name] && !v.everHeld(name):
+		// It can hold no record of this MyApp: read, and absent.
+	case !read:
+		return calls, true
+	case r.Name == "":
+		return v.deleteAbsent(calls, name)
+	case !v.readAsOwn(name):
+		// Another's record: not this deletion's to mark or delete.
+	case v.Orphan && r.Owner != v.orphaned:
+		calls = append(calls, Call{Op: OpTransfer, Name: name, From: r.Owner, To: v.orphaned, Why: WhyMark, SkipOnRace: true})
+	case !v.Orphan:
+		calls = append(calls, Call{Op: OpDelete, Name: name, Owner: r.Owner, Why: WhyDelete, SkipOnRace: true})
+	}
+	return calls, false
+}
+
+// deleteAbsent appends to calls what the deletion does at a name read as
+// absent. The read may be stale (a record created moments ago answers 404
+// for a while). Under Delete, it is deleted all the same (a Delete of what
+// is gone succeeds), under both identities this MyApp writes: a record
+// written marked moments before deletionPolicy became Delete reads absent
+// too, and a Delete under the unmarked owner alone is refused as another
+// owner's and leaves it. Under Orphan, a host the status holds cannot be
+// proved marked, so it counts as not read (unread).
+func (v *view) deleteAbsent(calls []Call, name string) (_ []Call, unread bool) {
+	if !v.Orphan {
+		return append(calls,
+			Call{Op: OpDelete, Name: name, Owner: v.owner, Why: WhyDelete, SkipOnRace: true},
+			Call{Op: OpDelete, Name: name, Owner: v.orphaned, Why: WhyDelete, SkipOnRace: true, Quiet: true}), false
+	}
+	return calls, slices.Contains(v.held, name)
+}
+
+// readAsOwn reports whether the record at name was read as this MyApp's:
+// spec.host's holder is itself, or name is one of the others read as its own.
+func (v *view) readAsOwn(name string) bool {
+	return name == v.Host && v.spec.Kind == HolderSelf || slices.Contains(v.ownOthers, name)
 }
 
 // everHeld reports whether this MyApp is known to have held name: its

@@ -122,6 +122,49 @@ func (s Self) Want(orphan bool) string {
 	return s.Owner()
 }
 
+// identities are its identities a plan may use, and only those, since
+// each is a new string: for a deletion (deleting) the ones under Delete
+// (owner) and Orphan (orphaned); and the one its policy writes (want).
+func (s Self) identities(deleting, orphan bool) (owner, orphaned, want string) {
+	if !deleting {
+		return "", "", s.Want(orphan)
+	}
+	owner, orphaned = s.Owner(), s.Orphaned()
+	if orphan {
+		return owner, orphaned, orphaned
+	}
+	return owner, orphaned, owner
+}
+
+// cycleMembers are, link by link, the MyApp each link of chain names when
+// it may take part in a cycle: a MyApp of this installation, not this one,
+// neither deleting nor suspended, whose record the link's owner is; nil for
+// no chain.
+func (s Self) cycleMembers(chain []Link) []*App {
+	if len(chain) == 0 {
+		return nil
+	}
+	members := make([]*App, len(chain))
+	for i, l := range chain {
+		if !l.App.eligible() {
+			continue
+		}
+		if h := s.Classify(l.Owner, l.App); h.Kind == HolderMyApp && h.App.UID != s.UID {
+			members[i] = l.App
+		}
+	}
+	return members
+}
+
+// restoredFrom reports whether h is exactly the MyApp uid, an earlier MyApp
+// of this namespace and name in this installation, as a Restore's mark
+// names it. A record written before owner IDs may be another cluster's, so
+// it never is.
+func (s Self) restoredFrom(h Holder, uid string) bool {
+	return uid != "" && h.Kind == HolderFormer && !h.Ref.Legacy() &&
+		h.Ref.Installation == s.Installation && h.Ref.UID == uid
+}
+
 // Legacy are its identities written before owner IDs (the same namespace,
 // name and UID, no installation part): its own records, to take over once.
 func (s Self) Legacy() []string {

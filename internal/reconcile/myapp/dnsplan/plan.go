@@ -239,6 +239,28 @@ func Make(o Observation) Plan {
 // it, instead of a record that did apply going unknown to the status.
 func (p Plan) HeldAfter(o Observation, done int, unknown bool) (holds string, previous []string) {
 	v := see(o)
+	held := v.heldBefore()
+	for i, c := range p.Calls[:min(done+1, len(p.Calls))] {
+		if i == done && !unknown {
+			break
+		}
+		held = v.heldAfterCall(held, c, i == done)
+	}
+	slices.Sort(held)
+	if i := slices.Index(held, v.Host); i > 0 {
+		held[0], held[i] = held[i], held[0]
+		slices.Sort(held[1:])
+	}
+	if len(held) == 0 {
+		return "", nil
+	}
+	return held[0], held[1:]
+}
+
+// heldBefore are the hosts held before a plan's calls: those this MyApp
+// knows it holds, less those read as another's, and the others read as its
+// own.
+func (v *view) heldBefore() []string {
 	var held []string
 	for _, h := range v.known {
 		if r, read := v.Records[h]; !read || r.Name == "" || v.Self.Owns(r.Owner) {
@@ -250,28 +272,22 @@ func (p Plan) HeldAfter(o Observation, done int, unknown bool) (holds string, pr
 			held = append(held, h)
 		}
 	}
-	for i, c := range p.Calls[:min(done+1, len(p.Calls))] {
-		if i == done && !unknown {
-			break
+	return held
+}
+
+// heldAfterCall is held once c succeeded, or, with unanswered, once c got no
+// answer: it may have applied, so a name it would make ours counts as
+// held, and one it would release stays held until read.
+func (v *view) heldAfterCall(held []string, c Call, unanswered bool) []string {
+	switch {
+	case unanswered && (c.Op == OpDelete || c.Op == OpTransfer && !v.Self.Owns(c.To)):
+		// It may not have applied: the name stays held until read.
+	case c.Op == OpUpsert && v.Self.Owns(c.Record.Owner), c.Op == OpTransfer && v.Self.Owns(c.To):
+		if !slices.Contains(held, c.Name) {
+			held = append(held, c.Name)
 		}
-		switch {
-		case i == done && (c.Op == OpDelete || c.Op == OpTransfer && !v.Self.Owns(c.To)):
-			// It may not have applied: the name stays held until read.
-		case c.Op == OpUpsert && v.Self.Owns(c.Record.Owner), c.Op == OpTransfer && v.Self.Owns(c.To):
-			if !slices.Contains(held, c.Name) {
-				held = append(held, c.Name)
-			}
-		case c.Op == OpDelete, c.Op == OpTransfer:
-			held = slices.DeleteFunc(held, func(h string) bool { return h == c.Name })
-		}
+	case c.Op == OpDelete, c.Op == OpTransfer:
+		held = slices.DeleteFunc(held, func(h string) bool { return h == c.Name })
 	}
-	slices.Sort(held)
-	if i := slices.Index(held, v.Host); i > 0 {
-		held[0], held[i] = held[i], held[0]
-		slices.Sort(held[1:])
-	}
-	if len(held) == 0 {
-		return "", nil
-	}
-	return held[0], held[1:]
+	return held
 }

@@ -70,42 +70,22 @@ type view struct {
 	ownOthers []string
 }
 
-// see computes o's view. The four host lists share one allocation, none
-// when the MyApp holds, knows and waited for nothing.
+// see computes o's view. What it asks of the MyApp's identity (owner.go)
+// it asks in one run, then it makes the host lists (hosts).
 func see(o Observation) view {
 	v := view{Observation: o}
-	if len(o.Chain) > 0 {
-		v.members = make([]*App, len(o.Chain))
-		for i, l := range o.Chain {
-			if l.App.eligible() {
-				v.members[i] = l.App
-			}
-		}
-	}
 	v.target = o.Target()
 	s := o.Self
-	// Each identity is a new string: only those the plan may use are made.
-	if o.Deleting {
-		v.owner, v.orphaned = s.Owner(), s.Orphaned()
-		v.want = v.owner
-		if o.Orphan {
-			v.want = v.orphaned
-		}
-	} else {
-		v.want = s.Want(o.Orphan)
-	}
+	v.owner, v.orphaned, v.want = s.identities(o.Deleting, o.Orphan)
 	if len(o.Chain) > 0 {
 		v.key = s.Key()
 	}
+	v.members = s.cycleMembers(o.Chain)
 	st := o.Status.Record
 	v.statusOurs = st != nil && s.Names(st.Owner)
-	v.lost = o.Answered&NeedLost == 0 && o.Generation > 1 && !(v.statusOurs && st.Name == o.Host) &&
+	specHeld := v.statusOurs && st.Name == o.Host
+	v.lost = o.Answered&NeedLost == 0 && o.Generation > 1 && !specHeld &&
 		(o.Memory == nil || o.Memory.ReadFrom == "" || o.Memory.LostOwed)
-	for i, l := range o.Chain {
-		if h := s.Classify(l.Owner, l.App); h.Kind != HolderMyApp || h.App.UID == s.UID {
-			v.members[i] = nil
-		}
-	}
 	var first *App
 	if len(o.Chain) > 0 {
 		first = o.Chain[0].App
@@ -117,75 +97,92 @@ func see(o Observation) view {
 	// record written before owner IDs may be another cluster's) is taken
 	// over, and only by a Transfer, so the name never stops resolving;
 	// and only until status.dns shows that takeover done (restored.go).
-	v.restored = takingOver(o.RestoredFrom, o.Status.Record) && v.spec.Kind == HolderFormer && !v.spec.Ref.Legacy() &&
-		v.spec.Ref.Installation == s.Installation && v.spec.Ref.UID == o.RestoredFrom
+	v.restored = takingOver(o.RestoredFrom, o.Status.Record) && s.restoredFrom(v.spec, o.RestoredFrom)
 	v.takeOver = v.spec.Kind == HolderFormer && o.SelfLive &&
 		(o.Adopt || o.ReplaceLeaks && !v.spec.Ref.Orphaned || v.restored)
+	v.held, v.known, v.others, v.ownOthers = v.hosts()
+	return v
+}
 
+// hosts are the four host lists of the view, which share one allocation,
+// none when the MyApp holds, knows and waited for nothing. An empty list
+// is nil.
+func (v *view) hosts() (held, known, others, ownOthers []string) {
+	st := v.Status.Record
 	nHeld := 0
 	if v.statusOurs {
 		nHeld = 1 + len(st.Previous)
 	}
-	waited := ""
-	if o.Memory != nil && o.Memory.Host != o.Host {
-		// A hand-over may have given it that record after it last read it.
-		waited = o.Memory.Host
-	}
-	nKnown := nHeld + len(o.Lost) + len(o.Gifts)
+	waited := v.waited()
+	nKnown := nHeld + len(v.Lost) + len(v.Gifts)
 	if nKnown == 0 && waited == "" {
-		return v
+		return nil, nil, nil, nil
 	}
 	nOthers := nKnown + 1
 	buf := make([]string, 0, nHeld+nKnown+2*nOthers)
 	if nHeld > 0 {
 		buf = append(append(buf, st.Name), st.Previous...)
 	}
-	v.held = buf[0:nHeld:nHeld]
-	v.known = append(buf[nHeld:nHeld:nHeld+nKnown], v.held...)
+	held = buf[0:nHeld:nHeld]
+	known = append(buf[nHeld:nHeld:nHeld+nKnown], held...)
 	addKnown := func(h string) {
-		if h != "" && !slices.Contains(v.known, h) {
-			v.known = append(v.known, h)
+		if h != "" && !slices.Contains(known, h) {
+			known = append(known, h)
 		}
 	}
-	for _, r := range o.Lost {
+	for _, r := range v.Lost {
 		addKnown(r.Name)
 	}
-	for _, g := range o.Gifts {
+	for _, g := range v.Gifts {
 		addKnown(g.Host)
 	}
 	at := nHeld + nKnown
-	v.others = buf[at : at : at+nOthers]
+	others = buf[at : at : at+nOthers]
 	addOther := func(h string) {
-		if h != "" && h != o.Host && !slices.Contains(v.others, h) {
-			v.others = append(v.others, h)
+		if h != "" && h != v.Host && !slices.Contains(others, h) {
+			others = append(others, h)
 		}
 	}
-	for _, h := range v.known {
+	for _, h := range known {
 		addOther(h)
 	}
 	addOther(waited) // the hosts handed over are known already
-	slices.Sort(v.others)
+	slices.Sort(others)
 	at += nOthers
-	v.ownOthers = buf[at : at : at+nOthers]
-	for _, h := range v.others {
-		if r, ok := o.Records[h]; ok && r.Name != "" && s.Owns(r.Owner) {
-			v.ownOthers = append(v.ownOthers, h)
+	ownOthers = v.ownOf(others, buf[at:at:at+nOthers])
+	// An empty list reads as none.
+	if len(held) == 0 {
+		held = nil
+	}
+	if len(known) == 0 {
+		known = nil
+	}
+	if len(others) == 0 {
+		others = nil
+	}
+	return held, known, others, ownOthers
+}
+
+// waited is the host this MyApp last read when it is no longer spec.host:
+// a hand-over may have given it that record after it last read it.
+func (v *view) waited() string {
+	if v.Memory != nil && v.Memory.Host != v.Host {
+		return v.Memory.Host
+	}
+	return ""
+}
+
+// ownOf appends to own the hosts read as this MyApp's; nil for none.
+func (v *view) ownOf(hosts, own []string) []string {
+	for _, h := range hosts {
+		if r, ok := v.Records[h]; ok && r.Name != "" && v.Self.Owns(r.Owner) {
+			own = append(own, h)
 		}
 	}
-	// An empty list reads as none.
-	if len(v.held) == 0 {
-		v.held = nil
+	if len(own) == 0 {
+		return nil
 	}
-	if len(v.known) == 0 {
-		v.known = nil
-	}
-	if len(v.others) == 0 {
-		v.others = nil
-	}
-	if len(v.ownOthers) == 0 {
-		v.ownOthers = nil
-	}
-	return v
+	return own
 }
 
 // Held are the hosts the status shows this MyApp holding: status.dns.name

@@ -19,6 +19,7 @@ package restoreplan
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,26 +44,6 @@ const (
 	ownNamespace   = "shop"
 	otherNamespace = "bank"
 )
-
-// failureReasons are the reasons of a Failed Restore, as the API documents
-// them.
-var failureReasons = map[string]bool{
-	backupv1alpha1.BackupConfigNotFoundReason:     true,
-	backupv1alpha1.NoSucceededBackupReason:        true,
-	backupv1alpha1.NoBackupFoundReason:            true,
-	backupv1alpha1.BackupNotFoundReason:           true,
-	backupv1alpha1.BackupNotSucceededReason:       true,
-	backupv1alpha1.BackupHasNoContentReason:       true,
-	backupv1alpha1.UnsupportedBackupFormatReason:  true,
-	backupv1alpha1.InvalidBackupContentReason:     true,
-	backupv1alpha1.ForeignBackupReason:            true,
-	backupv1alpha1.BackupOfAnotherNamespaceReason: true,
-	backupv1alpha1.TargetExistsReason:             true,
-	backupv1alpha1.InvalidAppSpecReason:           true,
-	backupv1alpha1.RestoredAppDeletedReason:       true,
-	backupv1alpha1.HostConflictReason:             true,
-	backupv1alpha1.RestoreTimedOutReason:          true,
-}
 
 // appStates are MyApps as the API server may show them: absent, or present
 // as any incarnation, mark, deletion and stage of readiness.
@@ -344,7 +325,8 @@ var promises = []promise{
 		return st.Pin && !namespaceKnownOwn(o)
 	}},
 	{"a refusal is Failed with a reason that names the cause", func(_ Observation, st Plan) bool {
-		return st.Action == ActFail && (!failureReasons[st.Show.Reason] || st.Show.Phase != backupv1alpha1.RestoreFailed)
+		return st.Action == ActFail &&
+			(!slices.Contains(backupv1alpha1.RestoreFailureReasons, st.Show.Reason) || st.Show.Phase != backupv1alpha1.RestoreFailed)
 	}},
 	{"a backup of another installation is refused", func(o Observation, st Plan) bool {
 		applies := foreignContentOfASucceededBackup(o) && !ofAnotherNamespace(o) && !o.Phase.Finished() && !o.PastDeadline &&
