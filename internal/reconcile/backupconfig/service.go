@@ -188,6 +188,7 @@ func (r *Reconciler) requestBackup(ctx context.Context, s *scope, trigger backup
 		Owner:          s.owner,
 		IdempotencyKey: key,
 		Labels:         startLabels(s, trigger),
+		StartToken:     s.startToken,
 		Namespace:      s.bc.Namespace,
 		Payload:        content,
 	})
