@@ -84,12 +84,9 @@ func (c *Client) stat(ctx context.Context, op string, ref objectRef, key string)
 	if total, ok := rangeTotal(aws.ToString(out.ContentRange)); ok {
 		size = total
 	}
-	written, err := time.Parse(time.RFC3339Nano, out.Metadata[metaStartedAt])
-	if err != nil {
-		// An object someone else put under the prefix: the server's time
-		// alone orders it.
-		written = time.Time{}
-	}
+	// An object someone else put under the prefix has no writer's time
+	// (zero): the server's time alone orders it.
+	written, _ := time.Parse(time.RFC3339Nano, out.Metadata[metaStartedAt])
 	var labels map[string]string
 	if raw := out.Metadata[metaLabels]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &labels); err != nil {
