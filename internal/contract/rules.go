@@ -52,6 +52,8 @@ const (
 	// claim's nonce, and its cluster and instance.
 	MaxClaimNonceLength = 64
 	MaxClaimTextLength  = 253
+	// MaxStartTokenLength bounds a backup start's token.
+	MaxStartTokenLength = 64
 )
 
 // The validation functions below return the messages the service puts in a
@@ -189,6 +191,24 @@ func ValidateClaimText(text string) error {
 		isAlnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 		if !isAlnum && !strings.ContainsRune("-._:/", c) {
 			return fmt.Errorf("has character %q (want letters, digits and -._:/)", c)
+		}
+	}
+	return nil
+}
+
+// ValidateStartToken accepts a backup start's token: nothing (a start that
+// sends none), or up to MaxStartTokenLength ASCII letters, digits and -._.
+// The token is stored with the backup and read back as it was sent, so the
+// rule keeps to what every provider stores unchanged (an S3 object's
+// metadata included).
+func ValidateStartToken(token string) error {
+	if len(token) > MaxStartTokenLength {
+		return fmt.Errorf("must be at most %d characters", MaxStartTokenLength)
+	}
+	for _, c := range token {
+		isAlnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !isAlnum && !strings.ContainsRune("-._", c) {
+			return fmt.Errorf("has character %q (want letters, digits and -._)", c)
 		}
 	}
 	return nil

@@ -62,6 +62,11 @@ func TestValidationRules(t *testing.T) {
 		{name: "owner of the longest length", err: contract.ValidateOwner(strings.Repeat("o", contract.MaxOwnerLength))},
 		{name: "owner too long", err: contract.ValidateOwner(strings.Repeat("o", contract.MaxOwnerLength+1)), wantErr: "at most 253 characters"},
 		{name: "empty owner", err: contract.ValidateOwner(""), wantErr: "is required"},
+		{name: "no start token", err: contract.ValidateStartToken("")},
+		{name: "start token", err: contract.ValidateStartToken("3f1c9a0e7b2d4c6a8e0f1a2b3c4d5e6f")},
+		{name: "start token too long", err: contract.ValidateStartToken(strings.Repeat("t", contract.MaxStartTokenLength+1)),
+			wantErr: "at most 64 characters"},
+		{name: "start token with a slash", err: contract.ValidateStartToken("pass/1"), wantErr: "has character '/'"},
 		{name: "owner with a space", err: contract.ValidateOwner("team a"), wantErr: "has character ' '"},
 	}
 	for _, tt := range tests {

@@ -35,6 +35,10 @@ type startRequest struct {
 	App    string            `json:"app"`
 	Owner  string            `json:"owner"`
 	Labels map[string]string `json:"labels,omitempty"`
+	// StartToken is stored with the backup this start creates and answered
+	// from then on, so a client learns whether its start created the backup
+	// or found one an earlier start of the key created.
+	StartToken string `json:"startToken,omitempty"`
 	// Content is the backup's content, base64 in JSON; the simulator stores
 	// it without reading it, as a real service would.
 	Content []byte `json:"content,omitempty"`
@@ -60,6 +64,10 @@ func (s *Server) startBackup(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := validateLabels(req.Labels); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "labels: "+err.Error(), "")
+		return
+	}
+	if err := contract.ValidateStartToken(req.StartToken); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "startToken: "+err.Error(), "")
 		return
 	}
 	if req.Content != nil && len(req.Content) == 0 || len(req.Content) > maxContentBytes {
@@ -98,6 +106,7 @@ func (s *Server) startBackup(w http.ResponseWriter, r *http.Request) {
 		App:            req.App,
 		Owner:          req.Owner,
 		IdempotencyKey: key,
+		StartToken:     req.StartToken,
 		Labels:         maps.Clone(req.Labels),
 		Content:        req.Content,
 		StartedAt:      now,

@@ -115,6 +115,7 @@ type Backup struct {
 	App            string            `json:"app"`
 	Owner          string            `json:"owner"`
 	IdempotencyKey string            `json:"idempotencyKey"`
+	StartToken     string            `json:"startToken,omitempty"`
 	Phase          Phase             `json:"phase"`
 	SizeBytes      int64             `json:"sizeBytes,omitempty"`
 	Location       string            `json:"location,omitempty"`
@@ -152,13 +153,15 @@ func (r *storedRecord) view(now time.Time) Record {
 // storedBackup is a backup with its fate decided at start: when it completes
 // and whether it fails. It is also the backup's form in the state file.
 type storedBackup struct {
-	ID             string            `json:"id"`
-	App            string            `json:"app"`
-	Owner          string            `json:"owner"`
-	IdempotencyKey string            `json:"idempotencyKey"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	StartedAt      time.Time         `json:"startedAt"`
-	CompletesAt    time.Time         `json:"completesAt"`
+	ID             string `json:"id"`
+	App            string `json:"app"`
+	Owner          string `json:"owner"`
+	IdempotencyKey string `json:"idempotencyKey"`
+	// StartToken is the token of the start that created the backup.
+	StartToken  string            `json:"startToken,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	StartedAt   time.Time         `json:"startedAt"`
+	CompletesAt time.Time         `json:"completesAt"`
 	// FailReason, when set, makes the backup end FAILED.
 	FailReason string `json:"failReason,omitempty"`
 	// Content is what the start sent, stored as it came and served once the
@@ -168,7 +171,7 @@ type storedBackup struct {
 
 func (b *storedBackup) view(now time.Time) Backup {
 	out := Backup{
-		ID: b.ID, App: b.App, Owner: b.Owner, IdempotencyKey: b.IdempotencyKey,
+		ID: b.ID, App: b.App, Owner: b.Owner, IdempotencyKey: b.IdempotencyKey, StartToken: b.StartToken,
 		Phase: PhaseRunning, StartedAt: b.StartedAt, Labels: maps.Clone(b.Labels),
 	}
 	if now.Before(b.CompletesAt) {

@@ -57,12 +57,21 @@ type Backup struct {
 	Owner string `json:"owner"`
 	// IdempotencyKey is the key the backup was started with.
 	IdempotencyKey string `json:"idempotencyKey"`
-	Phase          Phase  `json:"phase"`
+	// StartToken is the token of the start that created the backup
+	// (StartRequest.StartToken), as the provider stored it; empty when that
+	// start sent none. A caller that compares it with the token it sent
+	// knows whether its own start created the backup or found one an
+	// earlier start had created, without comparing two clocks.
+	StartToken string `json:"startToken,omitempty"`
+	Phase      Phase  `json:"phase"`
 	// SizeBytes and Location are set once the backup succeeded.
 	SizeBytes int64  `json:"sizeBytes,omitempty"`
 	Location  string `json:"location,omitempty"`
 	// Reason is set once the backup failed.
-	Reason      string            `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// StartedAt is when the provider stored the start, by the provider's
+	// own clock (the service's, or the S3 server's LastModified), never a
+	// client's: List orders by it, and "newest" means latest by it.
 	StartedAt   time.Time         `json:"startedAt"`
 	CompletedAt *time.Time        `json:"completedAt,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
@@ -79,6 +88,16 @@ type StartRequest struct {
 	IdempotencyKey string
 	// Labels are stored with the backup for people and tools to read.
 	Labels map[string]string
+	// StartToken, when set, is stored with the backup this start creates
+	// and answered in its StartToken from then on. Unlike the idempotency
+	// key, which stays the same across retries and restarts, it is chosen
+	// afresh by each caller (the BackupConfig controller: each pass), so a
+	// start whose answer carries its own token created the backup, and one
+	// whose answer carries another found a backup an earlier start created.
+	// A repeat of one start after a lost answer sends the same token and
+	// gets it back. Up to 64 letters, digits and -._
+	// (contract.ValidateStartToken).
+	StartToken string
 	// Namespace is the namespace of the BackupConfig starting the backup.
 	// The s3 provider files the backup under it
 	// (<prefix>/<owner-id>/<namespace>/<backupconfig-uid>/), so that a
@@ -178,7 +197,8 @@ func ApplyListOptions(opts ...ListOption) ListOptions {
 type Client interface {
 	// Start begins a backup and returns it, usually PhaseRunning. Repeating a
 	// start with the same idempotency key returns the backup that key already
-	// names, in whatever phase it has reached, without starting another. A
+	// names, in whatever phase it has reached, without starting another; its
+	// StartToken is then the first start's, not the repeat's. A
 	// key used by another owner is external.ErrConflict carrying that owner; a
 	// missing key is external.ErrInvalid and nothing is sent.
 	Start(ctx context.Context, req StartRequest) (Backup, error)
@@ -186,7 +206,8 @@ type Client interface {
 	// external.ErrNotFound. Poll it to learn when the backup finished.
 	Get(ctx context.Context, id string) (Backup, error)
 	// List returns the backups started by owner, or all backups when owner is
-	// empty, oldest first, however many there are (a provider whose service
+	// empty, oldest first by the provider's clock (StartedAt: the order in
+	// which the provider stored them, never a client's clock), however many there are (a provider whose service
 	// answers in pages follows them to the end). InNamespace narrows where
 	// the provider looks, never what it answers; WithLabels narrows the
 	// answer to the backups with those labels.

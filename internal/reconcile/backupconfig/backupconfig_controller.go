@@ -267,14 +267,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	s := &scope{
-		bc:        bc,
-		base:      bc.DeepCopy(),
-		key:       req.NamespacedName,
-		backups:   r.Backups,
-		owner:     ownerFor(bc),
-		now:       r.currentTime(),
-		readiness: readiness{appName: bc.Spec.AppRef.Name},
-		readyWas:  readyReason(bc),
+		bc:         bc,
+		base:       bc.DeepCopy(),
+		key:        req.NamespacedName,
+		backups:    r.Backups,
+		owner:      ownerFor(bc),
+		startToken: newStartToken(),
+		now:        r.currentTime(),
+		readiness:  readiness{appName: bc.Spec.AppRef.Name},
+		readyWas:   readyReason(bc),
 	}
 	var out pass.Outcome
 	defer func() {

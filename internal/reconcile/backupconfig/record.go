@@ -18,6 +18,8 @@ package backupconfig
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -299,14 +301,23 @@ func (r *Reconciler) startedBackup(ctx context.Context, s *scope, b backup.Backu
 
 // startedByThisPass reports whether the service started b for this pass,
 // rather than answering with a backup an earlier pass started under the same
-// key and could not record (a crash, a lost status write): only a backup that
-// status does not name yet and that started after this pass began is new.
-// The service keeps milliseconds, so the pass start is cut to those.
+// key and could not record (a crash, a lost status write): the service
+// stores the token of the start that created a backup, and this pass's
+// starts send its own, which no other pass has. No clock is compared, so a
+// service whose clock is behind or ahead of the manager's changes nothing.
 func startedByThisPass(s *scope, b backup.Backup) bool {
 	if last := s.bc.Status.LastBackup; last != nil && last.ID == b.ID {
 		return false
 	}
-	return !b.StartedAt.Before(s.now.Truncate(time.Millisecond))
+	return b.StartToken != "" && b.StartToken == s.startToken
+}
+
+// newStartToken returns a token no other pass has: 128 random bits.
+func newStartToken() string {
+	var b [16]byte
+	// crypto/rand.Read never fails (Go 1.24 and later).
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // recordCoverage sets status.observedAppGeneration and observedAppUID from

@@ -53,7 +53,11 @@ type scope struct {
 	backups backup.Client
 	// owner is this BackupConfig's identity in the backup service.
 	owner string
-	now   time.Time
+	// startToken is this pass's own: every start it makes sends it, and a
+	// backup the service answers with it is one this pass started
+	// (startedByThisPass), whatever the service's clock says.
+	startToken string
+	now        time.Time
 	// schedule is spec.schedule parsed, nil without one.
 	schedule cron.Schedule
 	// slotDue is set when status.nextScheduleTime has come.

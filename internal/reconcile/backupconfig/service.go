@@ -192,6 +192,7 @@ func (r *Reconciler) requestBackup(ctx context.Context, s *scope, trigger backup
 		Owner:          s.owner,
 		IdempotencyKey: key,
 		Labels:         labels,
+		StartToken:     s.startToken,
 		Namespace:      s.bc.Namespace,
 		Payload:        content,
 	})

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,6 +49,10 @@ type Harness struct {
 	// server clock is off by server. A provider whose server keeps the
 	// host's clock skips a server skew, saying so.
 	Skewed func(t *testing.T, server, client time.Duration) (plain, skewed backup.Client)
+	// Resolution is the smallest interval between two starts that the
+	// provider's clock tells apart (S3: a second, as Last-Modified is
+	// written); the skewed-clock cases start their backups this far apart.
+	Resolution time.Duration
 }
 
 // labelMyApp is the label the BackupConfig controller stores a MyApp's name
@@ -57,7 +62,10 @@ const labelMyApp = "backup.myapp.dev/myapp"
 // RunConformance runs the promises of the backup.Client contract against a
 // provider: listings paged to the end, a listing by namespace and MyApp
 // that answers only those backups, IDs of every wrong form answered as not
-// found, and each call whose answer is lost repeated to the same outcome.
+// found, each call whose answer is lost repeated to the same outcome, and,
+// with a clock an hour off on either side, start tokens answered as the
+// first start sent them and listings in the order the provider stored the
+// backups.
 func RunConformance(t *testing.T, h Harness) {
 	if h.Listed == 0 {
 		h.Listed = 20000
@@ -68,9 +76,19 @@ func RunConformance(t *testing.T, h Harness) {
 	t.Run("ASkewedClock", func(t *testing.T) { aSkewedClock(t, h) })
 }
 
+// skewedStarts is how many backups each skewed-clock case starts.
+const skewedStarts = 4
+
 // aSkewedClock: with the server's clock, or one client's, an hour behind or
 // ahead, every start is kept once, a start repeated by either client finds
-// the backup, and a listing answers each backup once, each readable.
+// the backup, and a listing answers each backup once, each readable. Two
+// promises hold whatever the clocks, so that no caller compares them:
+//   - the start that stored a backup gets its own token back, and a repeat
+//     of its key with another token gets the first one's (a pass knows the
+//     backups it started, and counts each once);
+//   - the listing is in the order the provider stored the backups, what
+//     "newest" means to retention and to a Restore, even when the clients
+//     that wrote them disagree by an hour.
 func aSkewedClock(t *testing.T, h Harness) {
 	for _, side := range []string{"server", "client"} {
 		for _, skew := range []time.Duration{-time.Hour, time.Hour} {
@@ -80,25 +98,44 @@ func aSkewedClock(t *testing.T, h Harness) {
 					server, client = 0, skew
 				}
 				plain, skewed := h.Skewed(t, server, client)
-				ids := map[string]bool{}
-				for i := range 6 {
+				var stored []string
+				tokens := map[string]string{}
+				for i := range skewedStarts {
 					c, other := plain, skewed
 					if i%2 == 1 {
 						c, other = skewed, plain
 					}
+					if i > 0 {
+						// Starts further apart than the provider's clock
+						// can tell apart, so the order it stored them in
+						// is one its clock shows.
+						time.Sleep(h.Resolution)
+					}
 					req := h.Start(t, "shop", "bc-1", "web", fmt.Sprintf("manual/%d", i))
+					req.StartToken = fmt.Sprintf("first-%d", i)
 					b, err := c.Start(t.Context(), req)
 					if err != nil {
 						t.Fatal(err)
 					}
-					again, err := other.Start(t.Context(), req)
+					if b.StartToken != req.StartToken {
+						t.Fatalf("the start that stored backup %s answered token %q, want its own %q", b.ID, b.StartToken,
+							req.StartToken)
+					}
+					repeat := req
+					repeat.StartToken = fmt.Sprintf("repeat-%d", i)
+					again, err := other.Start(t.Context(), repeat)
 					if err != nil {
 						t.Fatal(err)
 					}
 					if again.ID != b.ID {
 						t.Fatalf("a start repeated by the other client made backup %s beside %s", again.ID, b.ID)
 					}
-					ids[b.ID] = true
+					if again.StartToken != req.StartToken {
+						t.Fatalf("a repeated start of backup %s answered token %q, want the first start's %q: "+
+							"the repeat would take the backup for one it started", b.ID, again.StartToken, req.StartToken)
+					}
+					stored = append(stored, b.ID)
+					tokens[b.ID] = req.StartToken
 				}
 				for _, c := range []backup.Client{plain, skewed} {
 					listed, err := c.List(t.Context(), "backupconfig/bc-1", backup.InNamespace("shop"))
@@ -106,17 +143,35 @@ func aSkewedClock(t *testing.T, h Harness) {
 						t.Fatal(err)
 					}
 					seen := map[string]bool{}
+					order := make([]string, 0, len(listed))
 					for _, b := range listed {
-						if !ids[b.ID] || seen[b.ID] {
-							t.Fatalf("listed %s, which is not one of the %d started once each", b.ID, len(ids))
+						if tokens[b.ID] == "" || seen[b.ID] {
+							t.Fatalf("listed %s, which is not one of the %d started once each", b.ID, len(tokens))
 						}
 						seen[b.ID] = true
+						order = append(order, b.ID)
+						if b.StartToken != tokens[b.ID] {
+							t.Fatalf("backup %s is listed with token %q, want its first start's %q", b.ID, b.StartToken,
+								tokens[b.ID])
+						}
+						got, err := c.Get(t.Context(), b.ID)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !got.StartedAt.Equal(b.StartedAt) || got.StartToken != b.StartToken {
+							t.Fatalf("backup %s is listed started at %v with token %q, read started at %v with %q",
+								b.ID, b.StartedAt, b.StartToken, got.StartedAt, got.StartToken)
+						}
 						if _, err := c.Content(t.Context(), b.ID); err != nil {
 							t.Fatalf("content of %s: %v", b.ID, err)
 						}
 					}
-					if len(seen) != len(ids) {
-						t.Fatalf("listed %d backups, started %d", len(seen), len(ids))
+					if len(seen) != len(tokens) {
+						t.Fatalf("listed %d backups, started %d", len(seen), len(tokens))
+					}
+					if !slices.Equal(order, stored) {
+						t.Fatalf("listed %v, want oldest first in the order they were stored, %v: the newest "+
+							"would be pruned first and a Restore would pick an older one", order, stored)
 					}
 				}
 			})
@@ -267,6 +322,9 @@ func listingsArePagedToTheEnd(t *testing.T, h Harness) {
 	}
 }
 
+// againToken is the token of the start anUnknownOutcomeAtEveryCall repeats.
+const againToken = "pass-again"
+
 // anUnknownOutcomeAtEveryCall loses the answer of each request of each call
 // in turn: the call fails or succeeds, and repeating it ends as it would
 // have without the loss (one backup for a start, gone for a delete).
@@ -278,7 +336,9 @@ func anUnknownOutcomeAtEveryCall(t *testing.T, h Harness) {
 	}{{
 		name: "start",
 		run: func(t *testing.T, c backup.Client, _ string) error {
-			_, err := c.Start(t.Context(), h.Start(t, "shop", "bc-1", "web", "manual/again"))
+			req := h.Start(t, "shop", "bc-1", "web", "manual/again")
+			req.StartToken = againToken
+			_, err := c.Start(t.Context(), req)
 			return err
 		},
 		then: func(t *testing.T, c backup.Client, _ string) {
@@ -288,6 +348,14 @@ func anUnknownOutcomeAtEveryCall(t *testing.T, h Harness) {
 			}
 			if len(got) != 2 {
 				t.Fatalf("%d backups after a start repeated past a lost answer, want 2 (one of each key)", len(got))
+			}
+			// The repeat is the same start: it sent the same token, and
+			// the backup it stored answers with it.
+			for _, b := range got {
+				if b.IdempotencyKey == "backupconfig/bc-1/manual/again" && b.StartToken != againToken {
+					t.Fatalf("backup %s, stored by a start repeated past a lost answer, has token %q, want %q",
+						b.ID, b.StartToken, againToken)
+				}
 			}
 		},
 	}, {

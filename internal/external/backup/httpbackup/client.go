@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 	"github.com/myapp-operator/myapp-operator/internal/external/internal/httpapi"
@@ -51,6 +52,8 @@ type startBody struct {
 	App    string            `json:"app"`
 	Owner  string            `json:"owner"`
 	Labels map[string]string `json:"labels,omitempty"`
+	// StartToken is stored with the backup the start creates.
+	StartToken string `json:"startToken,omitempty"`
 	// Content is sent base64-encoded, as encoding/json writes []byte.
 	Content []byte `json:"content,omitempty"`
 }
@@ -67,12 +70,16 @@ func (c *client) Start(ctx context.Context, req backup.StartRequest) (backup.Bac
 		return backup.Backup{}, c.api.Invalid("start", fmt.Sprintf("content is %d bytes, more than the %d a backup may hold",
 			len(req.Payload), backup.MaxPayloadBytes))
 	}
+	if err := contract.ValidateStartToken(req.StartToken); err != nil {
+		return backup.Backup{}, c.api.Invalid("start", "start token "+err.Error())
+	}
 	out := backupBody{key: req.IdempotencyKey}
 	err := c.api.Do(ctx, httpapi.Call{
-		Operation:      "start",
-		Method:         http.MethodPost,
-		Path:           backupsPath(),
-		Body:           startBody{App: req.App, Owner: req.Owner, Labels: req.Labels, Content: req.Payload},
+		Operation: "start",
+		Method:    http.MethodPost,
+		Path:      backupsPath(),
+		Body: startBody{App: req.App, Owner: req.Owner, Labels: req.Labels, StartToken: req.StartToken,
+			Content: req.Payload},
 		IdempotencyKey: req.IdempotencyKey,
 	}, &out)
 	if err != nil {

@@ -78,6 +78,9 @@ func objectMetadata(req backup.StartRequest, startedAt time.Time) (map[string]st
 		metaKey:       req.IdempotencyKey,
 		metaStartedAt: startedAt.Format(time.RFC3339Nano),
 	}
+	if req.StartToken != "" {
+		meta[metaStartToken] = req.StartToken
+	}
 	if len(req.Labels) > 0 {
 		labels, err := asciiJSON(req.Labels)
 		if err != nil {

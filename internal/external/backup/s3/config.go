@@ -70,11 +70,15 @@ const maxCachedBackups = 20000
 // as the HTTP service would without reading its content. S3 hands the keys
 // back in lower case.
 const (
-	metaApp       = "myapp-app"
-	metaOwner     = "myapp-owner"
-	metaKey       = "myapp-idempotency-key"
-	metaStartedAt = "myapp-started-at"
-	metaLabels    = "myapp-labels"
+	metaApp   = "myapp-app"
+	metaOwner = "myapp-owner"
+	metaKey   = "myapp-idempotency-key"
+	// metaStartedAt is the writer's clock at the start. It orders only the
+	// backups the server stored within one second of each other (List); the
+	// backup's StartedAt is the server's Last-Modified.
+	metaStartedAt  = "myapp-started-at"
+	metaLabels     = "myapp-labels"
+	metaStartToken = "myapp-start-token"
 )
 
 // Config configures a Client.
@@ -120,8 +124,10 @@ type Config struct {
 	// Transport replaces the network transport; tests count requests and
 	// bytes with it. It cannot be combined with CAFile.
 	Transport http.RoundTripper
-	// Now is the clock a backup's start time is read from; time.Now when
-	// nil.
+	// Now is the writer's clock stored with a backup (metadata), which
+	// breaks ties between backups the server stored within one second;
+	// time.Now when nil. A backup's StartedAt, and the order of a listing,
+	// are the server's (Last-Modified), never this clock.
 	Now func() time.Time
 	// ReadContent reads what a start's content says of itself, so that
 	// content a restore would refuse, or that names another owner, is
@@ -154,10 +160,12 @@ type Client struct {
 	described map[string]describedObject
 }
 
-// describedObject is a listed object's backup, valid while its ETag is.
+// describedObject is a listed object's backup, valid while its ETag is,
+// and the writer's time its metadata holds.
 type describedObject struct {
-	etag   string
-	backup backup.Backup
+	etag    string
+	backup  backup.Backup
+	written time.Time
 }
 
 var (

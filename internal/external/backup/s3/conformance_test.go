@@ -70,6 +70,8 @@ func TestConformance(t *testing.T) {
 		New: func(t *testing.T, transport http.RoundTripper) backup.Client {
 			return newClient(t, srv, clientOptions{bucket: newBucket(t, srv), transport: transport})
 		},
+		// S3 keeps an object's Last-Modified in whole seconds.
+		Resolution: time.Second,
 		Skewed: func(t *testing.T, server, client time.Duration) (backup.Client, backup.Client) {
 			if server != 0 {
 				t.Skip("versitygw keeps the host's clock")

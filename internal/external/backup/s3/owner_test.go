@@ -42,7 +42,7 @@ func TestEveryBackupAnswersTheOwnerIDItsKeyIsFiledUnder(t *testing.T) {
 		{backup.LabelNamespace: "shop"},
 		{backup.LabelNamespace: "shop", backup.LabelOwnerID: "cluster-b"},
 	} {
-		b := c.backupOf(ref, l.key(ref), 10, "shop-web", time.Unix(0, 0), labels)
+		b := c.backupOf(ref, l.key(ref), objectFacts{size: 10, app: "shop-web", storedAt: time.Unix(0, 0), labels: labels})
 		g.Expect(b.Labels).To(HaveKeyWithValue(backup.LabelOwnerID, "cluster-a"), "metadata labels %v", labels)
 		if labels != nil {
 			g.Expect(labels).NotTo(HaveKeyWithValue(backup.LabelOwnerID, "cluster-a"), "the caller's map is not written")

@@ -35,29 +35,42 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
 
-// backupOf is the backup an object holds.
-func (c *Client) backupOf(ref objectRef, key string, size int64, app string, startedAt time.Time,
-	labels map[string]string) backup.Backup {
-	completed := startedAt
+// objectFacts is what an object says of its backup besides its key.
+type objectFacts struct {
+	size  int64
+	app   string
+	token string
+	// storedAt is when the server stored the object, by its clock.
+	storedAt time.Time
+	labels   map[string]string
+}
+
+// backupOf is the backup an object holds. Its StartedAt is the server's
+// time, in whole seconds: Last-Modified is written so, and a Get, a List
+// and a Start then agree on it whatever the server's listing keeps.
+func (c *Client) backupOf(ref objectRef, key string, f objectFacts) backup.Backup {
+	started := f.storedAt.UTC().Truncate(time.Second)
+	completed := started
 	// The key says whose backup it is: every object this client reads is
 	// under its installation's prefix. So a backup written before its start
 	// labelled the owner ID, or one whose metadata says otherwise, answers
 	// the key's.
-	labels = maps.Clone(labels)
+	labels := maps.Clone(f.labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[backup.LabelOwnerID] = c.ownerID
 	return backup.Backup{
 		ID:             ref.id(),
-		App:            app,
+		App:            f.app,
 		Owner:          ref.owner(),
 		IdempotencyKey: ref.idempotencyKey(),
+		StartToken:     f.token,
 		// The write is the backup: there is nothing left to wait for.
 		Phase:       backup.PhaseSucceeded,
-		SizeBytes:   size,
+		SizeBytes:   f.size,
 		Location:    "s3://" + c.bucket + "/" + key,
-		StartedAt:   startedAt,
+		StartedAt:   started,
 		CompletedAt: &completed,
 		Labels:      labels,
 	}
@@ -66,14 +79,14 @@ func (c *Client) backupOf(ref objectRef, key string, size int64, app string, sta
 // stat reads what an object holds without its content: a GET of its first
 // byte. A HEAD would be lighter, but its errors come without a body, so a
 // missing bucket would read as a missing backup.
-func (c *Client) stat(ctx context.Context, op string, ref objectRef, key string) (backup.Backup, error) {
+func (c *Client) stat(ctx context.Context, op string, ref objectRef, key string) (describedObject, error) {
 	out, err := c.api.GetObject(ctx, &awss3.GetObjectInput{
 		Bucket: aws.String(c.bucket),
 		Key:    aws.String(key),
 		Range:  aws.String("bytes=0-0"),
 	})
 	if err != nil {
-		return backup.Backup{}, err
+		return describedObject{}, err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(out.Body, 16))
 	_ = out.Body.Close()
@@ -81,12 +94,9 @@ func (c *Client) stat(ctx context.Context, op string, ref objectRef, key string)
 	if total, ok := rangeTotal(aws.ToString(out.ContentRange)); ok {
 		size = total
 	}
-	startedAt, err := time.Parse(time.RFC3339Nano, out.Metadata[metaStartedAt])
-	if err != nil {
-		// An object someone else put under the prefix: its write time is
-		// the nearest thing to a start.
-		startedAt = aws.ToTime(out.LastModified).UTC()
-	}
+	// An object someone else put under the prefix has no writer's time
+	// (zero): the server's time alone orders it.
+	written, _ := time.Parse(time.RFC3339Nano, out.Metadata[metaStartedAt])
 	var labels map[string]string
 	if raw := out.Metadata[metaLabels]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &labels); err != nil {
@@ -94,9 +104,11 @@ func (c *Client) stat(ctx context.Context, op string, ref objectRef, key string)
 			labels = nil
 		}
 	}
-	b := c.backupOf(ref, key, size, out.Metadata[metaApp], startedAt, labels)
-	c.remember(key, aws.ToString(out.ETag), b)
-	return b, nil
+	b := c.backupOf(ref, key, objectFacts{size: size, app: out.Metadata[metaApp], token: out.Metadata[metaStartToken],
+		storedAt: aws.ToTime(out.LastModified), labels: labels})
+	d := describedObject{etag: aws.ToString(out.ETag), backup: b, written: written}
+	c.remember(key, d)
+	return d, nil
 }
 
 // rangeTotal reads the object's size from a Content-Range answer such as
@@ -110,10 +122,11 @@ func rangeTotal(contentRange string) (int64, bool) {
 	return n, err == nil
 }
 
-// remember keeps what a listed object holds, forgetting a quarter of what
-// it knows when the memory is full.
-func (c *Client) remember(key, etag string, b backup.Backup) {
-	if etag == "" {
+// remember keeps what a listed object holds, and the writer's time its
+// metadata holds, forgetting a quarter of what it knows when the memory is
+// full.
+func (c *Client) remember(key string, d describedObject) {
+	if d.etag == "" {
 		return
 	}
 	c.mu.Lock()
@@ -127,18 +140,18 @@ func (c *Client) remember(key, etag string, b backup.Backup) {
 			}
 		}
 	}
-	c.described[key] = describedObject{etag: etag, backup: b}
+	c.described[key] = d
 }
 
 // recalled returns what the object key with etag holds, when known.
-func (c *Client) recalled(key, etag string) (backup.Backup, bool) {
+func (c *Client) recalled(key, etag string) (describedObject, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, ok := c.described[key]
 	if !ok || d.etag != etag {
-		return backup.Backup{}, false
+		return describedObject{}, false
 	}
-	return d.backup, true
+	return d, true
 }
 
 func (c *Client) forget(key string) {
@@ -176,7 +189,7 @@ func (c *Client) Get(ctx context.Context, id string) (backup.Backup, error) {
 		return backup.Backup{}, unknownID(opGet, err)
 	}
 	begin := time.Now()
-	b, err := c.stat(ctx, opGet, ref, c.layout.key(ref))
+	d, err := c.stat(ctx, opGet, ref, c.layout.key(ref))
 	if err != nil {
 		xerr := c.classify(opGet, err)
 		if xerr.Kind == external.KindNotFound {
@@ -186,7 +199,7 @@ func (c *Client) Get(ctx context.Context, id string) (backup.Backup, error) {
 		return backup.Backup{}, xerr
 	}
 	observe(opGet, time.Since(begin), nil)
-	return b, nil
+	return d.backup, nil
 }
 
 // Content returns the object's bytes: the backup's content as its start
@@ -261,20 +274,37 @@ func (c *Client) List(ctx context.Context, owner string, opts ...backup.ListOpti
 		}
 		prefix = c.layout.ownerPrefix(namespace, uid)
 	}
-	if out, err = c.readFolder(ctx, prefix, uid); err != nil {
+	found, err := c.readFolder(ctx, prefix, uid)
+	if err != nil {
 		return nil, err
 	}
-	if owner != "" && len(out) > 0 {
+	if owner != "" && len(found) > 0 {
 		c.namespaces.Store(uid, namespace)
 	}
-	out = slices.DeleteFunc(out, func(b backup.Backup) bool { return !o.Matches(b) })
-	slices.SortFunc(out, func(a, b backup.Backup) int {
-		if n := a.StartedAt.Compare(b.StartedAt); n != 0 {
-			return n
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	found = slices.DeleteFunc(found, func(d describedObject) bool { return !o.Matches(d.backup) })
+	slices.SortFunc(found, serverOrder)
+	out = make([]backup.Backup, 0, len(found))
+	for _, d := range found {
+		out = append(out, d.backup)
+	}
 	return out, nil
+}
+
+// serverOrder orders backups as the server stored them: by Last-Modified,
+// which is the server's clock and the same whichever replica of the
+// operator wrote them. Last-Modified has whole seconds, so the backups the
+// server stored within one second are ordered by the time their writer
+// recorded (one writer's own order, as a BackupConfig is reconciled by one
+// leader at a time), then by ID. A writer's clock can therefore swap only
+// backups stored within the same second, never an hour of them.
+func serverOrder(a, b describedObject) int {
+	if n := a.backup.StartedAt.Compare(b.backup.StartedAt); n != 0 {
+		return n
+	}
+	if n := a.written.Compare(b.written); n != 0 {
+		return n
+	}
+	return strings.Compare(a.backup.ID, b.backup.ID)
 }
 
 // namespaceOf is the namespace the backups of owner uid are filed in: the
@@ -291,9 +321,10 @@ func (c *Client) namespaceOf(ctx context.Context, uid, named string) (string, er
 }
 
 // readFolder returns the backups whose objects are under prefix, of the
-// owner uid only when uid is set.
-func (c *Client) readFolder(ctx context.Context, prefix, uid string) ([]backup.Backup, error) {
-	out := []backup.Backup{}
+// owner uid only when uid is set, each started at the Last-Modified the
+// listing shows.
+func (c *Client) readFolder(ctx context.Context, prefix, uid string) ([]describedObject, error) {
+	out := []describedObject{}
 	pages := awss3.NewListObjectsV2Paginator(c.api, &awss3.ListObjectsV2Input{Bucket: aws.String(c.bucket), Prefix: aws.String(prefix)})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
@@ -309,9 +340,9 @@ func (c *Client) readFolder(ctx context.Context, prefix, uid string) ([]backup.B
 			if !ok || uid != "" && ref.uid != uid {
 				continue
 			}
-			b, ok := c.recalled(key, aws.ToString(obj.ETag))
+			d, ok := c.recalled(key, aws.ToString(obj.ETag))
 			if !ok {
-				b, err = c.stat(ctx, opList, ref, key)
+				d, err = c.stat(ctx, opList, ref, key)
 				if isNotFound(err) {
 					// Deleted since the page was read.
 					continue
@@ -320,7 +351,13 @@ func (c *Client) readFolder(ctx context.Context, prefix, uid string) ([]backup.B
 					return nil, err
 				}
 			}
-			out = append(out, b)
+			if obj.LastModified != nil {
+				// A start's answer has the server's Date, a second from
+				// its Last-Modified at most; the listing has the latter.
+				stored := obj.LastModified.UTC().Truncate(time.Second)
+				d.backup.StartedAt, d.backup.CompletedAt = stored, &stored
+			}
+			out = append(out, d)
 		}
 	}
 	return out, nil

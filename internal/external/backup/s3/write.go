@@ -24,8 +24,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/myapp-operator/myapp-operator/internal/contract"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
 )
@@ -64,14 +66,17 @@ func (c *Client) Start(ctx context.Context, req backup.StartRequest) (backup.Bac
 	if err := c.checkPayload(req, ref); err != nil {
 		return backup.Backup{}, invalid(opStart, err.Error())
 	}
-	startedAt := c.now().UTC().Truncate(time.Millisecond)
-	meta, err := objectMetadata(req, startedAt)
+	if err := contract.ValidateStartToken(req.StartToken); err != nil {
+		return backup.Backup{}, invalid(opStart, "start token "+err.Error())
+	}
+	written := c.now().UTC().Truncate(time.Millisecond)
+	meta, err := objectMetadata(req, written)
 	if err != nil {
 		return backup.Backup{}, invalid(opStart, err.Error())
 	}
 
 	begin := time.Now()
-	b, err := c.putOnce(ctx, req, ref, key, meta, startedAt)
+	b, err := c.putOnce(ctx, req, ref, key, meta, written)
 	observe(opStart, time.Since(begin), err)
 	if err == nil {
 		c.namespaces.Store(ref.uid, ref.namespace)
@@ -82,7 +87,7 @@ func (c *Client) Start(ctx context.Context, req backup.StartRequest) (backup.Bac
 // putOnce writes the object unless it exists, and returns the backup the
 // key names either way.
 func (c *Client) putOnce(ctx context.Context, req backup.StartRequest, ref objectRef, key string,
-	meta map[string]string, startedAt time.Time) (backup.Backup, error) {
+	meta map[string]string, written time.Time) (backup.Backup, error) {
 	// Two rounds: a write refused because the object exists, whose read
 	// then finds it deleted in between, writes again, once.
 	for range 2 {
@@ -96,8 +101,17 @@ func (c *Client) putOnce(ctx context.Context, req backup.StartRequest, ref objec
 			Metadata:      meta,
 		})
 		if err == nil {
-			b := c.backupOf(ref, key, int64(len(req.Payload)), req.App, startedAt, maps.Clone(req.Labels))
-			c.remember(key, aws.ToString(out.ETag), b)
+			// The server's clock when it answered the write, as its Date
+			// header gave it: within a second of the Last-Modified a read
+			// shows (a PUT's answer carries none), and never the writer's
+			// clock, which may be an hour off.
+			stored, ok := awsmiddleware.GetServerTime(out.ResultMetadata)
+			if !ok {
+				stored = written
+			}
+			b := c.backupOf(ref, key, objectFacts{size: int64(len(req.Payload)), app: req.App, token: req.StartToken,
+				storedAt: stored, labels: maps.Clone(req.Labels)})
+			c.remember(key, describedObject{etag: aws.ToString(out.ETag), backup: b, written: written})
 			return b, nil
 		}
 		if !isCode(err, codePreconditionFailed, codeConditionalConflict) {
@@ -108,13 +122,14 @@ func (c *Client) putOnce(ctx context.Context, req backup.StartRequest, ref objec
 		// concurrent start. Its content stays; the backup it holds is the
 		// answer.
 		c.log.V(1).Info("Found the backup a start's key names already stored", "key", key)
-		existing, err := c.stat(ctx, opStart, ref, key)
+		found, err := c.stat(ctx, opStart, ref, key)
 		if isNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return backup.Backup{}, c.classify(opStart, err)
 		}
+		existing := found.backup
 		if existing.App != "" && existing.App != req.App {
 			return backup.Backup{}, &external.Error{Kind: external.KindInvalid, Service: serviceName, Operation: opStart,
 				Message: fmt.Sprintf("idempotency key %q was used to back up app %q, not %q", req.IdempotencyKey, existing.App, req.App)}
