@@ -136,24 +136,12 @@ func run(opts options) error {
 	}
 	defer stopCluster()
 
-	var dnsArgs []string
-	var bind *controlplane.BIND
-	var hook *controlplane.WebhookServer
-	switch opts.dnsProvider {
-	case "http":
-	case "rfc2136":
-		if bind, dnsArgs, err = startBIND(ctx, opts.bindAddr, stateDir); err != nil {
-			return err
-		}
-		defer stopBIND(bind)
-	case "webhook":
-		if hook, dnsArgs, err = startWebhook(ctx, opts.webhookAddr, stateDir); err != nil {
-			return err
-		}
-		defer stopWebhook(hook)
-	default:
-		return fmt.Errorf("no DNS provider %q for a local run: want http, rfc2136 or webhook", opts.dnsProvider)
+	dns, err := startDNS(ctx, opts, stateDir)
+	if err != nil {
+		return err
 	}
+	defer dns.stop()
+	bind, hook, dnsArgs := dns.bind, dns.hook, dns.args
 	localDNS := bind != nil || hook != nil
 
 	var backupArgs []string
@@ -201,6 +189,42 @@ func run(opts options) error {
 	}
 	args := managerArgs(kubeconfig, dnsArgs, backupArgs, opts.managerArgs)
 	return runManager(ctx, opts.managerBinary, args)
+}
+
+// dnsServer is the DNS server a run started for the manager, if any: a
+// BIND for rfc2136, external-dns's webhook server for webhook, none for
+// http (the simulator, or --dns-url).
+type dnsServer struct {
+	bind *controlplane.BIND
+	hook *controlplane.WebhookServer
+	// args are the manager's DNS flags for it.
+	args []string
+}
+
+// startDNS starts the server opts.dnsProvider keeps the records in.
+func startDNS(ctx context.Context, opts options, stateDir string) (dnsServer, error) {
+	var d dnsServer
+	var err error
+	switch opts.dnsProvider {
+	case "http":
+	case "rfc2136":
+		d.bind, d.args, err = startBIND(ctx, opts.bindAddr, stateDir)
+	case "webhook":
+		d.hook, d.args, err = startWebhook(ctx, opts.webhookAddr, stateDir)
+	default:
+		err = fmt.Errorf("no DNS provider %q for a local run: want http, rfc2136 or webhook", opts.dnsProvider)
+	}
+	return d, err
+}
+
+// stop stops the server startDNS started.
+func (d dnsServer) stop() {
+	if d.bind != nil {
+		stopBIND(d.bind)
+	}
+	if d.hook != nil {
+		stopWebhook(d.hook)
+	}
 }
 
 // whichCluster is the cluster a run would use, "local" or "current", by the

@@ -102,9 +102,9 @@ func TestMaxBackupAge(t *testing.T) {
 	g := NewWithT(t)
 	key := types.NamespacedName{Namespace: "metrics", Name: "max-age"}
 	createdAt := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	age := func() (time.Duration, bool) {
+	age := func() time.Duration {
 		seconds := testutil.ToFloat64(maxBackupAge.WithLabelValues(key.Namespace, key.Name))
-		return time.Duration(seconds * float64(time.Second)), true
+		return time.Duration(seconds * float64(time.Second))
 	}
 	exists := func() bool {
 		// Deleting reports whether it was there; put nothing back.
@@ -139,7 +139,7 @@ func TestMaxBackupAge(t *testing.T) {
 		{"30 4 1 1 *", 2 * 366 * day},              // a year with a leap day
 	} {
 		recordFreshness(newScope(tt.schedule, backedUp, app))
-		got, _ := age()
+		got := age()
 		g.Expect(got).To(Equal(tt.want), "schedule %q", tt.schedule)
 	}
 	g.Expect(testutil.ToFloat64(created.WithLabelValues(key.Namespace, key.Name))).To(Equal(float64(createdAt.Unix())))
@@ -150,21 +150,21 @@ func TestMaxBackupAge(t *testing.T) {
 	changed := app.DeepCopy()
 	changed.Generation = 4
 	recordFreshness(newScope("", backedUp, changed))
-	got, _ := age()
+	got := age()
 	g.Expect(got).To(Equal(day), "a change waits for its backup")
 	recreated := app.DeepCopy()
 	recreated.UID = "other-uid"
 	recordFreshness(newScope("", backedUp, recreated))
-	got, _ = age()
+	got = age()
 	g.Expect(got).To(Equal(day), "a MyApp of the same name, created again, has no backup")
 	failed := *backedUp.DeepCopy()
 	failed.LastBackup.Phase = backupv1alpha1.BackupFailed
 	recordFreshness(newScope("", failed, app))
-	got, _ = age()
+	got = age()
 	g.Expect(got).To(Equal(day), "the backup of the change failed")
 	// A pass that ended before it read the MyApp leaves the series as it was.
 	recordFreshness(newScope("", backedUp, nil))
-	got, _ = age()
+	got = age()
 	g.Expect(got).To(Equal(day), "nothing learned, nothing changed")
 	missing := newScope("", backedUp, nil)
 	missing.readiness.appMissing = true

@@ -98,84 +98,100 @@ func aSkewedClock(t *testing.T, h Harness) {
 					server, client = 0, skew
 				}
 				plain, skewed := h.Skewed(t, server, client)
-				var stored []string
-				tokens := map[string]string{}
-				for i := range skewedStarts {
-					c, other := plain, skewed
-					if i%2 == 1 {
-						c, other = skewed, plain
-					}
-					if i > 0 {
-						// Starts further apart than the provider's clock
-						// can tell apart, so the order it stored them in
-						// is one its clock shows.
-						time.Sleep(h.Resolution)
-					}
-					req := h.Start(t, "shop", "bc-1", "web", fmt.Sprintf("manual/%d", i))
-					req.StartToken = fmt.Sprintf("first-%d", i)
-					b, err := c.Start(t.Context(), req)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if b.StartToken != req.StartToken {
-						t.Fatalf("the start that stored backup %s answered token %q, want its own %q", b.ID, b.StartToken,
-							req.StartToken)
-					}
-					repeat := req
-					repeat.StartToken = fmt.Sprintf("repeat-%d", i)
-					again, err := other.Start(t.Context(), repeat)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if again.ID != b.ID {
-						t.Fatalf("a start repeated by the other client made backup %s beside %s", again.ID, b.ID)
-					}
-					if again.StartToken != req.StartToken {
-						t.Fatalf("a repeated start of backup %s answered token %q, want the first start's %q: "+
-							"the repeat would take the backup for one it started", b.ID, again.StartToken, req.StartToken)
-					}
-					stored = append(stored, b.ID)
-					tokens[b.ID] = req.StartToken
-				}
+				stored, tokens := startUnderSkew(t, h, plain, skewed)
 				for _, c := range []backup.Client{plain, skewed} {
-					listed, err := c.List(t.Context(), "backupconfig/bc-1", backup.InNamespace("shop"))
-					if err != nil {
-						t.Fatal(err)
-					}
-					seen := map[string]bool{}
-					order := make([]string, 0, len(listed))
-					for _, b := range listed {
-						if tokens[b.ID] == "" || seen[b.ID] {
-							t.Fatalf("listed %s, which is not one of the %d started once each", b.ID, len(tokens))
-						}
-						seen[b.ID] = true
-						order = append(order, b.ID)
-						if b.StartToken != tokens[b.ID] {
-							t.Fatalf("backup %s is listed with token %q, want its first start's %q", b.ID, b.StartToken,
-								tokens[b.ID])
-						}
-						got, err := c.Get(t.Context(), b.ID)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if !got.StartedAt.Equal(b.StartedAt) || got.StartToken != b.StartToken {
-							t.Fatalf("backup %s is listed started at %v with token %q, read started at %v with %q",
-								b.ID, b.StartedAt, b.StartToken, got.StartedAt, got.StartToken)
-						}
-						if _, err := c.Content(t.Context(), b.ID); err != nil {
-							t.Fatalf("content of %s: %v", b.ID, err)
-						}
-					}
-					if len(seen) != len(tokens) {
-						t.Fatalf("listed %d backups, started %d", len(seen), len(tokens))
-					}
-					if !slices.Equal(order, stored) {
-						t.Fatalf("listed %v, want oldest first in the order they were stored, %v: the newest "+
-							"would be pruned first and a Restore would pick an older one", order, stored)
-					}
+					listInStoredOrder(t, c, stored, tokens)
 				}
 			})
 		}
+	}
+}
+
+// startUnderSkew starts skewedStarts backups, each through one client and
+// repeated through the other with another token, and returns their IDs in
+// the order they were stored and each one's first token.
+func startUnderSkew(t *testing.T, h Harness, plain, skewed backup.Client) ([]string, map[string]string) {
+	t.Helper()
+	stored := make([]string, 0, skewedStarts)
+	tokens := map[string]string{}
+	for i := range skewedStarts {
+		c, other := plain, skewed
+		if i%2 == 1 {
+			c, other = skewed, plain
+		}
+		if i > 0 {
+			// Starts further apart than the provider's clock can tell
+			// apart, so the order it stored them in is one its clock shows.
+			time.Sleep(h.Resolution)
+		}
+		req := h.Start(t, "shop", "bc-1", "web", fmt.Sprintf("manual/%d", i))
+		req.StartToken = fmt.Sprintf("first-%d", i)
+		b, err := c.Start(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.StartToken != req.StartToken {
+			t.Fatalf("the start that stored backup %s answered token %q, want its own %q", b.ID, b.StartToken,
+				req.StartToken)
+		}
+		repeat := req
+		repeat.StartToken = fmt.Sprintf("repeat-%d", i)
+		again, err := other.Start(t.Context(), repeat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.ID != b.ID {
+			t.Fatalf("a start repeated by the other client made backup %s beside %s", again.ID, b.ID)
+		}
+		if again.StartToken != req.StartToken {
+			t.Fatalf("a repeated start of backup %s answered token %q, want the first start's %q: "+
+				"the repeat would take the backup for one it started", b.ID, again.StartToken, req.StartToken)
+		}
+		stored = append(stored, b.ID)
+		tokens[b.ID] = req.StartToken
+	}
+	return stored, tokens
+}
+
+// listInStoredOrder checks that c lists exactly the backups started, each
+// with its first token and as a Get reads it, oldest first in the order
+// they were stored.
+func listInStoredOrder(t *testing.T, c backup.Client, stored []string, tokens map[string]string) {
+	t.Helper()
+	listed, err := c.List(t.Context(), "backupconfig/bc-1", backup.InNamespace("shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	order := make([]string, 0, len(listed))
+	for _, b := range listed {
+		if tokens[b.ID] == "" || seen[b.ID] {
+			t.Fatalf("listed %s, which is not one of the %d started once each", b.ID, len(tokens))
+		}
+		seen[b.ID] = true
+		order = append(order, b.ID)
+		if b.StartToken != tokens[b.ID] {
+			t.Fatalf("backup %s is listed with token %q, want its first start's %q", b.ID, b.StartToken,
+				tokens[b.ID])
+		}
+		got, err := c.Get(t.Context(), b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.StartedAt.Equal(b.StartedAt) || got.StartToken != b.StartToken {
+			t.Fatalf("backup %s is listed started at %v with token %q, read started at %v with %q",
+				b.ID, b.StartedAt, b.StartToken, got.StartedAt, got.StartToken)
+		}
+		if _, err := c.Content(t.Context(), b.ID); err != nil {
+			t.Fatalf("content of %s: %v", b.ID, err)
+		}
+	}
+	if len(seen) != len(tokens) {
+		t.Fatalf("listed %d backups, started %d", len(seen), len(tokens))
+	}
+	if !slices.Equal(order, stored) {
+		t.Fatalf("listed %v, want oldest first in the order they were stored, %v: the newest "+
+			"would be pruned first and a Restore would pick an older one", order, stored)
 	}
 }
 

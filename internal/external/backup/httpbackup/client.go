@@ -61,21 +61,21 @@ type startBody struct {
 func (c *client) Start(ctx context.Context, req backup.StartRequest) (backup.Backup, error) {
 	switch {
 	case req.IdempotencyKey == "":
-		return backup.Backup{}, c.api.Invalid("start", "idempotency key is required")
+		return backup.Backup{}, c.api.Invalid(opStart, "idempotency key is required")
 	case req.App == "":
-		return backup.Backup{}, c.api.Invalid("start", "app is required")
+		return backup.Backup{}, c.api.Invalid(opStart, "app is required")
 	case req.Owner == "":
-		return backup.Backup{}, c.api.Invalid("start", "owner is required")
+		return backup.Backup{}, c.api.Invalid(opStart, "owner is required")
 	case len(req.Payload) > backup.MaxPayloadBytes:
-		return backup.Backup{}, c.api.Invalid("start", fmt.Sprintf("content is %d bytes, more than the %d a backup may hold",
+		return backup.Backup{}, c.api.Invalid(opStart, fmt.Sprintf("content is %d bytes, more than the %d a backup may hold",
 			len(req.Payload), backup.MaxPayloadBytes))
 	}
 	if err := contract.ValidateStartToken(req.StartToken); err != nil {
-		return backup.Backup{}, c.api.Invalid("start", "start token "+err.Error())
+		return backup.Backup{}, c.api.Invalid(opStart, "start token "+err.Error())
 	}
 	out := backupBody{key: req.IdempotencyKey}
 	err := c.api.Do(ctx, httpapi.Call{
-		Operation: "start",
+		Operation: opStart,
 		Method:    http.MethodPost,
 		Path:      backupsPath(),
 		Body: startBody{App: req.App, Owner: req.Owner, Labels: req.Labels, StartToken: req.StartToken,
@@ -127,7 +127,7 @@ func (c *client) List(ctx context.Context, owner string, opts ...backup.ListOpti
 		}
 		var out listBody
 		err := c.api.Do(ctx, httpapi.Call{
-			Operation: "list",
+			Operation: opList,
 			Method:    http.MethodGet,
 			Path:      backupsPath(),
 			Query:     q,
@@ -165,7 +165,7 @@ func listedAfter(b, prev backup.Backup) bool {
 // listError is a listing that cannot go on: a retry may find the service
 // (or whatever stands between) answering pages in order again.
 func listError(message string) error {
-	return &external.Error{Kind: external.KindTransient, Service: backup.ServiceName, Operation: "list", Message: message}
+	return &external.Error{Kind: external.KindTransient, Service: backup.ServiceName, Operation: opList, Message: message}
 }
 
 func (c *client) Delete(ctx context.Context, id, owner string) error {

@@ -27,9 +27,15 @@ import (
 
 var _ backup.Explainer = (*client)(nil)
 
+// The operations whose refusals an explanation tells apart.
+const (
+	opStart = "start"
+	opList  = "list"
+)
+
 // operationWords name, per operation, what the service refused.
 var operationWords = map[string]string{
-	"start": "start of the backup", "get": "read of the backup", "list": "list of the backups",
+	opStart: "start of the backup", "get": "read of the backup", opList: "list of the backups",
 	"delete": "delete of the backup", "content": "read of the backup's content",
 }
 
@@ -63,7 +69,7 @@ func (c *client) Explain(err error) (string, bool) {
 		return fmt.Sprintf("%s refused the operator's credentials (HTTP %d): check the token the manager is given "+
 			"(--backup-token-file or --backup-token-secret)", at, status), true
 	case external.KindNotFound:
-		if xerr.Operation != "list" && xerr.Operation != "start" {
+		if xerr.Operation != opList && xerr.Operation != opStart {
 			return "", false
 		}
 		return fmt.Sprintf("%s answered HTTP %d to the %s: check that --backup-url is the service's root, "+

@@ -81,5 +81,6 @@ func Swept(ref OwnerRef, name string, live *Resident) bool {
 	case live.UID == ref.UID:
 		return false
 	}
-	return !(name == live.Host && ref.UID == live.RestoredFrom && takingOver(live.RestoredFrom, live.Status))
+	takenOver := name == live.Host && ref.UID == live.RestoredFrom && takingOver(live.RestoredFrom, live.Status)
+	return !takenOver
 }

@@ -120,9 +120,14 @@ func checkTakeoverDone(owner, value, mark string, live, orphan bool, lost int) e
 	if done == "" {
 		return nil
 	}
-	// Recorded, it stays while the mark does: the pass after finds
-	// nothing to do, and a move to another host carries it along.
-	a.held, a.statusOwner, a.takeoverDoneFor = []string{"a"}, after.Owner, done
+	return checkTakeoverDoneStays(w, a, after.Owner, mark, done)
+}
+
+// checkTakeoverDoneStays: recorded, the takeover stays done while the
+// mark does: the pass after finds nothing to do, and a move to another host
+// carries it along; a mark that is gone ends it.
+func checkTakeoverDoneStays(w *tworld, a *wapp, owner, mark, done string) error {
+	a.held, a.statusOwner, a.takeoverDoneFor = []string{"a"}, owner, done
 	if _, again, err := runPass(w, a, mark, -1); err != nil || again != done {
 		return fmt.Errorf("the pass after: takeoverDoneFor went from %q to %q (%v)", done, again, err)
 	}
@@ -130,7 +135,6 @@ func checkTakeoverDone(owner, value, mark string, live, orphan bool, lost int) e
 	if _, moved, err := runPass(w, a, mark, -1); err != nil || moved != done {
 		return fmt.Errorf("a move to b: takeoverDoneFor went from %q to %q (%v)", done, moved, err)
 	}
-	// A mark that is gone ends it.
 	a.host = "a"
 	if _, unmarked, err := runPass(w, a, "", -1); err != nil || unmarked != "" {
 		return fmt.Errorf("without the mark: takeoverDoneFor is %q (%v)", unmarked, err)

@@ -59,10 +59,11 @@ func contentStates() []ContentRead {
 
 // rawCandidateStates are every raw state of one candidate.
 func rawCandidateStates() []rawCandidate {
-	var out []rawCandidate
-	for _, owner := range []string{"", ownOwnerID, otherOwnerID} {
-		for _, ns := range []string{"", ownNamespace} {
-			for _, c := range contentStates() {
+	owners, namespaces, contents := []string{"", ownOwnerID, otherOwnerID}, []string{"", ownNamespace}, contentStates()
+	out := make([]rawCandidate, 0, len(owners)*len(namespaces)*len(contents))
+	for _, owner := range owners {
+		for _, ns := range namespaces {
+			for _, c := range contents {
 				out = append(out, rawCandidate{labelOwner: owner, labelNamespace: ns, content: c})
 			}
 		}
