@@ -49,8 +49,7 @@ const labelFollowsRestore = "backup.myapp.dev/follows-restore"
 // The 60-second interval runs in the full campaign only: make test's
 // sample would wait a minute for each of its points.
 func endingLifecycles() []lifecycle {
-	out := []lifecycle{{name: "restore-hostconflict", run: restoreHostConflictLifecycle}}
-	for _, gap := range []struct {
+	gaps := []struct {
 		name     string
 		after    time.Duration
 		waitGone bool
@@ -61,7 +60,10 @@ func endingLifecycles() []lifecycle {
 		{name: "6s", after: 6 * time.Second},
 		{name: "60s", after: time.Minute, fullOnly: true},
 		{name: "waited", waitGone: true},
-	} {
+	}
+	out := make([]lifecycle, 0, 1+len(gaps))
+	out = append(out, lifecycle{name: "restore-hostconflict", run: restoreHostConflictLifecycle})
+	for _, gap := range gaps {
 		out = append(out, lifecycle{name: "bcfirst-" + gap.name, fullOnly: gap.fullOnly,
 			run: func(s *scenario) { backupConfigFirstLifecycle(s, gap.after, gap.waitGone) }})
 	}

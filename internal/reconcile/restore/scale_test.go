@@ -74,7 +74,7 @@ func (c *requestCounter) total() (int, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
-	var parts []string
+	parts := make([]string, 0, len(c.sent))
 	for m, k := range c.sent {
 		n += k
 		parts = append(parts, fmt.Sprintf("%s %d", m, k))
@@ -200,4 +200,3 @@ func (e *testEnv) startQuick(app *appsv1alpha1.MyApp, name string) error {
 			labelMyAppUID: string(app.UID), labelBackupConfig: bcName, labelTrigger: "Manual"}})
 	return err
 }
-
