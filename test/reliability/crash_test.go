@@ -45,6 +45,9 @@ type lifecycle struct {
 	fakeClock bool
 	// s3 keeps the backups in a bucket through the s3 provider.
 	s3 bool
+	// fullOnly runs the lifecycle in the full campaign only, not in make
+	// test's sample.
+	fullOnly bool
 }
 
 // start starts the scenario's first manager behind gate.
@@ -58,7 +61,7 @@ func (lc lifecycle) start(s *scenario, gate *crashGate) {
 	s.startManager(gate)
 }
 
-var lifecycles = withS3Path([]lifecycle{
+var lifecycles = append(withS3Path([]lifecycle{
 	{name: "myapp", run: myAppLifecycle},
 	{name: "backupconfig-delete", run: func(s *scenario) { backupConfigLifecycle(s, backupv1alpha1.DeletionPolicyDelete) }},
 	{name: "backupconfig-retain", run: func(s *scenario) { backupConfigLifecycle(s, backupv1alpha1.DeletionPolicyRetain) }},
@@ -66,7 +69,7 @@ var lifecycles = withS3Path([]lifecycle{
 	{name: "backupconfig-retention", run: retentionLifecycle},
 	{name: "backupconfig-appref", run: appRefLifecycle},
 	{name: "restore", run: restoreLifecycle},
-})
+}), endingLifecycles()...)
 
 // withS3Path adds to lifecycles each BackupConfig lifecycle, and the
 // restore lifecycle, again on the S3 path, named "<name>-s3": the same steps
@@ -144,6 +147,9 @@ func backedUp(bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) func(con
 func TestCrashAtEveryWrite(t *testing.T) {
 	for _, lc := range lifecycles {
 		t.Run(lc.name, func(t *testing.T) {
+			if lc.fullOnly && !full() {
+				t.Skip("in the full campaign only (make test-reliability)")
+			}
 			writes := referenceWrites(t, lc)
 			if t.Failed() {
 				return
