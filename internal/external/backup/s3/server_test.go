@@ -64,9 +64,14 @@ func TestMain(m *testing.M) {
 }
 
 // s3Server returns the package's S3 server, starting it the first time,
-// and skips the test when versitygw is not built.
+// and skips the test when versitygw is not built, or in a -short run:
+// make test-unit runs the tests that need no built binary, and make test
+// runs these.
 func s3Server(t testing.TB) *controlplane.S3Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the S3 server (versitygw): -short runs (make test-unit) start none; make test runs this")
+	}
 	serverOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
