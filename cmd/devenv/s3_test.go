@@ -117,10 +117,11 @@ func TestTheBannerListsTheBackupsOfTheLocalS3Server(t *testing.T) {
 	}
 }
 
-// TestMakeRunPassesTheBackupProvider dry-runs `make run` with and without
-// BACKUP_PROVIDER=s3: devenv is asked for the provider named, the http one
-// by default, and the S3 server's binary is a prerequisite only of s3.
-func TestMakeRunPassesTheBackupProvider(t *testing.T) {
+// TestMakeRunPassesTheProviders dry-runs `make run` with each DNS_PROVIDER
+// and BACKUP_PROVIDER that starts a server: devenv is asked for the provider
+// named (http by default), and each server's binary is a prerequisite of its
+// own provider only.
+func TestMakeRunPassesTheProviders(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}
@@ -131,21 +132,31 @@ func TestMakeRunPassesTheBackupProvider(t *testing.T) {
 	// A local cluster would build the control plane first; a missing one
 	// changes nothing of what is asked of devenv.
 	kubeconfig := writeKubeconfig(t, "http://"+closed)
-	missing := filepath.Join(t.TempDir(), "versitygw")
+	dir := t.TempDir()
+	missing := []string{"VERSITYGW=" + filepath.Join(dir, "versitygw"),
+		"EXTERNAL_DNS_WEBHOOK=" + filepath.Join(dir, "external-dns-webhook")}
+	// What make prints when it would build each server.
+	builds := map[string]string{"versitygw": "github.com/versity/versitygw/cmd/versitygw",
+		"the webhook server": "hack/external-dns-webhook"}
 	for _, tc := range []struct {
-		vars        []string
-		want        string
-		wantBuildGW bool
+		vars  []string
+		want  []string
+		build string
 	}{
-		{want: "--backup-provider=http"},
-		{vars: []string{"BACKUP_PROVIDER=s3"}, want: "--backup-provider=s3", wantBuildGW: true},
+		{want: []string{"--dns-provider=http", "--backup-provider=http"}},
+		{vars: []string{"BACKUP_PROVIDER=s3"}, want: []string{"--backup-provider=s3"}, build: "versitygw"},
+		{vars: []string{"DNS_PROVIDER=webhook"}, want: []string{"--dns-provider=webhook"}, build: "the webhook server"},
 	} {
-		out := dryRunMake(t, "run", kubeconfig, "", append(tc.vars, "VERSITYGW="+missing)...)
-		if !strings.Contains(out, tc.want) {
-			t.Errorf("make -n run %v does not pass %s to devenv:\n%s", tc.vars, tc.want, out)
+		out := dryRunMake(t, "run", kubeconfig, "", append(tc.vars, missing...)...)
+		for _, want := range tc.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("make -n run %v does not pass %s to devenv:\n%s", tc.vars, want, out)
+			}
 		}
-		if got := strings.Contains(out, "github.com/versity/versitygw/cmd/versitygw"); got != tc.wantBuildGW {
-			t.Errorf("make -n run %v builds versitygw: %t, want %t:\n%s", tc.vars, got, tc.wantBuildGW, out)
+		for server, marker := range builds {
+			if got := strings.Contains(out, marker); got != (server == tc.build) {
+				t.Errorf("make -n run %v builds %s: %t, want %t:\n%s", tc.vars, server, got, server == tc.build, out)
+			}
 		}
 	}
 }

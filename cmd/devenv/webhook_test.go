@@ -18,7 +18,6 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -92,37 +91,6 @@ func TestTheBannerListsTheRecordsOfTheLocalWebhookServer(t *testing.T) {
 		if showsOther := strings.Contains(string(out), other.Name); showsOther != (i == 0) {
 			t.Errorf("%s shows %s: %t, want %t (the first lists all, the second only the sample):\n%s",
 				command, other.Name, showsOther, i == 0, out)
-		}
-	}
-}
-
-// TestMakeRunPassesTheWebhookProvider dry-runs `make run DNS_PROVIDER=webhook`:
-// devenv is asked for it, and external-dns's webhook server is built for it
-// only.
-func TestMakeRunPassesTheWebhookProvider(t *testing.T) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make is not installed")
-	}
-	closed, err := controlplane.FreeAddress()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := writeKubeconfig(t, "http://"+closed)
-	missing := filepath.Join(t.TempDir(), "external-dns-webhook")
-	for _, tc := range []struct {
-		vars      []string
-		want      string
-		wantBuild bool
-	}{
-		{want: "--dns-provider=http"},
-		{vars: []string{"DNS_PROVIDER=webhook"}, want: "--dns-provider=webhook", wantBuild: true},
-	} {
-		out := dryRunMake(t, "run", kubeconfig, "", append(tc.vars, "EXTERNAL_DNS_WEBHOOK="+missing)...)
-		if !strings.Contains(out, tc.want) {
-			t.Errorf("make -n run %v does not pass %s to devenv:\n%s", tc.vars, tc.want, out)
-		}
-		if got := strings.Contains(out, "hack/external-dns-webhook"); got != tc.wantBuild {
-			t.Errorf("make -n run %v builds the webhook server: %t, want %t:\n%s", tc.vars, got, tc.wantBuild, out)
 		}
 	}
 }

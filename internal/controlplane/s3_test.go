@@ -27,21 +27,31 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// TestRequireS3: without the binary the S3 tests are skipped with the line
-// naming `make versitygw`; any other error from the server fails them.
-func TestRequireS3(t *testing.T) {
-	for _, tc := range []struct {
-		name               string
-		err                error
-		required           bool
-		wantSkip, wantFail bool
-	}{
-		{name: "the server is there"},
-		{name: "no binary", err: ErrNoVersityGW, wantSkip: true},
-		{name: "no binary, wrapped", err: fmt.Errorf("starting S3: %w", ErrNoVersityGW), wantSkip: true},
-		{name: "the server failed", err: errors.New("versitygw exited (exit status 1)"), wantFail: true},
-		{name: "no binary, servers required", err: ErrNoVersityGW, required: true, wantFail: true},
-		{name: "the server is there, servers required", required: true},
+// TestRequireServers holds every built or installed server to one rule: a
+// missing one skips a developer's run, naming how to get it, and fails
+// make test's and CI's, which build and install them first; any other
+// error fails.
+func TestRequireServers(t *testing.T) {
+	s3Case := func(name string, err error, required, wantSkip, wantFail bool) requireCase {
+		return requireCase{"s3: " + name, RequireS3, err, required, wantSkip, wantFail, "make versitygw"}
+	}
+	hookCase := func(name string, err error, required, wantSkip, wantFail bool) requireCase {
+		return requireCase{"webhook: " + name, RequireWebhookServer, err, required, wantSkip, wantFail, ""}
+	}
+	for _, tc := range []requireCase{
+		s3Case("the server is there", nil, false, false, false),
+		s3Case("no binary", ErrNoVersityGW, false, true, false),
+		s3Case("no binary, wrapped", fmt.Errorf("starting S3: %w", ErrNoVersityGW), false, true, false),
+		s3Case("the server failed", errors.New("versitygw exited (exit status 1)"), false, false, true),
+		s3Case("no binary, servers required", ErrNoVersityGW, true, false, true),
+		s3Case("the server is there, servers required", nil, true, false, false),
+		hookCase("the server is there", nil, false, false, false),
+		hookCase("no binary", ErrNoWebhookServer, false, true, false),
+		hookCase("no PowerDNS, wrapped", fmt.Errorf("starting pdns: %w", ErrNoPowerDNS), false, true, false),
+		hookCase("the server failed", errors.New("external-dns-webhook exited (exit status 1)"), false, false, true),
+		hookCase("no binary, servers required", ErrNoWebhookServer, true, false, true),
+		hookCase("no PowerDNS, servers required", ErrNoPowerDNS, true, false, true),
+		hookCase("the server is there, servers required", nil, true, false, false),
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// make test and CI require the servers (ServersRequired); each
@@ -52,15 +62,27 @@ func TestRequireS3(t *testing.T) {
 				t.Setenv("MYAPP_REQUIRE_SERVERS", "1")
 			}
 			var r recorder
-			RequireS3(&r, tc.err)
+			tc.require(&r, tc.err)
 			if (r.skipped != "") != tc.wantSkip || (r.failed != "") != tc.wantFail {
 				t.Fatalf("skipped=%q failed=%q; want skip=%v fail=%v", r.skipped, r.failed, tc.wantSkip, tc.wantFail)
 			}
-			if msg := r.skipped + r.failed; tc.err != nil && errors.Is(tc.err, ErrNoVersityGW) && !strings.Contains(msg, "make versitygw") {
-				t.Errorf("the message says %q; want the make target", msg)
+			if msg := r.skipped + r.failed; tc.wantHint != "" && errors.Is(tc.err, ErrNoVersityGW) &&
+				!strings.Contains(msg, tc.wantHint) {
+				t.Errorf("the message says %q; want %q", msg, tc.wantHint)
 			}
 		})
 	}
+}
+
+// requireCase is one case of TestRequireServers.
+type requireCase struct {
+	name               string
+	require            func(TB, error)
+	err                error
+	required           bool
+	wantSkip, wantFail bool
+	// wantHint is what the message must name when the binary is missing.
+	wantHint string
 }
 
 // TestStartS3 starts versitygw with a bucket, writes an object, and checks
@@ -94,38 +116,5 @@ func TestStartS3(t *testing.T) {
 	}
 	if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
 		t.Errorf("Close left %s behind (%v)", s.Dir, err)
-	}
-}
-
-// TestRequireWebhookServer holds the webhook servers to the S3 server's
-// rule: a missing external-dns webhook server or PowerDNS skips a developer's
-// run and fails make test's and CI's, which build and install them first.
-func TestRequireWebhookServer(t *testing.T) {
-	for _, tc := range []struct {
-		name               string
-		err                error
-		required           bool
-		wantSkip, wantFail bool
-	}{
-		{name: "the server is there"},
-		{name: "no binary", err: ErrNoWebhookServer, wantSkip: true},
-		{name: "no PowerDNS, wrapped", err: fmt.Errorf("starting pdns: %w", ErrNoPowerDNS), wantSkip: true},
-		{name: "the server failed", err: errors.New("external-dns-webhook exited (exit status 1)"), wantFail: true},
-		{name: "no binary, servers required", err: ErrNoWebhookServer, required: true, wantFail: true},
-		{name: "no PowerDNS, servers required", err: ErrNoPowerDNS, required: true, wantFail: true},
-		{name: "the server is there, servers required", required: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("CI", "")
-			t.Setenv("MYAPP_REQUIRE_SERVERS", "")
-			if tc.required {
-				t.Setenv("MYAPP_REQUIRE_SERVERS", "1")
-			}
-			var r recorder
-			RequireWebhookServer(&r, tc.err)
-			if (r.skipped != "") != tc.wantSkip || (r.failed != "") != tc.wantFail {
-				t.Fatalf("skipped=%q failed=%q; want skip=%v fail=%v", r.skipped, r.failed, tc.wantSkip, tc.wantFail)
-			}
-		})
 	}
 }
