@@ -48,11 +48,7 @@ func TestTheBannerListsTheBackupsOfTheLocalS3Server(t *testing.T) {
 	controlplane.RequireS3(t, err)
 	t.Cleanup(func() { stopS3(srv) })
 
-	flags := map[string]string{}
-	for _, a := range args {
-		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		flags[name] = value
-	}
+	flags := flagsOf(args)
 	for _, want := range []string{"backup-provider", "s3-endpoint", "s3-bucket", "s3-region", "s3-path-style",
 		"s3-access-key-id-file", "s3-secret-access-key-file"} {
 		if _, ok := flags[want]; !ok {
@@ -159,4 +155,14 @@ func TestMakeRunPassesTheProviders(t *testing.T) {
 			}
 		}
 	}
+}
+
+// flagsOf are the values of the --name=value flags in args, by name.
+func flagsOf(args []string) map[string]string {
+	flags := map[string]string{}
+	for _, a := range args {
+		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		flags[name] = value
+	}
+	return flags
 }

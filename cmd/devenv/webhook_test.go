@@ -33,9 +33,6 @@ import (
 // manager, then runs each command the banner prints, as a person would
 // paste it: both show the record, the second only the sample's name.
 func TestTheBannerListsTheRecordsOfTheLocalWebhookServer(t *testing.T) {
-	if _, err := controlplane.WebhookServerPath(); err != nil && controlplane.ServersRequired() {
-		t.Fatal(err)
-	}
 	addr, err := controlplane.FreeAddress()
 	if err != nil {
 		t.Fatal(err)
@@ -44,11 +41,7 @@ func TestTheBannerListsTheRecordsOfTheLocalWebhookServer(t *testing.T) {
 	controlplane.RequireWebhookServer(t, err)
 	t.Cleanup(func() { stopWebhook(w) })
 
-	flags := map[string]string{}
-	for _, a := range args {
-		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		flags[name] = value
-	}
+	flags := flagsOf(args)
 	if flags["dns-provider"] != "webhook" || flags["dns-webhook-url"] == "" || flags["dns-webhook-zone"] != bindZone {
 		t.Fatalf("the manager's DNS flags are %v, want --dns-provider=webhook with a URL and zone %s", args, bindZone)
 	}
