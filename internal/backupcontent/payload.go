@@ -120,8 +120,10 @@ type PayloadMetadata struct {
 	// AppDeletion or Manual.
 	Trigger string `json:"trigger"`
 	// MyAppUID and MyAppGeneration identify the MyApp and the generation of
-	// its spec that was backed up. The UID is what a restore hands the DNS
-	// record over from.
+	// it that was backed up, metadata.generation as read: for a MyApp whose
+	// deletion had begun, one past its last spec change, since the API
+	// server raises the generation when a deletion begins. The UID is what
+	// a restore hands the DNS record over from.
 	MyAppUID        string `json:"myAppUID"`
 	MyAppGeneration int64  `json:"myAppGeneration"`
 	// TakenAt is when the controller read the MyApp for this backup.

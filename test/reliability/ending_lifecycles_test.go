@@ -21,9 +21,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,6 +31,9 @@ import (
 
 	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	backupv1alpha1 "github.com/myapp-operator/myapp-operator/api/backup/v1alpha1"
+	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
+	"github.com/myapp-operator/myapp-operator/internal/external"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/httpbackup"
 	"github.com/myapp-operator/myapp-operator/internal/simulator"
 	"github.com/myapp-operator/myapp-operator/test/fixtures"
 )
@@ -149,11 +152,11 @@ func (s *scenario) followsRestore(bc *backupv1alpha1.BackupConfig, restore strin
 // final backup), the baseline backup taken and the MyApp held; the MyApp
 // changed, then the BackupConfig deleted at once and the MyApp after the
 // interval after (or once the BackupConfig is gone, when waitGone). Once
-// both are gone, the service must hold a succeeded backup of the MyApp's
-// last spec (its UID at its last generation), or the BackupConfig must have
-// said why not: a FinalBackupAbandoned warning event and Ready condition
-// (docs/spec/backupconfig.md, "A BackupConfig deleted while its MyApp lives
-// takes the final backup first").
+// both are gone, the service must hold a succeeded backup of the MyApp
+// (its UID) whose content holds its last spec, or the BackupConfig must
+// have said why not: a FinalBackupAbandoned warning event and Ready
+// condition (docs/spec/backupconfig.md, "A BackupConfig deleted while its
+// MyApp lives takes the final backup first").
 func backupConfigFirstLifecycle(s *scenario, after time.Duration, waitGone bool) {
 	app := s.newMyApp("web")
 	s.create(app)
@@ -172,7 +175,7 @@ func backupConfigFirstLifecycle(s *scenario, after time.Duration, waitGone bool)
 	// The last spec: no wait for its on-change backup, so the deletion
 	// may come before it.
 	update(s, app, func(a *appsv1alpha1.MyApp) { a.Spec.Image = "nginx:1.28" })
-	uid, last := app.UID, app.Generation
+	uid, last := app.UID, *app.Spec.DeepCopy()
 
 	s.remove(bc)
 	if waitGone {
@@ -184,23 +187,46 @@ func backupConfigFirstLifecycle(s *scenario, after time.Duration, waitGone bool)
 	s.waitFor("the MyApp and its BackupConfig are gone", func(ctx context.Context) error {
 		return errors.Join(gone(app)(ctx), gone(bc)(ctx))
 	})
-	s.waitFor("a backup of the MyApp's last spec exists, or a warning says why not", func(context.Context) error {
-		if s.backedUpAt(bc, uid, last) || gaveUp(bc) {
-			return nil
+	s.waitFor("a backup of the MyApp's last spec exists, or a warning says why not", func(ctx context.Context) error {
+		held, err := s.backedUpWithSpec(ctx, bc, uid, last)
+		if err != nil || held || gaveUp(bc) {
+			return err
 		}
-		return fmt.Errorf("no succeeded backup of MyApp %s at generation %d by %s, and no %s warning",
-			uid, last, bc.Name, backupv1alpha1.FinalBackupAbandonedReason)
+		return fmt.Errorf("no succeeded backup by %s of MyApp %s holds its last spec (image %s), and no %s warning",
+			bc.Name, uid, last.Image, backupv1alpha1.FinalBackupAbandonedReason)
 	})
 }
 
-// backedUpAt reports whether the simulator holds a succeeded backup of bc
-// of the MyApp uid at generation.
-func (s *scenario) backedUpAt(bc *backupv1alpha1.BackupConfig, uid types.UID, generation int64) bool {
-	return slices.ContainsFunc(s.sim.Backups(), func(b simulator.Backup) bool {
-		return b.Owner == backupOwner(bc) && b.Phase == simulator.PhaseSucceeded &&
-			b.Labels["backup.myapp.dev/myapp-uid"] == string(uid) &&
-			b.Labels["backup.myapp.dev/myapp-generation"] == strconv.FormatInt(generation, 10)
-	})
+// backedUpWithSpec reports whether the simulator holds a succeeded backup
+// by bc of the MyApp uid whose content holds spec. It reads the content,
+// not the generation label: the API server raises a MyApp's
+// metadata.generation by one when its deletion begins, with no change of
+// spec, so a final backup taken after that is labelled with the next
+// generation and holds the same spec (B10 in docs/reliability.md).
+func (s *scenario) backedUpWithSpec(ctx context.Context, bc *backupv1alpha1.BackupConfig, uid types.UID,
+	spec appsv1alpha1.MyAppSpec) (bool, error) {
+	backups, err := httpbackup.New(external.Config{BaseURL: s.url, Token: external.StaticTokenSource(simToken)})
+	if err != nil {
+		return false, err
+	}
+	for _, b := range s.sim.Backups() {
+		if b.Owner != backupOwner(bc) || b.Phase != simulator.PhaseSucceeded ||
+			b.Labels["backup.myapp.dev/myapp-uid"] != string(uid) {
+			continue
+		}
+		data, err := backups.Content(ctx, b.ID)
+		if err != nil {
+			return false, fmt.Errorf("reading the content of backup %s: %w", b.ID, err)
+		}
+		p, err := backupcontent.DecodePayload(data)
+		if err != nil {
+			return false, fmt.Errorf("decoding the content of backup %s: %w", b.ID, err)
+		}
+		if equality.Semantic.DeepEqual(p.MyApp.Spec, spec) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // pause waits for d, restarting a crashed manager on the way, as a user
