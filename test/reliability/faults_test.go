@@ -456,7 +456,9 @@ func backupConditionSays(ctx context.Context, bc *backupv1alpha1.BackupConfig, c
 	if c == nil || c.Status != metav1.ConditionFalse {
 		return fmt.Errorf("ready is %v", c)
 	}
-	reason, words := "BackupServiceUnavailable", "unavailable"
+	// The message names the cause and the service's URL
+	// (docs/spec/backupconfig.md#failures).
+	reason, words := "BackupServiceUnavailable", "the backup service at "
 	switch class {
 	case classThrottled:
 		words = "asked the operator to wait"

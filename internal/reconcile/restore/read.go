@@ -217,8 +217,11 @@ func (s *scope) takeChoice(p restoreplan.Plan) {
 	s.obs.Content = s.obs.Source.Candidates[i].Content
 }
 
-// newestSucceeded is the succeeded backup that started last, the later ID
-// breaking a tie so the choice does not depend on the listing's order.
+// newestSucceeded is the succeeded backup that started last; of those that
+// started in the same instant, the one listed last. A provider lists its
+// backups oldest first in the order it stored them (the backup contract,
+// checked by backuptest.RunConformance), and its start times may be coarser
+// than that order: S3's are its server's Last-Modified, in whole seconds.
 func newestSucceeded(backups []backup.Backup) (backup.Backup, bool) {
 	var newest backup.Backup
 	found := false
@@ -226,19 +229,11 @@ func newestSucceeded(backups []backup.Backup) (backup.Backup, bool) {
 		if b.Phase != backup.PhaseSucceeded {
 			continue
 		}
-		if !found || newer(b, newest) {
+		if !found || !b.StartedAt.Before(newest.StartedAt) {
 			newest, found = b, true
 		}
 	}
 	return newest, found
-}
-
-// newer orders backups by start time, then ID.
-func newer(a, b backup.Backup) bool {
-	if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
-		return c > 0
-	}
-	return a.ID > b.ID
 }
 
 // storageCandidates are the succeeded backups that may be of the MyApp
@@ -259,15 +254,10 @@ func storageCandidates(backups []backup.Backup, namespace, name string) []backup
 		}
 		out = append(out, b)
 	}
-	slices.SortFunc(out, func(a, b backup.Backup) int {
-		switch {
-		case newer(a, b):
-			return -1
-		case newer(b, a):
-			return 1
-		}
-		return 0
-	})
+	// Newest first, and of those that started in the same instant the one
+	// listed last first (newestSucceeded).
+	slices.Reverse(out)
+	slices.SortStableFunc(out, func(a, b backup.Backup) int { return b.StartedAt.Compare(a.StartedAt) })
 	return out
 }
 

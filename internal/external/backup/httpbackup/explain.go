@@ -60,7 +60,7 @@ func (c *client) Explain(err error) (string, bool) {
 	case external.KindThrottled:
 		// The client's own hold of later calls (its gate) has no status:
 		// the words are those of the answer that asked for the wait.
-		return at + " asked the operator to slow down", true
+		return at + " asked the operator to wait", true
 	case external.KindUnauthorized:
 		if status == 0 {
 			return fmt.Sprintf("the operator could not read its token for %s (%s): check --backup-token-file "+

@@ -118,7 +118,7 @@ func TestEveryFailureNamesItsCauseAndTheEndpoint(t *testing.T) {
 		name:     "a service that asks to slow down (429)",
 		url:      answering(t, http.StatusTooManyRequests, "application/json", "{}", "Retry-After", "600"),
 		wantKind: external.KindThrottled,
-		want:     []string{"asked the operator to slow down"},
+		want:     []string{"asked the operator to wait"},
 	}, {
 		name: "an answer that is not the API's", url: answering(t, http.StatusOK, "text/html", "<html>a login page</html>"),
 		wantKind: external.KindTransient,
