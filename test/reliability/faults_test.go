@@ -458,7 +458,7 @@ func backupConditionSays(ctx context.Context, bc *backupv1alpha1.BackupConfig, c
 	}
 	// The message names the cause and the service's URL
 	// (docs/spec/backupconfig.md#failures).
-	reason, words := "BackupServiceUnavailable", "the backup service at "
+	reason, words := "BackupServiceUnavailable", "backup service at "
 	switch class {
 	case classThrottled:
 		words = "asked the operator to wait"
