@@ -45,14 +45,7 @@ import (
 // another change edits now): the two clusters are this package's suite's
 // and one the test starts.
 func TestRestoreIntoASecondClusterSharingTheServices(t *testing.T) {
-	g := NewWithT(t)
-	clusterB, err := controlplane.Start(t.Context(), controlplane.Options{Tier: controlplane.TierCluster, StateRoot: t.TempDir()})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if err := clusterB.Stop(); err != nil {
-			t.Errorf("stopping cluster B: %v", err)
-		}
-	})
+	clusterB := startClusterB(t)
 	for _, p := range backuptest.Providers() {
 		t.Run(string(p), func(t *testing.T) {
 			g := NewWithT(t)
@@ -105,6 +98,37 @@ func createNamedNamespace(t *testing.T, c client.Client, name string) {
 	}
 }
 
+// startClusterB starts a second control plane for the test, stopped when
+// it ends.
+func startClusterB(t *testing.T) *controlplane.ControlPlane {
+	t.Helper()
+	clusterB, err := controlplane.Start(t.Context(), controlplane.Options{Tier: controlplane.TierCluster, StateRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := clusterB.Stop(); err != nil {
+			t.Errorf("stopping cluster B: %v", err)
+		}
+	})
+	return clusterB
+}
+
+// loseOrphanedApp is cluster A lost: its MyApp "web", backed up and under
+// deletionPolicy Orphan, is deleted and leaves its record, which a reader
+// polls from before the deletion on. It returns A's environment, the old
+// MyApp, its backup's ID and the reader.
+func loseOrphanedApp(t *testing.T, g Gomega) (*testEnv, *appsv1alpha1.MyApp, string, *nameReader) {
+	t.Helper()
+	a := newTestEnv(t, backuptest.HTTP)
+	a.startMyApps()
+	old, backupID := a.runOldApp(g, appsv1alpha1.DeletionPolicyOrphan)
+	reader := a.readName(old.Spec.Host)
+	g.Expect(a.c.Delete(t.Context(), old)).To(Succeed())
+	g.Eventually(func() *appsv1alpha1.MyApp { return a.getApp("web") }, eventually, tick).Should(BeNil())
+	return a, old, backupID, reader
+}
+
 // TestASecondClusterTakesOverTheRecordItsLostClusterLeft: cluster A's MyApp,
 // under deletionPolicy Orphan, leaves its record when it goes (the cluster
 // lost); cluster B, installed with A's owner ID on the same DNS service and
@@ -113,20 +137,8 @@ func createNamedNamespace(t *testing.T, c client.Client, name string) {
 // never finds it without an active record.
 func TestASecondClusterTakesOverTheRecordItsLostClusterLeft(t *testing.T) {
 	g := NewWithT(t)
-	clusterB, err := controlplane.Start(t.Context(), controlplane.Options{Tier: controlplane.TierCluster, StateRoot: t.TempDir()})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if err := clusterB.Stop(); err != nil {
-			t.Errorf("stopping cluster B: %v", err)
-		}
-	})
-	a := newTestEnv(t, backuptest.HTTP)
-	a.startMyApps()
-	old, backupID := a.runOldApp(g, appsv1alpha1.DeletionPolicyOrphan)
-	reader := a.readName(old.Spec.Host)
-	g.Expect(a.c.Delete(t.Context(), old)).To(Succeed())
-	g.Eventually(func() *appsv1alpha1.MyApp { return a.getApp("web") }, eventually, tick).Should(BeNil())
-
+	clusterB := startClusterB(t)
+	a, old, backupID, reader := loseOrphanedApp(t, g)
 	b := newTestEnvIn(t, clusterB, backuptest.HTTP, a, a.ns)
 	b.startMyApps()
 	b.startRestores()
@@ -154,20 +166,8 @@ func TestASecondClusterTakesOverTheRecordItsLostClusterLeft(t *testing.T) {
 // without an active record.
 func TestARebuiltClusterWhoseGitOpsRecreatedTheMyAppTakesTheRecordOverOnReplace(t *testing.T) {
 	g := NewWithT(t)
-	clusterB, err := controlplane.Start(t.Context(), controlplane.Options{Tier: controlplane.TierCluster, StateRoot: t.TempDir()})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if err := clusterB.Stop(); err != nil {
-			t.Errorf("stopping cluster B: %v", err)
-		}
-	})
-	a := newTestEnv(t, backuptest.HTTP)
-	a.startMyApps()
-	old, backupID := a.runOldApp(g, appsv1alpha1.DeletionPolicyOrphan)
-	reader := a.readName(old.Spec.Host)
-	g.Expect(a.c.Delete(t.Context(), old)).To(Succeed())
-	g.Eventually(func() *appsv1alpha1.MyApp { return a.getApp("web") }, eventually, tick).Should(BeNil())
-
+	clusterB := startClusterB(t)
+	a, old, backupID, reader := loseOrphanedApp(t, g)
 	b := newTestEnvIn(t, clusterB, backuptest.HTTP, a, a.ns)
 	b.startMyApps()
 	gitops := fixtures.NewMyApp(a.ns, "web")
