@@ -17,10 +17,7 @@ limitations under the License.
 package httpbackup_test
 
 import (
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,36 +25,8 @@ import (
 
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 )
-
-// closedPort is the URL of a loopback port nothing listens on.
-func closedPort(t *testing.T, scheme string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := scheme + "://" + l.Addr().String()
-	_ = l.Close()
-	return url
-}
-
-// answering is a server that answers every request with status, the
-// content type and body given; the body may echo the token, as a careless
-// server's error does.
-func answering(t *testing.T, status int, contentType, body string, header ...string) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 // TestEveryFailureNamesItsCauseAndTheEndpoint: whatever way a call to the
 // backup service fails, the client says of it (backup.Explainer), for the
@@ -66,17 +35,7 @@ func answering(t *testing.T, status int, contentType, body string, header ...str
 // fails a call (a condition that changed with each retry would churn);
 // never the token, even when the server echoes it.
 func TestEveryFailureNamesItsCauseAndTheEndpoint(t *testing.T) {
-	hung := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(hung.Close)
-	untrusted := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(untrusted.Close)
-	plain := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(plain.Close)
+	down := backuptest.NewUnanswering(t)
 	echo := `{"error":{"code":"invalid_request","message":"token ` + testToken + ` may not list"}}`
 
 	tests := []struct {
@@ -86,45 +45,45 @@ func TestEveryFailureNamesItsCauseAndTheEndpoint(t *testing.T) {
 		// want are the words the explanation holds besides the URL.
 		want []string
 	}{{
-		name: "nothing listens", url: closedPort(t, "http"), wantKind: external.KindTransient,
+		name: "nothing listens", url: down.Closed, wantKind: external.KindTransient,
 		want: []string{"no answer from the backup service at", "connection refused"},
 	}, {
-		name: "a server that does not answer in time", url: hung.URL, wantKind: external.KindTransient,
+		name: "a server that does not answer in time", url: down.Hung, wantKind: external.KindTransient,
 		want: []string{"no answer from the backup service at", "did not answer in time"},
 	}, {
-		name: "a certificate the operator does not trust", url: untrusted.URL, wantKind: external.KindTransient,
+		name: "a certificate the operator does not trust", url: down.Untrusted, wantKind: external.KindTransient,
 		want: []string{"TLS", "certificate", "not trust", "--external-ca-file"},
 	}, {
-		name: "a server that does not speak TLS", url: strings.Replace(plain.URL, "http:", "https:", 1),
+		name: "a server that does not speak TLS", url: down.NotTLS,
 		wantKind: external.KindTransient,
 		want:     []string{"TLS", "does not speak TLS"},
 	}, {
-		name: "a refused token (401)", url: answering(t, http.StatusUnauthorized, "application/json", echo),
+		name: "a refused token (401)", url: backuptest.Answering(t, http.StatusUnauthorized, "application/json", echo),
 		wantKind: external.KindUnauthorized,
 		want:     []string{"refused the operator's credentials (HTTP 401)", "--backup-token-file or --backup-token-secret"},
 	}, {
-		name: "a forbidden call (403)", url: answering(t, http.StatusForbidden, "text/plain", "forbidden"),
+		name: "a forbidden call (403)", url: backuptest.Answering(t, http.StatusForbidden, "text/plain", "forbidden"),
 		wantKind: external.KindUnauthorized,
 		want:     []string{"refused the operator's credentials (HTTP 403)"},
 	}, {
-		name: "a URL that is not the service's (404)", url: answering(t, http.StatusNotFound, "text/html", "<html>nope</html>"),
+		name: "a URL that is not the service's (404)", url: backuptest.Answering(t, http.StatusNotFound, "text/html", "<html>nope</html>"),
 		wantKind: external.KindNotFound,
 		want:     []string{"HTTP 404", "list of the backups", "--backup-url"},
 	}, {
-		name: "a failing service (5xx)", url: answering(t, http.StatusInternalServerError, "text/plain", "boom"),
+		name: "a failing service (5xx)", url: backuptest.Answering(t, http.StatusInternalServerError, "text/plain", "boom"),
 		wantKind: external.KindTransient,
 		want:     []string{"failed (HTTP 500)"},
 	}, {
 		name:     "a service that asks to slow down (429)",
-		url:      answering(t, http.StatusTooManyRequests, "application/json", "{}", "Retry-After", "600"),
+		url:      backuptest.Answering(t, http.StatusTooManyRequests, "application/json", "{}", "Retry-After", "600"),
 		wantKind: external.KindThrottled,
 		want:     []string{"asked the operator to wait"},
 	}, {
-		name: "an answer that is not the API's", url: answering(t, http.StatusOK, "text/html", "<html>a login page</html>"),
+		name: "an answer that is not the API's", url: backuptest.Answering(t, http.StatusOK, "text/html", "<html>a login page</html>"),
 		wantKind: external.KindTransient,
 		want:     []string{"an answer the operator cannot read (HTTP 200)"},
 	}, {
-		name: "a refused request (4xx)", url: answering(t, http.StatusUnprocessableEntity, "application/json", echo),
+		name: "a refused request (4xx)", url: backuptest.Answering(t, http.StatusUnprocessableEntity, "application/json", echo),
 		wantKind: external.KindInvalid,
 		want:     []string{"refused the list of the backups (HTTP 422, invalid_request)"},
 	}}
@@ -133,7 +92,7 @@ func TestEveryFailureNamesItsCauseAndTheEndpoint(t *testing.T) {
 			g := NewWithT(t)
 			c := newClient(t, tt.url, func(cfg *external.Config) {
 				cfg.AttemptTimeout = 5 * time.Second
-				if tt.url == hung.URL {
+				if tt.url == down.Hung {
 					// Short for the server that does not answer only: a
 					// TLS handshake on a loaded machine may take longer.
 					cfg.AttemptTimeout = 300 * time.Millisecond

@@ -19,10 +19,7 @@ package s3_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +28,7 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/backupcontent"
 	"github.com/myapp-operator/myapp-operator/internal/external"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup"
+	"github.com/myapp-operator/myapp-operator/internal/external/backup/backuptest"
 	"github.com/myapp-operator/myapp-operator/internal/external/backup/s3"
 )
 
@@ -49,13 +47,7 @@ func s3Answering(t *testing.T, status int, code, contentType, body string) strin
 		body = fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code>`+
 			`<Message>refused for %s</Message><RequestId>req-%d</RequestId></Error>`, code, failureSecretKey, time.Now().UnixNano())
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return backuptest.Answering(t, status, contentType, body)
 }
 
 // TestEveryFailureNamesItsCauseAndTheEndpoint: whatever way a call to the
@@ -67,23 +59,7 @@ func s3Answering(t *testing.T, status int, code, contentType, body string) strin
 // cannot read is a failure that may pass, not a refusal: a refused start
 // of a scheduled backup skips its slot for good.
 func TestEveryFailureNamesItsCauseAndTheEndpoint(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nothing := "http://" + l.Addr().String()
-	_ = l.Close()
-	hung := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	t.Cleanup(hung.Close)
-	untrusted := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(untrusted.Close)
-	plain := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(plain.Close)
+	down := backuptest.NewUnanswering(t)
 
 	tests := []struct {
 		name     string
@@ -94,20 +70,20 @@ func TestEveryFailureNamesItsCauseAndTheEndpoint(t *testing.T) {
 		wantKind external.Kind
 		want     []string
 	}{{
-		name: "nothing listens", endpoint: nothing, wantKind: external.KindTransient,
+		name: "nothing listens", endpoint: down.Closed, wantKind: external.KindTransient,
 		want: []string{"no answer from the S3 endpoint", `bucket "backups"`, "connection refused"},
 	}, {
-		name: "a server that does not answer in time", endpoint: hung.URL, wantKind: external.KindTransient,
+		name: "a server that does not answer in time", endpoint: down.Hung, wantKind: external.KindTransient,
 		want: []string{"no answer from the S3 endpoint", "did not answer in time"},
 	}, {
-		name: "the pass's time runs out", endpoint: hung.URL, passTime: 300 * time.Millisecond,
+		name: "the pass's time runs out", endpoint: down.Hung, passTime: 300 * time.Millisecond,
 		wantKind: external.KindTransient,
 		want:     []string{"no answer from the S3 endpoint", "did not answer in time"},
 	}, {
-		name: "a certificate the operator does not trust", endpoint: untrusted.URL, wantKind: external.KindTransient,
+		name: "a certificate the operator does not trust", endpoint: down.Untrusted, wantKind: external.KindTransient,
 		want: []string{"TLS", "certificate", "not trust", "--s3-ca-file"},
 	}, {
-		name: "a server that does not speak TLS", endpoint: strings.Replace(plain.URL, "http:", "https:", 1),
+		name: "a server that does not speak TLS", endpoint: down.NotTLS,
 		wantKind: external.KindTransient,
 		want:     []string{"TLS", "does not speak TLS"},
 	}, {
@@ -148,7 +124,7 @@ func TestEveryFailureNamesItsCauseAndTheEndpoint(t *testing.T) {
 				Endpoint:    tt.endpoint, Bucket: "backups", Region: "us-east-1", PathStyle: true, OwnerID: "cluster-a",
 				Credentials:       s3.StaticCredentials(failureAccessKey, failureSecretKey),
 				CredentialsSource: "the test's keys",
-				AttemptTimeout:    attemptTimeout(tt.endpoint == hung.URL),
+				AttemptTimeout:    attemptTimeout(tt.endpoint == down.Hung),
 				MaxRetries:        1,
 				MinRetryWait:      time.Millisecond,
 				MaxRetryWait:      20 * time.Millisecond,
