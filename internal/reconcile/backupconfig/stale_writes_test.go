@@ -48,6 +48,9 @@ type laggingCache struct {
 	stale   map[string]client.Object
 	patches map[string]int
 	status  map[string]int
+	// beforeStatus, when set, runs once before the next status patch is
+	// sent: another writer's change between a pass's read and its write.
+	beforeStatus func()
 }
 
 func newLaggingCache() *laggingCache {
@@ -124,7 +127,12 @@ func (l *laggingCache) funcs() interceptor.Funcs {
 			opts ...client.SubResourcePatchOption) error {
 			l.mu.Lock()
 			l.status[objectKey(obj)]++
+			before := l.beforeStatus
+			l.beforeStatus = nil
 			l.mu.Unlock()
+			if before != nil {
+				before()
+			}
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	}
@@ -230,6 +238,86 @@ func TestAPassOnACacheBehindItsOwnStatusWriteWritesNoStatus(t *testing.T) {
 	g.Expect(current.Status.NextScheduleTime.UTC()).To(Equal(slotAt(12)))
 	g.Expect(e.ownBackups(bc)).To(HaveLen(2))
 	t.Logf("a scheduled backup: %d status patches", statusPatches()-before)
+}
+
+// Issue 40's B11, as family 9 of the reliability campaign once met it:
+// someone annotates a BackupConfig (here; a GitOps tool's label, a
+// person's backup-now request) after a pass read it and before the pass
+// wrote the status that records the backup it started. The status patch, a
+// plain merge patch, lands on top of the annotation. The annotation's own
+// event brings the BackupConfig back at once, and the cache shows the
+// annotation before the status write: a version the writing pass did not
+// start from, yet without the backup in status.lastBackup. The service's
+// list lags its writes (its consistency delay), so the running backup is
+// not listed either, and the MyApp's new generation wants a backup of its
+// own: a pass from that copy started a second backup while the first ran.
+// It waits for the cache instead, then follows the running backup, and
+// backs the newer generation up once that one has finished. (The write
+// has to be one that moves no schedule slot: a status write that does is
+// sent with the resourceVersion it read, and the annotation makes it a
+// conflict.)
+func TestAPassOnACacheThatShowsAnotherWriteButNotItsOwnStartsNoSecondBackup(t *testing.T) {
+	g := NewWithT(t)
+	e, clk, r, lag := newLaggingEnv(t)
+	app := e.newApp("web")
+	bc := e.newBackupConfig("web", "web", fixtures.WithSchedule("0 * * * *"))
+	e.create(app, bc)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(bc)}
+	reconcileOnce := func() ctrl.Result {
+		result, err := r.Reconcile(t.Context(), req)
+		g.Expect(err).NotTo(HaveOccurred())
+		return result
+	}
+	editApp := func(image string) {
+		g.Expect(e.get(app)()).To(Succeed())
+		app.Spec.Image = image
+		g.Expect(e.c.Update(t.Context(), app)).To(Succeed())
+	}
+	reconcileOnce() // the finalizer
+	reconcileOnce() // the baseline backup starts
+	clk.Step(time.Second)
+	reconcileOnce() // and succeeds
+	g.Expect(e.ownBackups(bc)).To(HaveLen(1))
+
+	// The MyApp changes; while the pass that backs that change up runs,
+	// someone annotates the BackupConfig. The pass's status write (no
+	// new slot, so no lock) lands on top of the annotation.
+	editApp("nginx:1.28")
+	annotated := bc.DeepCopy()
+	lag.beforeStatus = func() {
+		e.annotate(annotated, "example.com/owner-team", "shop")
+	}
+	reconcileOnce()
+	g.Expect(annotated.Annotations).To(HaveKey("example.com/owner-team"), "the annotation was written")
+	g.Expect(e.ownBackups(bc)).To(HaveLen(2))
+	current := e.fetchBackupConfig(bc)(g)
+	g.Expect(current.Status.LastBackup).To(HaveField("Phase", backupv1alpha1.BackupRunning))
+	g.Expect(current.Annotations).To(HaveKey("example.com/owner-team"))
+
+	// The MyApp changes again, and the annotation's event brings the
+	// BackupConfig back from a cache that shows the annotation but not the
+	// status write. The service's reads lag its writes for a while: its
+	// list does not show the backup just started.
+	editApp("nginx:1.29")
+	lag.serveStale(annotated)
+	e.sim.SetConsistencyDelay(simulator.ServiceBackup, time.Hour)
+	result, err := r.Reconcile(t.Context(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(e.ownBackups(bc)).To(HaveLen(2),
+		"a pass on a copy without its own last status write started a second backup while the first runs")
+	g.Expect(result.RequeueAfter).To(BeNumerically(">", 0), "it comes back once the cache has caught up")
+	g.Expect(result.RequeueAfter).To(BeNumerically("<=", time.Second))
+
+	e.sim.SetConsistencyDelay(simulator.ServiceBackup, 0)
+	lag.caughtUp()
+	reconcileOnce() // the change's backup still runs
+	g.Expect(e.ownBackups(bc)).To(HaveLen(2))
+	clk.Step(time.Second)
+	reconcileOnce() // it succeeded; the newer generation's backup starts
+	reconcileOnce()
+	g.Expect(e.ownBackups(bc)).To(HaveLen(3), "the MyApp's newer generation is backed up once the first has finished")
+	current = e.fetchBackupConfig(bc)(g)
+	g.Expect(current.Status.LastBackup).To(HaveField("Trigger", backupv1alpha1.TriggerAppChange))
 }
 
 // The finalizer a pass put on the BackupConfig, and the hold it put on

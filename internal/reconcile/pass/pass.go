@@ -33,8 +33,9 @@ limitations under the License.
 // leaves a side channel ("the pass is incomplete") for its caller to check.
 //
 // One stale-cache rule holds for every controller: a pass that reads an
-// object at the resourceVersion the controller's own last write to it
-// started from (OwnWrites.Behind) does nothing at all, and comes back after
+// object older than the controller's own last write to it (the
+// resourceVersion the write started from, or one before the version it
+// made: OwnWrites.Behind) does nothing at all, and comes back after
 // CacheLagRetryDelay, or runs once the write is MaxCacheLag old. A
 // controller's status is its memory of what it did outside the cluster
 // (the backup it started, the backup a Restore chose, the DNS record it

@@ -108,7 +108,7 @@ func PatchStatus[T client.Object](ctx context.Context, b *Base, base, obj T, sta
 		return false, fmt.Errorf("writing the status: %w", err)
 	}
 	if obj.GetResourceVersion() != base.GetResourceVersion() {
-		b.writes.Wrote(base)
+		b.writes.Wrote(base, obj)
 	}
 	return true, nil
 }

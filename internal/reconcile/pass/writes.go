@@ -21,12 +21,14 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // OwnWrites remembers, per object, the resourceVersion that the last
-// pass to write it started from, until a pass reads a newer one. One
-// OwnWrites follows one kind: the key is the namespace and name.
+// pass to write it started from and the one its write made, until a pass
+// reads the write or a later version. One OwnWrites follows one kind: the
+// key is the namespace and name.
 //
 // A controller reads from an informer's cache, and an object comes back
 // for reasons other than its own write (a child's event, a referenced
@@ -36,8 +38,12 @@ import (
 // request for nothing (a merge patch that repeats the last one, or one
 // guarded by the old resourceVersion that the API server refuses as a
 // conflict and the controller retries with backoff), or, from a copy
-// without the last write, undo part of it. Behind tells such a pass
-// apart, so it writes nothing; the controller decides how it comes back
+// without the last write, undo part of it. So does a pass that starts from
+// a version someone else made between the writing pass's read and its
+// write (an annotation, a label, a spec edit): that version is not the one
+// the write started from, yet it lacks the write, and its own watch event
+// brings the object back at once. Behind tells both apart, so such a pass
+// writes nothing; the controller decides how it comes back
 // once the cache holds the write. Only objects with a write the cache has
 // not shown yet have an entry, so a controller at rest holds none. Base
 // keeps every controller's finalizer and status writes to its own objects
@@ -60,10 +66,11 @@ type OwnWrites struct {
 }
 
 // written is one write the cache has not shown yet: the resourceVersion
-// the writing pass started from, and when it wrote.
+// the writing pass started from, the one its write made, and when it
+// wrote.
 type written struct {
-	from string
-	at   time.Time
+	from, to string
+	at       time.Time
 }
 
 func (w *OwnWrites) clock() time.Time {
@@ -73,48 +80,63 @@ func (w *OwnWrites) clock() time.Time {
 	return time.Now()
 }
 
-// Behind reports whether obj, as this pass read it, is the version the last
-// writing pass started from: the cache is behind that write. A pass on any
-// other version, which the cache shows only once it holds the write (or a
-// later change by anyone), forgets the entry, and so does a write older
-// than MaxLag.
+// Behind reports whether obj, as this pass read it, is older than the last
+// write to it: the version that write started from, or any version before
+// the one it made, which the API server numbers in order (resource
+// versions compare, KEP-5504: resourceversion.CompareResourceVersion). A
+// pass on the write or any later version, which the cache shows only once
+// it holds the write, forgets the entry, and so does a write older than
+// MaxLag. A version that does not compare (a store that does not number
+// them) is behind only when it is the one the write started from.
 func (w *OwnWrites) Behind(obj client.Object) bool {
 	key := client.ObjectKeyFromObject(obj)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.from[key]
-	if ok && last.from == obj.GetResourceVersion() && (w.MaxLag <= 0 || w.clock().Sub(last.at) <= w.MaxLag) {
+	if ok && last.behind(obj.GetResourceVersion()) && (w.MaxLag <= 0 || w.clock().Sub(last.at) <= w.MaxLag) {
 		return true
 	}
 	delete(w.from, key)
 	return false
 }
 
-// Wrote records that a pass that started from original, the object as it
-// read it, wrote it. Pass the object as read, not the one the write
-// returned: the write moves the resourceVersion on.
-func (w *OwnWrites) Wrote(original client.Object) {
-	w.record(client.ObjectKeyFromObject(original), original.GetResourceVersion())
+// behind reports whether version rv is older than the write: the version it
+// started from, or one before the version it made.
+func (last written) behind(rv string) bool {
+	if rv == last.from {
+		return true
+	}
+	order, err := resourceversion.CompareResourceVersion(rv, last.to)
+	return err == nil && order < 0
 }
 
-func (w *OwnWrites) record(key types.NamespacedName, from string) {
+// Wrote records that a pass that started from original, the object as it
+// read it, wrote it, and the write answered with written: the object with
+// the resourceVersion the write made.
+func (w *OwnWrites) Wrote(original, written client.Object) {
+	w.record(client.ObjectKeyFromObject(original), original.GetResourceVersion(), written.GetResourceVersion())
+}
+
+func (w *OwnWrites) record(key types.NamespacedName, from, to string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.from == nil {
 		w.from = map[types.NamespacedName]written{}
 	}
-	w.from[key] = written{from: from, at: w.clock()}
+	w.from[key] = written{from: from, to: to, at: w.clock()}
 }
 
-// Write makes write, a change of obj in the API server, and when it
-// succeeds remembers the resourceVersion obj had before it (as Wrote does,
-// without a copy of obj: only its key and version are kept).
+// Write makes write, a change of obj in the API server that updates obj
+// with its answer (as the client's Patch and Update do), and when it
+// succeeds remembers the resourceVersion obj had before it and the one it
+// has after (as Wrote does, without a copy of obj: only its key and
+// versions are kept).
 func (w *OwnWrites) Write(obj client.Object, write func() error) error {
 	key, from := client.ObjectKeyFromObject(obj), obj.GetResourceVersion()
 	if err := write(); err != nil {
 		return err
 	}
-	w.record(key, from)
+	w.record(key, from, obj.GetResourceVersion())
 	return nil
 }
 

@@ -37,7 +37,7 @@ func TestOwnWritesKnowsACacheBehindItsOwnWrite(t *testing.T) {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: rv}}
 	}
 	g.Expect(w.Behind(at("10"))).To(BeFalse(), "nothing written yet")
-	w.Wrote(at("10"))
+	w.Wrote(at("10"), at("11"))
 	g.Expect(w.Behind(at("10"))).To(BeTrue(), "the cache still shows the version the write started from")
 	g.Expect(w.Behind(at("10"))).To(BeTrue(), "and again, until it catches up")
 	other := at("10")
@@ -47,9 +47,41 @@ func TestOwnWritesKnowsACacheBehindItsOwnWrite(t *testing.T) {
 	g.Expect(w.from).To(BeEmpty(), "nothing is remembered once the cache caught up")
 	g.Expect(w.Behind(at("10"))).To(BeFalse())
 
-	w.Wrote(at("12"))
+	w.Wrote(at("12"), at("13"))
 	w.Forget(types.NamespacedName{Namespace: "shop", Name: "web"})
 	g.Expect(w.Behind(at("12"))).To(BeFalse(), "an object that is gone is forgotten")
+}
+
+// TestOwnWritesKnowsACacheThatShowsAnotherWriteButNotItsOwn: someone else
+// (a person's annotation, a GitOps tool's label) wrote the object between
+// the writing pass's read (10) and its status write, a merge patch without
+// a lock that the API server applied on top (12). The cache shows the other
+// write (11) before the pass's own, and that write's event brings the
+// object back at once: a pass from 11 is behind the write as much as one
+// from 10, though it started from neither. It was not (issue 40's B11: a
+// BackupConfig's pass that did not see the backup it had just started
+// started another).
+func TestOwnWritesKnowsACacheThatShowsAnotherWriteButNotItsOwn(t *testing.T) {
+	g := NewWithT(t)
+	var w OwnWrites
+	at := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: rv}}
+	}
+	w.Wrote(at("10"), at("12"))
+	g.Expect(w.Behind(at("11"))).To(BeTrue(), "another writer's version, older than the write")
+	g.Expect(w.Behind(at("9"))).To(BeTrue(), "a version older than the one the write started from")
+	g.Expect(w.Behind(at("10"))).To(BeTrue(), "the version the write started from")
+	g.Expect(w.Behind(at("12"))).To(BeFalse(), "the write")
+	g.Expect(w.from).To(BeEmpty())
+
+	w.Wrote(at("98"), at("100"))
+	g.Expect(w.Behind(at("99"))).To(BeTrue(), "versions compare as numbers, not as text")
+	g.Expect(w.Behind(at("101"))).To(BeFalse(), "a later version, by anyone, holds the write")
+
+	w.Wrote(at("a7"), at("b9"))
+	g.Expect(w.Behind(at("a8"))).To(BeFalse(), "versions that do not compare: only the one the write started from")
+	w.Wrote(at("a7"), at("b9"))
+	g.Expect(w.Behind(at("a7"))).To(BeTrue())
 }
 
 // TestOwnWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp: with MaxLag,
@@ -63,8 +95,8 @@ func TestOwnWritesWithMaxLagGivesUpOnACacheThatNeverCatchesUp(t *testing.T) {
 	}
 	bounded := OwnWrites{MaxLag: 5 * time.Second, now: func() time.Time { return now }}
 	unbounded := OwnWrites{now: func() time.Time { return now }}
-	bounded.Wrote(at("10"))
-	unbounded.Wrote(at("10"))
+	bounded.Wrote(at("10"), at("11"))
+	unbounded.Wrote(at("10"), at("11"))
 	now = now.Add(5 * time.Second)
 	g.Expect(bounded.Behind(at("10"))).To(BeTrue(), "a cache MaxLag behind the write")
 	now = now.Add(time.Millisecond)
