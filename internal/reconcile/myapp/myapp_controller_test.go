@@ -21,6 +21,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -452,16 +453,22 @@ func TestDNSDriftIsRepairedOnTheDriftCheck(t *testing.T) {
 	_, err = reconciler.Reconcile(t.Context(), req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Value", "198.51.100.7")), "not due yet")
+	// The drift check's pass may meet a cache behind this controller's
+	// own last status write, and then comes back a quarter of a second
+	// later (pass.CacheLagRetryDelay), as its requeue would bring it.
+	driftCheck := func(want gomegatypes.GomegaMatcher) {
+		g.Eventually(func(g Gomega) {
+			_, err := reconciler.Reconcile(t.Context(), req)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(recordsNamed(app.Spec.Host)).To(want)
+		}).Should(Succeed())
+	}
 	suiteClock.step(result.RequeueAfter)
-	_, err = reconciler.Reconcile(t.Context(), req)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(And(HaveField("Value", defaultTarget), HaveField("TTL", int32(300)))))
+	driftCheck(ConsistOf(And(HaveField("Value", defaultTarget), HaveField("TTL", int32(300)))))
 
 	g.Expect(dnsClient.Delete(t.Context(), app.Spec.Host, recordOwner(app))).To(Succeed())
 	suiteClock.step(driftCheckInterval)
-	_, err = reconciler.Reconcile(t.Context(), req)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(recordsNamed(app.Spec.Host)).To(ConsistOf(HaveField("Owner", recordOwner(app))))
+	driftCheck(ConsistOf(HaveField("Owner", recordOwner(app))))
 	eventuallyReady(t, g, app)
 }
 
