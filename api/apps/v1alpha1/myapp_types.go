@@ -207,6 +207,23 @@ type DNSRecordStatus struct {
 	TakeoverDoneFor string `json:"takeoverDoneFor,omitempty"`
 }
 
+// DNSTransferStatus is a transfer of a DNS record from one owner to
+// another that this MyApp started on a provider that makes it in two
+// batches: the old owner TXT deleted, then the new one created.
+type DNSTransferStatus struct {
+	// Name is the record's name.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// From is the owner the record had before the transfer.
+	// +kubebuilder:validation:MaxLength=253
+	From string `json:"from"`
+
+	// To is the owner the transfer gives the record to.
+	// +kubebuilder:validation:MaxLength=253
+	To string `json:"to"`
+}
+
 // FailureStatus says why nothing seems to happen: how many calls to an
 // external service failed in a row, when the last one failed, and when the
 // operator tries again (cert-manager's failedIssuanceAttempts and
@@ -251,6 +268,18 @@ type MyAppStatus struct {
 	// DNS is the record registered for the app, if any.
 	// +optional
 	DNS *DNSRecordStatus `json:"dns,omitempty"`
+
+	// DNSTransfer is written before the first batch of a transfer made in
+	// two batches (a hand-over, an Orphan mark or unmark, an adoption, a
+	// restore takeover, a migration, on a webhook provider that cannot
+	// replace a record set in one batch) and cleared once the transfer is
+	// done or the name reads otherwise. A transfer cut between its batches
+	// (a failed second batch, a restart) leaves the name resolving, with
+	// its address and no owner, which no other writer takes; the next pass
+	// finds this and finishes the transfer toward To, whatever else has
+	// changed since.
+	// +optional
+	DNSTransfer *DNSTransferStatus `json:"dnsTransfer,omitempty"`
 
 	// DNSFailures, while calls to the DNS service for this MyApp's record
 	// fail, counts them and says when the next one is due. It is cleared by

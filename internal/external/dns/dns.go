@@ -166,6 +166,26 @@ type Classer interface {
 	Class() Class
 }
 
+// TwoBatchTransferer is implemented by a client whose Transfer may be made
+// in two batches (the webhook client, on a provider that cannot replace a
+// record set in one): cut between them, it leaves the name with its
+// address and no owner (UnmanagedOwner), which only that Transfer, called
+// again, finishes. A caller records the transfer somewhere that outlives
+// it (the MyApp's status.dnsTransfer) before the call, so that the next
+// pass knows what to finish.
+type TwoBatchTransferer interface {
+	// TransfersInTwoBatches reports whether a Transfer may be cut between
+	// two batches.
+	TransfersInTwoBatches() bool
+}
+
+// TransfersInTwoBatches reports whether c's Transfer may be cut between
+// two batches (TwoBatchTransferer); false for a client that does not say.
+func TransfersInTwoBatches(c Client) bool {
+	t, ok := c.(TwoBatchTransferer)
+	return ok && t.TransfersInTwoBatches()
+}
+
 // ClassOf returns c's class: what it measured when it is a Classer,
 // ClassAtomic otherwise.
 func ClassOf(c Client) Class {

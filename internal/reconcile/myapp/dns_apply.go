@@ -44,23 +44,35 @@ import (
 // calls. A deletion's call that races another writer is skipped (the
 // record is no longer this MyApp's to delete or mark); any other failure
 // ends the calls, with how many were made. A hand-over whose outcome is
-// unknown is noted as if made: the receiver's next read settles it.
-func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan) (done int, err error) {
+// unknown is noted as if made: the receiver's next read settles it. A
+// transfer the DNS client may cut between two batches is recorded in
+// status first (recordTransfer), and forgotten once it succeeded.
+func (r *Reconciler) callDNS(ctx context.Context, s *scope, o *observation, p dnsplan.Plan) (done int, err error) {
 	told := map[string]bool{}
 	for i, c := range p.Calls {
+		if c.Op == dnsplan.OpTransfer && dns.TransfersInTwoBatches(r.DNS) {
+			if err := r.recordTransfer(ctx, s, c); err != nil {
+				return i, err
+			}
+		}
 		rec, err := r.callService(ctx, c)
 		if err != nil {
 			if c.SkipOnRace && isRace(c, err) {
 				continue
 			}
-			if outcomeUnknown(err) {
-				// It may have applied: a receiver that got the host
+			if t := s.app.Status.DNSTransfer; outcomeUnknown(err) || c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name {
+				// It may have applied, or be cut between its two
+				// batches and finished later toward its receiver
+				// (recordTransfer): a receiver that got the host
 				// without its notes would not know what it owes.
 				r.noteHandOver(o, c)
 			}
 			return i, err
 		}
 		o.answered(c, rec)
+		if t := s.app.Status.DNSTransfer; c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name {
+			s.app.Status.DNSTransfer = nil
+		}
 		r.noteHandOver(o, c)
 		if !c.Quiet || !told[c.Name] {
 			reason, action, note := callNote(c)
@@ -94,6 +106,30 @@ func (r *Reconciler) callService(ctx context.Context, c dnsplan.Call) (dns.Recor
 // between the read and the call.
 func isRace(c dnsplan.Call, err error) bool {
 	return errors.Is(err, external.ErrConflict) || (c.Op == dnsplan.OpTransfer && errors.Is(err, external.ErrNotFound))
+}
+
+// recordTransfer writes, in status.dnsTransfer, the transfer c is about to
+// make, before its first batch: a transfer cut between its two batches (a
+// failed second batch, a restart) leaves the name with its address and no
+// owner, and only the status tells the next pass what to finish, and
+// toward whom (dnsplan.Observation.Transfer). It is written alone, in a
+// status write of its own, so that nothing the pass has not decided yet
+// goes with it; the pass's status write then patches from it. A transfer
+// recorded already is not written again.
+func (r *Reconciler) recordTransfer(ctx context.Context, s *scope, c dnsplan.Call) error {
+	want := &appsv1alpha1.DNSTransferStatus{Name: c.Name, From: c.From, To: c.To}
+	if t := s.app.Status.DNSTransfer; t != nil && *t == *want {
+		return nil
+	}
+	written := s.base.DeepCopy()
+	written.Status.DNSTransfer = want
+	if _, err := pass.PatchStatus(ctx, &r.Base, s.base, written, myAppStatus); err != nil {
+		return fmt.Errorf("recording the transfer of %s before making it: %w", c.Name, err)
+	}
+	s.base = written
+	s.app.ResourceVersion = written.ResourceVersion
+	s.app.Status.DNSTransfer = want
+	return nil
 }
 
 // answered takes what a call that succeeded left into o.
@@ -139,6 +175,12 @@ func (r *Reconciler) showDNS(ctx context.Context, s *scope, run dnsRun) (ctrl.Re
 	}
 	if show.Read && !o.Deleting {
 		s.app.Status.DNS = o.StatusAfter(out.Holds, out.Previous)
+	}
+	if o.TransferSettled() {
+		// Read in this run, and not as a cut transfer leaves it: never
+		// begun, done, or another's since. A transfer made in the run was
+		// forgotten once it succeeded (callDNS).
+		s.app.Status.DNSTransfer = nil
 	}
 	msg := dnsMessage(o, run.p)
 	if show.Warn {

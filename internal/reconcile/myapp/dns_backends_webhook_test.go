@@ -17,9 +17,11 @@ limitations under the License.
 package myapp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -50,10 +52,14 @@ const webhookBackend = "webhook"
 // memory, so stopping the server would lose it), a client of its own for
 // the tests' reads, and the reconciler using the provider.
 var (
-	webhookServer     *controlplane.WebhookServer
-	webhookProxyDown  atomic.Bool
-	webhookClient     *webhook.Client
-	webhookReconciler *Reconciler
+	webhookServer    *controlplane.WebhookServer
+	webhookProxyDown atomic.Bool
+	// webhookProxyRefuse, when set, is asked about each batch the
+	// reconciler sends (POST /records): true answers it 500 without
+	// passing it on, as a provider that failed it does.
+	webhookProxyRefuse atomic.Pointer[func(webhook.Changes) bool]
+	webhookClient      *webhook.Client
+	webhookReconciler  *Reconciler
 	// webhookErr says why there is no webhook backend (the server is not
 	// built); its tests are skipped with it, the others run.
 	webhookErr error
@@ -77,6 +83,19 @@ func setupWebhookBackend(cp *controlplane.ControlPlane) (func(), error) {
 		if webhookProxyDown.Load() {
 			http.Error(w, "the DNS provider is down", http.StatusServiceUnavailable)
 			return
+		}
+		if refuse := webhookProxyRefuse.Load(); refuse != nil && r.Method == http.MethodPost && r.URL.Path == "/records" {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			var ch webhook.Changes
+			if json.Unmarshal(body, &ch) == nil && (*refuse)(ch) {
+				http.Error(w, "the provider failed the batch", http.StatusInternalServerError)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		forward.ServeHTTP(w, r)
 	}))
@@ -131,22 +150,32 @@ func setupWebhookBackend(cp *controlplane.ControlPlane) (func(), error) {
 // under test: the inmemory provider answers no DNS query.
 func webhookServed(t *testing.T, host string) []string {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, webhookServer.URL+"/records", nil)
+	out, err := webhookZoneValues(t.Context(), host)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// webhookZoneValues reads host's A record values from the webhook server's
+// zone (GET /records), sorted.
+func webhookZoneValues(ctx context.Context, host string) ([]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, webhookServer.URL+"/records", nil)
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Accept", "application/external.dns.webhook+json;version=1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("GET /records: %v", err)
+		return nil, fmt.Errorf("GET /records: %w", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /records: %s", resp.Status)
+		return nil, fmt.Errorf("GET /records: %s", resp.Status)
 	}
 	var zone []webhook.Endpoint
 	if err := json.NewDecoder(resp.Body).Decode(&zone); err != nil {
-		t.Fatalf("GET /records: %v", err)
+		return nil, fmt.Errorf("GET /records: %w", err)
 	}
 	var out []string
 	for _, e := range zone {
@@ -155,5 +184,5 @@ func webhookServed(t *testing.T, host string) []string {
 		}
 	}
 	slices.Sort(out)
-	return out
+	return out, nil
 }

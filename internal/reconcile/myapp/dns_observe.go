@@ -60,7 +60,7 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope) observation {
 		Deleting: !app.DeletionTimestamp.IsZero(), Address: addressOf(s.ingress), Default: targetOf(r.DefaultTarget),
 		TTL: r.RecordTTL, Status: seen, Routed: routedHosts(s.ingress), Memory: memory, Asked: ask,
 		Adopt: wantsAdoption(app), ReplaceLeaks: r.ReplaceLeakedRecords, ListsDrift: r.listsDrift(app), Gifts: gifts,
-		Class: r.DNSClass, RestoredFrom: restoredFrom(app),
+		Class: r.DNSClass, RestoredFrom: restoredFrom(app), Transfer: transferOf(app),
 	}, app: app, key: key, records: map[string]dns.Record{}}
 	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
 		o.ReasonGeneration = c.ObservedGeneration
@@ -214,7 +214,17 @@ func planRecord(rec dns.Record) dnsplan.Record {
 		return dnsplan.Record{}
 	}
 	return dnsplan.Record{Name: rec.Name, Type: rec.Type, Value: rec.Value, TTL: rec.TTL, Owner: rec.Owner,
-		Active: rec.State == dns.StateActive}
+		Active: rec.State == dns.StateActive, Unowned: rec.Owner == dns.UnmanagedOwner}
+}
+
+// transferOf is status.dnsTransfer as the plan sees it: a transfer made in
+// two batches that this MyApp started, nil for none.
+func transferOf(app *appsv1alpha1.MyApp) *dnsplan.Transfer {
+	t := app.Status.DNSTransfer
+	if t == nil {
+		return nil
+	}
+	return &dnsplan.Transfer{Name: t.Name, From: t.From, To: t.To}
 }
 
 // readLost lists the records of this MyApp's owners, for those under names

@@ -81,6 +81,9 @@ func callNote(c dnsplan.Call) (reason eventReason, action, note string) {
 	case dnsplan.WhyUnmark:
 		return eventDNSRecordUpdated, "MarkDNSRecord",
 			fmt.Sprintf("DNS record %s is owned by %q again (deletionPolicy is Delete): it is deleted with the MyApp", c.Name, c.To)
+	case dnsplan.WhyFinish:
+		return eventDNSRecordHandedOver, "TransferDNSRecord", fmt.Sprintf("Finished the transfer of DNS record %s "+
+			"from %q to %q, which was cut between its two batches: the name kept its address throughout", c.Name, c.From, c.To)
 	case dnsplan.WhyHandOver:
 		return eventDNSRecordHandedOver, "TransferDNSRecord",
 			fmt.Sprintf("Handed DNS record %s over to MyApp %s, which wants that host", c.Name, c.Peer.Key)

@@ -114,11 +114,12 @@ func TestAHandOverWithoutAnAnswerLeavesItsNotes(t *testing.T) {
 			giver, peer := newMyApp("unknown", "a"), newMyApp("unknown", "b")
 			giver.UID, peer.UID = uuid.NewUUID(), uuid.NewUUID()
 			r, _ := newPhaseReconciler(nil, transferFailing{err: tc.err}, defaultTarget)
-			o := r.observeDNS(t.Context(), &scope{app: giver})
+			s := &scope{app: giver, base: giver.DeepCopy()}
+			o := r.observeDNS(t.Context(), s)
 			peerApp := &dnsplan.App{Key: peer.Namespace + "/" + peer.Name, UID: string(peer.UID)}
 			handOver := dnsplan.Call{Op: dnsplan.OpTransfer, Name: giver.Spec.Host, From: recordOwner(giver),
 				To: recordOwner(peer), Why: dnsplan.WhyHandOver, Peer: peerApp, For: peer.Spec.Host, Debtor: peerApp}
-			done, err := r.callDNS(t.Context(), &o, dnsplan.Plan{Calls: []dnsplan.Call{handOver}})
+			done, err := r.callDNS(t.Context(), s, &o, dnsplan.Plan{Calls: []dnsplan.Call{handOver}})
 			g.Expect(done).To(BeZero())
 			g.Expect(err).To(MatchError(tc.err))
 

@@ -177,8 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return res, err
 	}
 
-	original := app.DeepCopy()
-	s := &scope{app: app}
+	s := &scope{app: app, base: app.DeepCopy()}
 	var out pass.Outcome
 	defer func() {
 		if s.gone {
@@ -195,7 +194,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		// The status is written with the caller's context: it records what
 		// happened even when the phases ran out of time.
-		if _, err := pass.PatchStatus(ctx, &r.Base, original, app, myAppStatus); err != nil {
+		if _, err := pass.PatchStatus(ctx, &r.Base, s.base, app, myAppStatus); err != nil {
 			// What the DNS phase remembers was never written: read again.
 			r.dnsChecks.forget(req.NamespacedName)
 			r.childTroubles.forget(req.NamespacedName)

@@ -30,7 +30,11 @@ import (
 
 // scope is what one reconcile of one MyApp works on.
 type scope struct {
-	app        *appsv1alpha1.MyApp
+	app *appsv1alpha1.MyApp
+	// base is the MyApp as the pass read it, or as its last status write
+	// in the pass left it (recordTransfer): the deferred status write
+	// patches from it.
+	base       *appsv1alpha1.MyApp
 	deployment *appsv1.Deployment
 	ingress    *networkingv1.Ingress
 	// readiness is what the phases learned that decides the conditions;

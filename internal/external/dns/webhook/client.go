@@ -301,6 +301,14 @@ func (c *Client) Class() extdns.Class {
 	return c.ProviderClass().Class
 }
 
+// TransfersInTwoBatches reports whether a Transfer is made in two batches
+// (dns.TwoBatchTransferer): the probe found that the provider cannot
+// replace a record set in one batch. Before the probe, it says so too.
+func (c *Client) TransfersInTwoBatches() bool {
+	_, oneBatch := c.measured()
+	return !oneBatch
+}
+
 // DomainFilter returns the server's domain filter, as negotiated.
 func (c *Client) DomainFilter() DomainFilter {
 	c.startMu.Lock()

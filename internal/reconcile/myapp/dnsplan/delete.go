@@ -40,9 +40,11 @@ func (o Observation) GiveUpAt() time.Time { return o.DeletingSince.Add(OrphanMar
 // and absent, so a host the backend cannot take never holds a deletion.
 // The calls for the names read are made whether or not others wait.
 func planDelete(v *view) Plan {
-	if v.Orphan && v.marked() {
+	if v.Orphan && v.marked() && v.Transfer == nil {
 		// Every record the status knows was written marked: nothing to
 		// read, so an outage cannot hold the deletion or unmark anything.
+		// A transfer recorded and not settled is read first: it may have
+		// been cut between its batches (finish.go).
 		return Plan{Outcome: Outcome{Kind: KindReleased}}
 	}
 	if v.lost {

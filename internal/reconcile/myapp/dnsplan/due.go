@@ -55,7 +55,9 @@ func (o Observation) due() (due, trust bool) {
 // readDue is due on the view Make computed.
 func (v *view) readDue() (due, trust bool) {
 	switch {
-	case v.Asked != 0 || v.moving():
+	case v.Asked != 0 || v.moving() || v.Transfer != nil:
+		// A transfer recorded and not settled is read at once: it may
+		// have been cut between its batches (finish.go).
 		return true, false
 	case v.Memory == nil:
 		settled := v.settled()

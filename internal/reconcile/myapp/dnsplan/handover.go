@@ -76,6 +76,10 @@ func (v *view) conflictPasses(ps []pass) {
 	own := v.ownOthers
 	closer, cycleHost, givesFirst := v.cycle()
 	var passOn, keep []string
+	// A host owed to a giver that still wants it is not given into a
+	// cycle: it goes back to the giver, or waits for it while the giver
+	// is suspended (receiver).
+	givesFirst = givesFirst && !v.owedToGiver(cycleHost)
 	for _, h := range own {
 		switch {
 		case givesFirst && h == cycleHost:
@@ -106,6 +110,22 @@ func (v *view) conflictPasses(ps []pass) {
 			ps[i].wanted = len(v.eligibleWanters(h)) > 0
 		}
 	}
+}
+
+// owedToGiver reports whether this MyApp owes h to a giver that still wants
+// it, eligible to receive it now or not (suspended).
+func (v *view) owedToGiver(h string) bool {
+	for _, g := range v.Gifts {
+		if g.For != h {
+			continue
+		}
+		for _, w := range v.Wanters[h] {
+			if g.Giver == w.Key && w.Host == h && !w.Deleting {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // passesOn reports whether a MyApp in a conflict hands h over.

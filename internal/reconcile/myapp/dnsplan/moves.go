@@ -161,7 +161,10 @@ func (m *moves) unsettledGifts(v *view) []Gift {
 		if slices.ContainsFunc(m.calls, func(c Call) bool { return c.Return && c.Peer.Key == g.Giver }) {
 			continue // its own host went back to the giver
 		}
-		if _, read := v.Records[g.Host]; g.Host != "" && !read {
+		if r, read := v.Records[g.Host]; g.Host != "" && (!read || r.Unowned) {
+			// Not read, or held by no owner: a hand-over cut between its
+			// two batches, which its giver finishes toward this MyApp
+			// (finish.go). Either way it is not settled yet.
 			out = append(out, g)
 			continue
 		}

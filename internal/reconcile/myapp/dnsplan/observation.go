@@ -31,6 +31,10 @@ type Record struct {
 	TTL               int32
 	Owner             string
 	Active            bool
+	// Unowned is set for a name that holds an address and no owner at all
+	// (dns.UnmanagedOwner): written by hand, or left by a transfer made in
+	// two batches whose second did not go through (finish.go).
+	Unowned bool
 }
 
 // Target is what a record points at: a type and a value; zero for nothing.
@@ -197,6 +201,9 @@ type Observation struct {
 	Host            string
 	Generation      int64
 	ResourceVersion string
+	// Transfer is status.dnsTransfer: a transfer made in two batches that
+	// this MyApp started, nil for none (finish.go).
+	Transfer *Transfer
 	// Orphan is whether deletionPolicy is Orphan.
 	Orphan bool
 	// Deleting is whether the MyApp is being deleted, since DeletingSince.

@@ -87,8 +87,11 @@ const (
 	// WhyMigrate takes over this MyApp's record written before owner IDs.
 	WhyMigrate  Why = "migrate"
 	WhyHandOver Why = "hand-over"
-	WhyRelease  Why = "release"
-	WhyDelete   Why = "delete"
+	// WhyFinish finishes a transfer this MyApp started in two batches
+	// that was cut between them (finish.go).
+	WhyFinish  Why = "finish-transfer"
+	WhyRelease Why = "release"
+	WhyDelete  Why = "delete"
 )
 
 // Call is one service call.
@@ -192,8 +195,19 @@ type Plan struct {
 // each.
 func Make(o Observation) Plan {
 	v := see(o)
+	p := makeFor(&v)
+	if v.finishing != nil && p.Need == NeedNothing {
+		p.Calls = append([]Call{*v.finishing}, p.Calls...)
+	}
+	return p
+}
+
+// makeFor is Make's decision once a transfer cut between its batches is
+// taken as finished (view.finishing): Make makes that call first.
+func makeFor(v *view) Plan {
+	o := v.Observation
 	if o.Deleting {
-		return planDelete(&v)
+		return planDelete(v)
 	}
 	if v.target == (Target{}) {
 		return Plan{Outcome: Outcome{Kind: KindWaitingForAddress}}
@@ -206,13 +220,13 @@ func Make(o Observation) Plan {
 	if need := v.need(); need != NeedNothing {
 		return Plan{Need: need}
 	}
-	spec := planSpecHost(&v)
+	spec := planSpecHost(v)
 	holds := spec.holder.Kind == HolderNone
 	passes := v.passes(holds)
-	moves := planOthers(&v, holds, passes)
+	moves := planOthers(v, holds, passes)
 
 	out := Outcome{Routes: moves.routes, Previous: moves.kept, Moving: moves.busy, Read: o.Host,
-		LostOwed: o.LostFailed, Gifts: moves.unsettledGifts(&v)}
+		LostOwed: o.LostFailed, Gifts: moves.unsettledGifts(v)}
 	if holds {
 		out.Kind, out.Holds = KindHeld, o.Host
 	} else {
@@ -263,7 +277,7 @@ func (p Plan) HeldAfter(o Observation, done int, unknown bool) (holds string, pr
 func (v *view) heldBefore() []string {
 	var held []string
 	for _, h := range v.known {
-		if r, read := v.Records[h]; !read || r.Name == "" || v.Self.Owns(r.Owner) {
+		if r, read := v.Records[h]; !read || r.Name == "" || v.Self.Owns(r.Owner) || v.givingCut(h) {
 			held = append(held, h)
 		}
 	}

@@ -24,6 +24,11 @@ import "slices"
 // Observation itself stays a plain value.
 type view struct {
 	Observation
+	// finishing is the call that finishes a transfer this MyApp started in
+	// two batches and that was cut between them, nil for none (finish.go).
+	// When set, Records reads that name as the transfer's receiver's: the
+	// plan decides from the state the call leaves.
+	finishing *Call
 	// target is what spec.host's record must point at (Target).
 	target Target
 	// owner and orphaned are this MyApp's identities under Delete and
@@ -74,6 +79,9 @@ type view struct {
 // it asks in one run, then it makes the host lists (hosts).
 func see(o Observation) view {
 	v := view{Observation: o}
+	if v.finishing = o.finishing(); v.finishing != nil {
+		v.Records = afterFinishing(o.Records, v.finishing)
+	}
 	v.target = o.Target()
 	s := o.Self
 	v.owner, v.orphaned, v.want = s.identities(o.Deleting, o.Orphan)
@@ -90,7 +98,7 @@ func see(o Observation) view {
 	if len(o.Chain) > 0 {
 		first = o.Chain[0].App
 	}
-	specOwner := o.Records[o.Host].Owner
+	specOwner := v.Records[o.Host].Owner
 	v.spec, v.specLegacy = s.Classify(specOwner, first), s.IsLegacy(specOwner)
 	// Only the record of exactly the MyApp the Restore's mark names (an
 	// earlier MyApp of this namespace and name, in this installation: a
@@ -203,4 +211,12 @@ func (o Observation) GivableHosts() []string {
 	return v.givable()
 }
 
-func (v *view) names() []string { return append([]string{v.Host}, v.others...) }
+// names are spec.host and the others, and the name of a transfer this
+// MyApp recorded (finish.go).
+func (v *view) names() []string {
+	names := append([]string{v.Host}, v.others...)
+	if t := v.Transfer; t != nil && !slices.Contains(names, t.Name) {
+		names = append(names, t.Name)
+	}
+	return names
+}

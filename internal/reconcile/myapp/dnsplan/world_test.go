@@ -77,9 +77,12 @@ type wapp struct {
 	statusOwner string
 	// takeoverDoneFor is the status.dns.takeoverDoneFor its status shows.
 	takeoverDoneFor string
-	routed          []string
-	memory          *Memory
-	gifts           []Gift
+	// transfer is status.dnsTransfer: a transfer made in two batches it
+	// started, nil for none.
+	transfer *Transfer
+	routed   []string
+	memory   *Memory
+	gifts    []Gift
 }
 
 func (a *wapp) self(id string) Self {
@@ -128,6 +131,11 @@ type service map[string]Record
 
 var errConflict = errors.New("conflict")
 
+// unmanaged is the owner the service shows for a name with an address and
+// no owner (dns.UnmanagedOwner): a transfer's first batch on a provider
+// that makes it in two sets it (sequence.batches).
+const unmanaged = "(unmanaged)"
+
 func (s service) apply(c Call) error {
 	cur, ok := s[c.Name]
 	switch c.Op {
@@ -143,10 +151,17 @@ func (s service) apply(c Call) error {
 		if cur.Owner == c.To {
 			return nil
 		}
+		if cur.Unowned {
+			// A transfer cut between its two batches: only a Transfer
+			// takes the name, and finishes it (the webhook client's).
+			cur.Owner, cur.Unowned = c.To, false
+			s[c.Name] = cur
+			return nil
+		}
 		if cur.Owner != c.From {
 			return errConflict
 		}
-		cur.Owner = c.To
+		cur.Owner, cur.Unowned = c.To, c.To == unmanaged
 		s[c.Name] = cur
 	case OpDelete:
 		if !ok {
@@ -188,7 +203,7 @@ func (w *tworld) observe(a *wapp) Observation {
 		Now: w.now, Self: Self{Installation: w.id, Namespace: ns, Name: name, UID: a.uid}, Host: a.host,
 		Generation: 2, ResourceVersion: "7", Orphan: a.orphan, Deleting: a.delete, DeletingSince: w.now,
 		Default: Target{Type: "A", Value: wantedIP}, TTL: 300, Routed: slices.Clone(a.routed),
-		Memory: a.memory, Gifts: slices.Clone(a.gifts), Asked: AskRequested,
+		Memory: a.memory, Gifts: slices.Clone(a.gifts), Asked: AskRequested, Transfer: a.transfer,
 	}
 	if len(a.held) > 0 {
 		owner := a.statusOwner
