@@ -48,10 +48,20 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	if err != nil {
 		return fmt.Errorf("configuring the DNS client: %w", err)
 	}
+	claim, err := setupOwnerIDClaim(ctx, mgr, opts, dnsClient)
+	if err != nil {
+		return err
+	}
+	var takeovers myapp.TakeoverGuard
+	var sweepGuard myapp.SweepGuard
+	if claim != nil {
+		takeovers, sweepGuard = claim, claim
+	}
 	if err := (&myapp.Reconciler{
 		Base: pass.Base{
 			MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 		},
+		Takeovers:            takeovers,
 		DNS:                  dnsClient,
 		DNSClass:             dnsClassOf(dnsClient),
 		OwnerID:              opts.myApp.ownerID,
@@ -65,10 +75,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the MyApp controller: %w", err)
 	}
-	claim, err := setupOwnerIDClaim(ctx, mgr, opts, dnsClient)
-	if err != nil {
-		return err
-	}
 	if opts.myApp.orphanSweepInterval > 0 {
 		if err := (&myapp.OrphanSweeper{
 			DNS:             dnsClient,
@@ -76,7 +82,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 			Reader:          mgr.GetAPIReader(),
 			Interval:        opts.myApp.orphanSweepInterval,
 			WatchNamespaces: opts.watchNamespaces,
-			Claim:           claim,
+			Claim:           sweepGuard,
 		}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the DNS orphan sweep: %w", err)
 		}

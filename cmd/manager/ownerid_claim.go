@@ -36,11 +36,12 @@ import (
 
 // setupOwnerIDClaim adds the leader's claim of the owner ID in the DNS
 // service (myapp.OwnerIDClaim), which the orphan sweep asks before each
-// sweep; nil when --owner-id-claim-interval is 0. The claim names this
+// sweep and the MyApp controller before each takeover of an earlier
+// MyApp's record; nil when --owner-id-claim-interval is 0. The claim names this
 // cluster by its kube-system namespace's UID and this manager by its host
 // name (its pod's name), for the people told that two clusters share the
 // ID.
-func setupOwnerIDClaim(ctx context.Context, mgr ctrl.Manager, opts *options, dnsClient dns.Client) (myapp.SweepGuard, error) {
+func setupOwnerIDClaim(ctx context.Context, mgr ctrl.Manager, opts *options, dnsClient dns.Client) (*myapp.OwnerIDClaim, error) {
 	if opts.myApp.ownerIDClaimInterval == 0 {
 		return nil, nil
 	}

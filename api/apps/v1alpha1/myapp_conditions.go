@@ -66,6 +66,11 @@ const (
 	WaitingForAddressReason = "WaitingForAddress"
 	// HostConflictReason: spec.host's record belongs to someone else.
 	HostConflictReason = "HostConflict"
+	// TakeoverWaitingReason: spec.host's record belongs to an earlier MyApp
+	// of this name that this one takes over (adopts, replaces as a leak,
+	// takes over as restored), and the takeover waits until this
+	// installation is known to be its owner ID's only user.
+	TakeoverWaitingReason = "TakeoverWaiting"
 	// DNSServiceUnavailableReason: the DNS service is unreachable or failing.
 	DNSServiceUnavailableReason = "DNSServiceUnavailable"
 	// DNSUnauthorizedReason: the DNS service refused the operator's token.

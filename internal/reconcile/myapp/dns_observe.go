@@ -60,7 +60,7 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope) observation {
 		Deleting: !app.DeletionTimestamp.IsZero(), Address: addressOf(s.ingress), Default: targetOf(r.DefaultTarget),
 		TTL: r.RecordTTL, Status: seen, Routed: routedHosts(s.ingress), Memory: memory, Asked: ask,
 		Adopt: wantsAdoption(app), ReplaceLeaks: r.ReplaceLeakedRecords, ListsDrift: r.listsDrift(app), Gifts: gifts,
-		Class: r.DNSClass, RestoredFrom: restoredFrom(app), Transfer: transferOf(app),
+		Class: r.DNSClass, RestoredFrom: restoredFrom(app), TakeoverWaits: r.takeoverWaits(), Transfer: transferOf(app),
 	}, app: app, key: key, records: map[string]dns.Record{}}
 	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
 		o.ReasonGeneration = c.ObservedGeneration
@@ -72,6 +72,18 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope) observation {
 		o.HolderNow = r.holderNow(ctx, *memory.Holder)
 	}
 	return o
+}
+
+// takeoverWaits is why no takeover of an earlier MyApp's record may be made
+// now (Takeovers), "" when one may.
+func (r *Reconciler) takeoverWaits() string {
+	if r.Takeovers == nil {
+		return ""
+	}
+	if ok, why := r.Takeovers.TakeoversAllowed(); !ok {
+		return why
+	}
+	return ""
 }
 
 // restoredFrom is the UID of the MyApp a Restore created this one from, as

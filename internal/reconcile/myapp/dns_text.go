@@ -115,6 +115,12 @@ func dnsMessage(o observation, p dnsplan.Plan) string {
 // MyApp keeps meanwhile and what it handed over.
 func conflictMessage(o observation, p dnsplan.Plan) string {
 	h := p.Outcome.Holder
+	if p.Outcome.TakeoverWaits {
+		return fmt.Sprintf("Host %s is registered in the DNS service by an earlier MyApp of this name (uid %s), whose "+
+			"record this MyApp takes over, but not yet: %s. A takeover judges that MyApp gone in this cluster only, so "+
+			"it waits until no other installation is seen using owner ID %s (docs/deploy.md: rehearsing a disaster "+
+			"recovery)", o.Host, h.Ref.UID, o.TakeoverWaits, o.Self.Installation)
+	}
 	msg := fmt.Sprintf("Host %s is already registered in the DNS service by %s; %s", o.Host, describeHolder(h), holderAdvice(o, h))
 	if p.Outcome.Holds != "" {
 		msg += fmt.Sprintf("; %s stays registered and routed meanwhile", p.Outcome.Holds)

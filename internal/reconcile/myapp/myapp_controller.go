@@ -71,6 +71,13 @@ type Reconciler struct {
 	// MyApp is alive in this cluster.
 	ReplaceLeakedRecords bool
 
+	// Takeovers, when set, says whether a MyApp may take an earlier
+	// MyApp's record over now (adopt it, replace its leak, take it over
+	// as restored): OwnerIDClaim, which allows it only once this
+	// installation is known to be its owner ID's only user. Nil allows
+	// every takeover (the claim is off).
+	Takeovers TakeoverGuard
+
 	// DefaultTarget is what a record points at while the Ingress has no
 	// load-balancer address: an IP address (an A record) or a host name (a
 	// CNAME). Empty means wait for the address.

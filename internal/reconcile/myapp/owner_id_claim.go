@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -128,6 +129,28 @@ type OwnerIDClaim struct {
 	other *dns.InstallationClaim
 	// longest is the longest check interval of any claim seen.
 	longest time.Duration
+	// seen is what the checks found, for TakeoversAllowed, which must not
+	// wait for a check in progress: published after each (publishLocked).
+	seen atomic.Pointer[claimSeen]
+}
+
+// TakeoverGuard says whether a MyApp may take an earlier MyApp's record
+// over now. OwnerIDClaim is one.
+type TakeoverGuard interface {
+	// TakeoversAllowed reports whether a takeover may be made now, and
+	// why not. It must not wait on the DNS service.
+	TakeoversAllowed() (allowed bool, why string)
+}
+
+// claimSeen is what the claim's checks found, as the last one left it.
+type claimSeen struct {
+	unsupported bool
+	// why is why takeovers wait whatever the time: no claim written yet,
+	// a check that failed, another installation's claim; "" when none.
+	why string
+	// wroteAt and quiet say from when the claim has stood long enough.
+	wroteAt time.Time
+	quiet   time.Duration
 }
 
 var _ manager.LeaderElectionRunnable = &OwnerIDClaim{}
@@ -173,6 +196,7 @@ func (c *OwnerIDClaim) Start(ctx context.Context) error {
 		}
 		c.mu.Lock()
 		err := c.checkLocked(ctx)
+		c.publishLocked(err)
 		c.mu.Unlock()
 		if err != nil && ctx.Err() == nil {
 			c.Log.Error(err, "Reading this installation's claim of its owner ID failed; trying again at the next check",
@@ -186,6 +210,7 @@ func (c *OwnerIDClaim) Start(ctx context.Context) error {
 func (c *OwnerIDClaim) start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer func() { c.publishLocked(nil) }()
 	claims, ok := c.DNS.(dns.InstallationClaims)
 	if !ok {
 		c.unsupported = true
@@ -318,7 +343,9 @@ func (c *OwnerIDClaim) SweepAllowed(ctx context.Context) (allowed bool, why stri
 	if c.claims == nil {
 		return false, "this installation's claim of its owner ID is not written yet"
 	}
-	if err := c.checkLocked(ctx); err != nil {
+	err := c.checkLocked(ctx)
+	c.publishLocked(err)
+	if err != nil {
 		return false, "this installation's claim of its owner ID could not be checked (the sweep waits for a check that succeeds): " + err.Error()
 	}
 	if c.other != nil {
@@ -328,6 +355,51 @@ func (c *OwnerIDClaim) SweepAllowed(ctx context.Context) (allowed bool, why stri
 	if stood := time.Since(c.wroteAt); stood < c.quiet() {
 		return false, fmt.Sprintf("this installation's claim of its owner ID has stood for %s of the %s that show no other "+
 			"installation uses it", stood.Round(time.Second), c.quiet())
+	}
+	return true, ""
+}
+
+// publishLocked publishes what the checks found for TakeoversAllowed;
+// checkErr is the last check's error. c.mu is held.
+func (c *OwnerIDClaim) publishLocked(checkErr error) {
+	seen := &claimSeen{unsupported: c.unsupported, wroteAt: c.wroteAt, quiet: c.quiet()}
+	switch {
+	case c.unsupported:
+	case c.claims == nil || c.wroteAt.IsZero():
+		seen.why = "this installation's claim of its owner ID is not written yet"
+	case checkErr != nil:
+		seen.why = "this installation's claim of its owner ID could not be checked: " + checkErr.Error()
+	case c.other != nil:
+		seen.why = fmt.Sprintf("another installation (cluster %s, manager %s) uses owner ID %s",
+			orUnknown(c.other.Cluster), orUnknown(c.other.Instance), c.OwnerID)
+	}
+	c.seen.Store(seen)
+}
+
+// TakeoversAllowed reports whether a MyApp may take an earlier MyApp's
+// record over now (adopt it, replace its leak, take it over as restored),
+// and why not: on the same proof the orphan sweep waits for, this
+// installation's claim standing for two check intervals with no other
+// claim seen since. A takeover judges "the earlier MyApp is gone" in this
+// cluster only: a second cluster started with this one's owner ID (a
+// disaster-recovery rehearsal, a values file shared by two clusters) would
+// take the first's live records over, and before the claims have met
+// neither cluster knows of the other. It reads what the last check found
+// and never waits for one, so a reconcile is not held up by the DNS
+// service.
+func (c *OwnerIDClaim) TakeoversAllowed() (allowed bool, why string) {
+	seen := c.seen.Load()
+	switch {
+	case seen == nil:
+		return false, "this installation's claim of its owner ID is not written yet"
+	case seen.unsupported:
+		return true, ""
+	case seen.why != "":
+		return false, seen.why
+	}
+	if stood := time.Since(seen.wroteAt); stood < seen.quiet {
+		return false, fmt.Sprintf("this installation's claim of its owner ID has stood for %s of the %s that show no "+
+			"other installation uses it", stood.Round(time.Second), seen.quiet)
 	}
 	return true, ""
 }

@@ -18,6 +18,7 @@ package restore
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -196,4 +197,61 @@ func TestARebuiltClusterWhoseGitOpsRecreatedTheMyAppTakesTheRecordOverOnReplace(
 	g.Expect(app.Status.DNS.TakeoverDoneFor).To(Equal(string(old.UID)))
 	g.Expect(b.record(old.Spec.Host).Owner).To(HaveSuffix("/" + string(gitops.UID)))
 	reader.expectNeverAbsent(g, old.UID, gitops.UID)
+}
+
+// TestARehearsalWithProductionsOwnerIDTakesNothingOver is issue 39's
+// rehearsal (item 8): a second cluster installed with production's owner
+// ID on production's DNS service and backup storage, to rehearse the
+// disaster recovery while production runs. Cluster A's MyApp is live; B
+// restores it from storage, and the restored MyApp finds A's record under
+// the UID its restore mark names, which B's API server does not know: the
+// takeover would judge it gone and take production's live record over.
+// Both installations claim the owner ID (myapp.OwnerIDClaim), the claims
+// meet, and the takeover waits: the MyApp's DNSReady says TakeoverWaiting,
+// naming the other installation, the Restore waits and says so, and A's
+// record keeps A's owner, its name resolving throughout.
+func TestARehearsalWithProductionsOwnerIDTakesNothingOver(t *testing.T) {
+	g := NewWithT(t)
+	clusterB := startClusterB(t)
+	a := newTestEnv(t, backuptest.HTTP)
+	a.claimEvery, a.cluster = 200*time.Millisecond, "production"
+	a.startMyApps()
+	live, _ := a.runOldApp(g, appsv1alpha1.DeletionPolicyOrphan)
+	owner := a.record(live.Spec.Host).Owner
+	reader := a.readName(live.Spec.Host)
+
+	b := newTestEnvIn(t, clusterB, backuptest.HTTP, a, a.ns)
+	b.claimEvery, b.cluster = 200*time.Millisecond, "rehearsal"
+	b.startMyApps()
+	b.startRestores()
+	r := b.newRestore("web-restore", backupv1alpha1.RestoreSource{
+		Storage: &backupv1alpha1.StorageSource{AppName: "web"}})
+	b.create(r)
+
+	var dnsReady metav1.Condition
+	g.Eventually(func(g Gomega) {
+		app := b.getApp("web")
+		g.Expect(app).NotTo(BeNil())
+		dnsReady = fixtures.Condition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition)
+		g.Expect(dnsReady.Reason).To(Equal(appsv1alpha1.TakeoverWaitingReason))
+		g.Expect(dnsReady.Message).To(ContainSubstring("another installation (cluster production"))
+	}, eventually, tick).Should(Succeed(), "the restored MyApp waits to take the record over")
+	t.Logf("DNSReady: %s", dnsReady.Message)
+	g.Consistently(func() string { return a.record(live.Spec.Host).Owner }, 3*time.Second, tick).Should(Equal(owner),
+		"production's live record keeps its owner")
+	var ready metav1.Condition
+	g.Eventually(func(g Gomega) {
+		got := &backupv1alpha1.Restore{}
+		g.Expect(b.c.Get(t.Context(), client.ObjectKeyFromObject(r), got)).To(Succeed())
+		g.Expect(got.Status.Phase).To(Equal(backupv1alpha1.RestoreRestoring))
+		ready = fixtures.Condition(got.Status.Conditions, readyCondition)
+		g.Expect(ready.Message).To(ContainSubstring("another installation (cluster production"))
+	}, eventually, tick).Should(Succeed(), "the Restore says why it waits")
+	t.Logf("the Restore's Ready: %s", ready.Message)
+	g.Expect(a.getApp("web").UID).To(Equal(live.UID))
+	reader.halt()
+	reader.mu.Lock()
+	defer reader.mu.Unlock()
+	g.Expect(reader.absent).To(BeZero(), "the name resolved throughout (%d reads)", reader.reads)
+	g.Expect(reader.owners).To(Equal([]string{owner}))
 }

@@ -114,6 +114,11 @@ type testEnv struct {
 	// sweepEvery, when set, runs the orphan sweep beside the MyApp
 	// controller that startMyApps starts, at this interval.
 	sweepEvery time.Duration
+	// claimEvery, when set, runs the owner ID claim (myapp.OwnerIDClaim)
+	// beside it, checked at this interval, as cluster claims: the MyApp
+	// controller asks it before a takeover, the sweep before a sweep.
+	claimEvery time.Duration
+	cluster    string
 }
 
 // newTestEnv starts a simulator and, for s3, a bucket, and creates a
@@ -223,6 +228,14 @@ func (e *testEnv) startMyApps() {
 	d, err := httpdns.New(external.Config{BaseURL: e.simURL, Token: external.StaticTokenSource(simToken),
 		MaxRetries: 1, MaxRetryWait: 100 * time.Millisecond})
 	g.Expect(err).NotTo(HaveOccurred())
+	var takeovers myapp.TakeoverGuard
+	var sweepGuard myapp.SweepGuard
+	if e.claimEvery > 0 {
+		claim := &myapp.OwnerIDClaim{DNS: d, OwnerID: e.ownerID, Cluster: e.cluster, Instance: e.cluster + "-manager",
+			Interval: e.claimEvery}
+		g.Expect(claim.SetupWithManager(mgr)).To(Succeed())
+		takeovers, sweepGuard = claim, claim
+	}
 	g.Expect((&myapp.Reconciler{
 		DNS:                  d,
 		OwnerID:              e.ownerID,
@@ -230,10 +243,11 @@ func (e *testEnv) startMyApps() {
 		DefaultTarget:        defaultTarget,
 		PendingPollInterval:  200 * time.Millisecond,
 		DriftCheckInterval:   time.Hour,
+		Takeovers:            takeovers,
 	}).SetupWithManager(e.t.Context(), mgr)).To(Succeed())
 	if e.sweepEvery > 0 {
 		g.Expect((&myapp.OrphanSweeper{DNS: d, OwnerID: e.ownerID, Interval: e.sweepEvery,
-			Pace: 10 * time.Millisecond}).SetupWithManager(mgr)).To(Succeed())
+			Pace: 10 * time.Millisecond, Claim: sweepGuard}).SetupWithManager(mgr)).To(Succeed())
 	}
 	e.run(mgr)
 }

@@ -258,6 +258,11 @@ type Observation struct {
 	// is set when the list failed.
 	Lost       []Record
 	LostFailed bool
+	// TakeoverWaits is why no earlier MyApp's record may be taken over now
+	// (adopted, replaced as a leak, taken over as restored): this
+	// installation is not known yet to be its owner ID's only user. ""
+	// when one may.
+	TakeoverWaits string
 	// SelfLive is whether the API server shows this MyApp as the live one.
 	SelfLive bool
 	// Wanters are, for each host this MyApp holds besides spec.host, the

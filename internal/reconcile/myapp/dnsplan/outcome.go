@@ -135,7 +135,12 @@ func Settle(o Observation, p Plan, active bool) Show {
 		return Show{Reason: appsv1alpha1.DeletingRecordReason, Read: true}
 	case KindConflict:
 		s := Show{Reason: appsv1alpha1.HostConflictReason, Read: true, Stalled: !out.Moving, Next: NextDrift}
-		if out.Moving {
+		if out.TakeoverWaits {
+			// Not a conflict: the record is this MyApp's to take over,
+			// once the claim shows no other installation uses the ID.
+			s.Reason, s.Stalled = appsv1alpha1.TakeoverWaitingReason, false
+		}
+		if out.Moving || out.TakeoverWaits {
 			s.Next, s.Polls = NextBackoff, o.polls(p)
 		}
 		s.Warn = o.Status.Reason != s.Reason
@@ -166,7 +171,7 @@ func (o Observation) activeNext() Next {
 func (o Observation) polls(p Plan) int {
 	last := o.Memory
 	if last == nil || len(p.Calls) > 0 || o.Asked&AskWoken != 0 || last.Host != o.Host ||
-		last.Seen.Reason != appsv1alpha1.HostConflictReason {
+		last.Seen.Reason != appsv1alpha1.HostConflictReason && last.Seen.Reason != appsv1alpha1.TakeoverWaitingReason {
 		return 0
 	}
 	return last.Polls + 1

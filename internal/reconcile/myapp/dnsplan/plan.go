@@ -178,6 +178,11 @@ type Outcome struct {
 	// this MyApp's own at the read before: another writer overwrote it.
 	Class    Class
 	LostRace bool
+	// TakeoverWaits is set on a conflict with an earlier MyApp's record
+	// that this MyApp would take over, held back by
+	// Observation.TakeoverWaits: it is read again with backoff, never
+	// stalled.
+	TakeoverWaits bool
 }
 
 // Plan is one step of a pass: what must be read first, or the calls to make
@@ -231,6 +236,7 @@ func makeFor(v *view) Plan {
 		out.Kind, out.Holds = KindHeld, o.Host
 	} else {
 		out.Kind, out.Holder, out.Class, out.LostRace = KindConflict, spec.holder, spec.class, spec.lostRace
+		out.TakeoverWaits = v.takeoverWaits
 		if len(moves.kept) > 0 {
 			out.Holds, out.Previous = moves.kept[0], moves.kept[1:]
 		}

@@ -18,8 +18,10 @@ package dnsplan
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
+	appsv1alpha1 "github.com/myapp-operator/myapp-operator/api/apps/v1alpha1"
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass/proptest"
 )
 
@@ -153,6 +155,82 @@ func checkRestoreWorld(owner, value, mark string, live, orphan, adopt, leaks boo
 	}
 	if len(p2.Calls) > 0 || p2.Outcome.Kind != KindHeld {
 		return proptest.Broke("once taken over, the next pass finds nothing to do", "%+v, %s", p2.Calls, p2.Outcome.Kind)
+	}
+	return nil
+}
+
+// TestNoTakeoverWhileTheOwnerIDIsNotKnownToBeThisInstallationsAlone ranges
+// over the restore space above with Observation.TakeoverWaits set (issue
+// 39 item 8: another installation's claim of the owner ID was seen, or
+// this one's has not stood long enough). It states the promises:
+//   - a record that was not this MyApp's stays as it was: no call touches
+//     it, whatever the mark, adoption or leak replacement ask;
+//   - a record this MyApp would take over with the guard open is a wait,
+//     not a conflict: TakeoverWaiting, read again with backoff, never
+//     stalled;
+//   - a record already this MyApp's is held as before.
+func TestNoTakeoverWhileTheOwnerIDIsNotKnownToBeThisInstallationsAlone(t *testing.T) {
+	c := proptest.New(t, "worlds")
+	for _, owner := range restoreOwners() {
+		for _, mark := range []string{"", "uid-0", "uid-7", "uid-1"} {
+			for _, live := range []bool{false, true} {
+				for _, orphan := range []bool{false, true} {
+					for _, ask := range []struct{ adopt, leaks bool }{{}, {adopt: true}, {leaks: true}} {
+						c.ObserveErr(func() string {
+							return fmt.Sprintf("owner=%s mark=%q live=%t orphan=%t adopt=%t leaks=%t",
+								owner, mark, live, orphan, ask.adopt, ask.leaks)
+						}, checkTakeoverWaits(owner, mark, live, orphan, ask.adopt, ask.leaks))
+					}
+				}
+			}
+		}
+	}
+	c.Report()
+}
+
+func checkTakeoverWaits(owner, mark string, live, orphan, adopt, leaks bool) error {
+	world := func() (*tworld, *wapp) {
+		a := &wapp{key: "ns/web", uid: "uid-1", host: "a", orphan: orphan}
+		w := &tworld{id: "here", svc: service{"a": {Name: "a", Type: "A", Value: wantedIP, TTL: 300, Owner: owner, Active: true}},
+			faults: map[string]readFault{}, selfLive: live}
+		w.apps = append(w.apps, a)
+		return w, a
+	}
+	plan := func(waits string) (*tworld, Observation, Plan, error) {
+		w, a := world()
+		o := w.observe(a)
+		o.RestoredFrom, o.Adopt, o.ReplaceLeaks, o.TakeoverWaits = mark, adopt, leaks, waits
+		o, p, err := w.plan(o)
+		return w, o, p, err
+	}
+	_, _, open, err := plan("")
+	if err != nil {
+		return proptest.Promise("the pass's loop of needs ends in a plan", fmt.Errorf("planning: %w", err))
+	}
+	w, o, p, err := plan("another installation uses owner ID here")
+	if err != nil {
+		return proptest.Promise("the pass's loop of needs ends in a plan", fmt.Errorf("planning: %w", err))
+	}
+	if err := w.applyPlan(p); err != nil {
+		return proptest.Broke("the plan's calls apply to the service it read", "applying %+v: %v", p.Calls, err)
+	}
+	if !alreadyMine(owner) {
+		if after := w.svc["a"]; after.Owner != owner {
+			return proptest.Broke("a record that was not this MyApp's stays as it was while takeovers wait",
+				"owned by %q after %+v", after.Owner, p.Calls)
+		}
+	}
+	wouldTake := !alreadyMine(owner) && slices.ContainsFunc(open.Calls, func(c Call) bool { return c.Name == "a" })
+	if wouldTake {
+		show := Settle(o, p, false)
+		if !p.Outcome.TakeoverWaits || show.Reason != appsv1alpha1.TakeoverWaitingReason || show.Stalled ||
+			show.Next != NextBackoff {
+			return proptest.Broke("a takeover held back is a wait, read again with backoff, never stalled",
+				"outcome %+v, show %+v", p.Outcome, show)
+		}
+	}
+	if alreadyMine(owner) && p.Outcome.TakeoverWaits {
+		return proptest.Broke("a record already this MyApp's is held as before", "outcome %+v", p.Outcome)
 	}
 	return nil
 }

@@ -57,6 +57,9 @@ type view struct {
 	// it as a leak, or takes it over as restored.
 	spec                           Holder
 	specLegacy, restored, takeOver bool
+	// takeoverWaits is set when this MyApp would take spec.host's record
+	// over but Observation.TakeoverWaits holds it back.
+	takeoverWaits bool
 	// members are, link by link, the MyApp each link of the chain names
 	// when it may take part in a cycle (member); nil for none.
 	members []*App
@@ -106,8 +109,10 @@ func see(o Observation) view {
 	// over, and only by a Transfer, so the name never stops resolving;
 	// and only until status.dns shows that takeover done (restored.go).
 	v.restored = takingOver(o.RestoredFrom, o.Status.Record) && s.restoredFrom(v.spec, o.RestoredFrom)
-	v.takeOver = v.spec.Kind == HolderFormer && o.SelfLive &&
+	wouldTakeOver := v.spec.Kind == HolderFormer && o.SelfLive &&
 		(o.Adopt || o.ReplaceLeaks && !v.spec.Ref.Orphaned || v.restored)
+	v.takeOver = wouldTakeOver && o.TakeoverWaits == ""
+	v.takeoverWaits = wouldTakeOver && o.TakeoverWaits != ""
 	v.held, v.known, v.others, v.ownOthers = v.hosts()
 	return v
 }
