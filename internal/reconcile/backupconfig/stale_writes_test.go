@@ -158,6 +158,30 @@ func newLaggingEnv(t *testing.T) (*testEnv, *clocktesting.FakeClock, *Reconciler
 	return e, clk, r, lag
 }
 
+// newHourlyLaggingPair is newLaggingEnv with a MyApp "web" and a
+// BackupConfig of it, backing it up every hour, created.
+func newHourlyLaggingPair(t *testing.T) (*testEnv, *clocktesting.FakeClock, *Reconciler, *laggingCache,
+	*appsv1alpha1.MyApp, *backupv1alpha1.BackupConfig) {
+	t.Helper()
+	e, clk, r, lag := newLaggingEnv(t)
+	app := e.newApp("web")
+	bc := e.newBackupConfig("web", "web", fixtures.WithSchedule("0 * * * *"))
+	e.create(app, bc)
+	return e, clk, r, lag, app, bc
+}
+
+// passesOf returns a function that runs one pass of bc with r, fails the
+// test on an error, and returns the pass's result.
+func passesOf(t *testing.T, r *Reconciler, bc *backupv1alpha1.BackupConfig) func() ctrl.Result {
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(bc)}
+	return func() ctrl.Result {
+		t.Helper()
+		result, err := r.Reconcile(t.Context(), req)
+		NewWithT(t).Expect(err).NotTo(HaveOccurred())
+		return result
+	}
+}
+
 // A BackupConfig comes back for reasons other than its own writes (a
 // MyApp event, a poll), and the cache may not hold the BackupConfig's own
 // last write yet. A pass that starts from the BackupConfig as the writing
@@ -171,16 +195,9 @@ func newLaggingEnv(t *testing.T) (*testEnv, *clocktesting.FakeClock, *Reconciler
 // finishes.
 func TestAPassOnACacheBehindItsOwnStatusWriteWritesNoStatus(t *testing.T) {
 	g := NewWithT(t)
-	e, clk, r, lag := newLaggingEnv(t)
-	app := e.newApp("web")
-	bc := e.newBackupConfig("web", "web", fixtures.WithSchedule("0 * * * *"))
-	e.create(app, bc)
+	e, clk, r, lag, _, bc := newHourlyLaggingPair(t)
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(bc)}
-	reconcileOnce := func() ctrl.Result {
-		result, err := r.Reconcile(t.Context(), req)
-		g.Expect(err).NotTo(HaveOccurred())
-		return result
-	}
+	reconcileOnce := passesOf(t, r, bc)
 	statusPatches := func() int {
 		n, _ := lag.counts(bc)
 		return n
@@ -258,16 +275,9 @@ func TestAPassOnACacheBehindItsOwnStatusWriteWritesNoStatus(t *testing.T) {
 // conflict.)
 func TestAPassOnACacheThatShowsAnotherWriteButNotItsOwnStartsNoSecondBackup(t *testing.T) {
 	g := NewWithT(t)
-	e, clk, r, lag := newLaggingEnv(t)
-	app := e.newApp("web")
-	bc := e.newBackupConfig("web", "web", fixtures.WithSchedule("0 * * * *"))
-	e.create(app, bc)
+	e, clk, r, lag, app, bc := newHourlyLaggingPair(t)
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(bc)}
-	reconcileOnce := func() ctrl.Result {
-		result, err := r.Reconcile(t.Context(), req)
-		g.Expect(err).NotTo(HaveOccurred())
-		return result
-	}
+	reconcileOnce := passesOf(t, r, bc)
 	editApp := func(image string) {
 		g.Expect(e.get(app)()).To(Succeed())
 		app.Spec.Image = image
