@@ -74,7 +74,7 @@ func (r *Reconciler) runDNS(ctx context.Context, s *scope) dnsRun {
 			}
 			continue
 		}
-		done, err := r.callDNS(ctx, s, &o, p)
+		done, err := r.callDNS(ctx, &o, p)
 		if err != nil && !raced && isRace(p.Calls[done], err) {
 			log.FromContext(ctx).Info("DNS record changed under this pass; observing it again", "name", p.Calls[done].Name)
 			raced, o = true, r.observeDNS(ctx, s)

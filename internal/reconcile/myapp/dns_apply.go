@@ -47,11 +47,11 @@ import (
 // unknown is noted as if made: the receiver's next read settles it. A
 // transfer the DNS client may cut between two batches is recorded in
 // status first (recordTransfer), and forgotten once it succeeded.
-func (r *Reconciler) callDNS(ctx context.Context, s *scope, o *observation, p dnsplan.Plan) (done int, err error) {
+func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan) (done int, err error) {
 	told := map[string]bool{}
 	for i, c := range p.Calls {
 		if c.Op == dnsplan.OpTransfer && dns.TransfersInTwoBatches(r.DNS) {
-			if err := r.recordTransfer(ctx, s, c); err != nil {
+			if err := r.recordTransfer(ctx, o, c); err != nil {
 				return i, err
 			}
 		}
@@ -60,7 +60,7 @@ func (r *Reconciler) callDNS(ctx context.Context, s *scope, o *observation, p dn
 			if c.SkipOnRace && isRace(c, err) {
 				continue
 			}
-			if t := s.app.Status.DNSTransfer; outcomeUnknown(err) || c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name {
+			if t := o.app.Status.DNSTransfer; outcomeUnknown(err) || c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name {
 				// It may have applied, or be cut between its two
 				// batches and finished later toward its receiver
 				// (recordTransfer): a receiver that got the host
@@ -70,8 +70,8 @@ func (r *Reconciler) callDNS(ctx context.Context, s *scope, o *observation, p dn
 			return i, err
 		}
 		o.answered(c, rec)
-		if t := s.app.Status.DNSTransfer; c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name {
-			s.app.Status.DNSTransfer = nil
+		if t := o.app.Status.DNSTransfer; c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name {
+			o.app.Status.DNSTransfer = nil
 		}
 		r.noteHandOver(o, c)
 		if !c.Quiet || !told[c.Name] {
@@ -114,21 +114,22 @@ func isRace(c dnsplan.Call, err error) bool {
 // owner, and only the status tells the next pass what to finish, and
 // toward whom (dnsplan.Observation.Transfer). It is written alone, in a
 // status write of its own, so that nothing the pass has not decided yet
-// goes with it; the pass's status write then patches from it. A transfer
+// goes with it; the pass's status write then patches from it (o.base,
+// the scope's base, takes the written object's place). A transfer
 // recorded already is not written again.
-func (r *Reconciler) recordTransfer(ctx context.Context, s *scope, c dnsplan.Call) error {
+func (r *Reconciler) recordTransfer(ctx context.Context, o *observation, c dnsplan.Call) error {
 	want := &appsv1alpha1.DNSTransferStatus{Name: c.Name, From: c.From, To: c.To}
-	if t := s.app.Status.DNSTransfer; t != nil && *t == *want {
+	if t := o.app.Status.DNSTransfer; t != nil && *t == *want {
 		return nil
 	}
-	written := s.base.DeepCopy()
+	written := o.base.DeepCopy()
 	written.Status.DNSTransfer = want
-	if _, err := pass.PatchStatus(ctx, &r.Base, s.base, written, myAppStatus); err != nil {
+	if _, err := pass.PatchStatus(ctx, &r.Base, o.base, written, myAppStatus); err != nil {
 		return fmt.Errorf("recording the transfer of %s before making it: %w", c.Name, err)
 	}
-	s.base = written
-	s.app.ResourceVersion = written.ResourceVersion
-	s.app.Status.DNSTransfer = want
+	written.DeepCopyInto(o.base)
+	o.app.ResourceVersion = written.ResourceVersion
+	o.app.Status.DNSTransfer = want
 	return nil
 }
 

@@ -61,7 +61,7 @@ func (r *Reconciler) observeDNS(ctx context.Context, s *scope) observation {
 		TTL: r.RecordTTL, Status: seen, Routed: routedHosts(s.ingress), Memory: memory, Asked: ask,
 		Adopt: wantsAdoption(app), ReplaceLeaks: r.ReplaceLeakedRecords, ListsDrift: r.listsDrift(app), Gifts: gifts,
 		Class: r.DNSClass, RestoredFrom: restoredFrom(app), TakeoverWaits: r.takeoverWaits(), Transfer: transferOf(app),
-	}, app: app, key: key, records: map[string]dns.Record{}}
+	}, app: app, base: s.base, key: key, records: map[string]dns.Record{}}
 	if c := meta.FindStatusCondition(app.Status.Conditions, appsv1alpha1.DNSReadyCondition); c != nil {
 		o.ReasonGeneration = c.ObservedGeneration
 	}

@@ -119,7 +119,7 @@ func TestAHandOverWithoutAnAnswerLeavesItsNotes(t *testing.T) {
 			peerApp := &dnsplan.App{Key: peer.Namespace + "/" + peer.Name, UID: string(peer.UID)}
 			handOver := dnsplan.Call{Op: dnsplan.OpTransfer, Name: giver.Spec.Host, From: recordOwner(giver),
 				To: recordOwner(peer), Why: dnsplan.WhyHandOver, Peer: peerApp, For: peer.Spec.Host, Debtor: peerApp}
-			done, err := r.callDNS(t.Context(), s, &o, dnsplan.Plan{Calls: []dnsplan.Call{handOver}})
+			done, err := r.callDNS(t.Context(), &o, dnsplan.Plan{Calls: []dnsplan.Call{handOver}})
 			g.Expect(done).To(BeZero())
 			g.Expect(err).To(MatchError(tc.err))
 

@@ -32,8 +32,8 @@ import (
 type scope struct {
 	app *appsv1alpha1.MyApp
 	// base is the MyApp as the pass read it, or as its last status write
-	// in the pass left it (recordTransfer): the deferred status write
-	// patches from it.
+	// in the pass left it (recordTransfer writes it in place): the
+	// deferred status write patches from it.
 	base       *appsv1alpha1.MyApp
 	deployment *appsv1.Deployment
 	ingress    *networkingv1.Ingress
@@ -58,7 +58,10 @@ type scope struct {
 type observation struct {
 	dnsplan.Observation
 	app *appsv1alpha1.MyApp
-	key types.NamespacedName
+	// base is the scope's base, which a status write made during the calls
+	// (recordTransfer) updates in place.
+	base *appsv1alpha1.MyApp
+	key  types.NamespacedName
 	// records are the service's answers, by name (dnsplan.Record drops the
 	// fields the status does not need).
 	records map[string]dns.Record
