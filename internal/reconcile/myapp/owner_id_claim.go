@@ -42,6 +42,10 @@ import (
 	"github.com/myapp-operator/myapp-operator/internal/reconcile/pass"
 )
 
+// claimNotWritten is why the sweep and the takeovers wait before the first
+// claim is written.
+const claimNotWritten = "this installation's claim of its owner ID is not written yet"
+
 // DefaultOwnerIDClaimInterval is how often the leader reads its
 // installation's claim of the owner ID back.
 const DefaultOwnerIDClaimInterval = time.Minute
@@ -341,7 +345,7 @@ func (c *OwnerIDClaim) SweepAllowed(ctx context.Context) (allowed bool, why stri
 		return true, ""
 	}
 	if c.claims == nil {
-		return false, "this installation's claim of its owner ID is not written yet"
+		return false, claimNotWritten
 	}
 	err := c.checkLocked(ctx)
 	c.publishLocked(err)
@@ -366,7 +370,7 @@ func (c *OwnerIDClaim) publishLocked(checkErr error) {
 	switch {
 	case c.unsupported:
 	case c.claims == nil || c.wroteAt.IsZero():
-		seen.why = "this installation's claim of its owner ID is not written yet"
+		seen.why = claimNotWritten
 	case checkErr != nil:
 		seen.why = "this installation's claim of its owner ID could not be checked: " + checkErr.Error()
 	case c.other != nil:
@@ -391,7 +395,7 @@ func (c *OwnerIDClaim) TakeoversAllowed() (allowed bool, why string) {
 	seen := c.seen.Load()
 	switch {
 	case seen == nil:
-		return false, "this installation's claim of its owner ID is not written yet"
+		return false, claimNotWritten
 	case seen.unsupported:
 		return true, ""
 	case seen.why != "":

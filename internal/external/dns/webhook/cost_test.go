@@ -65,7 +65,7 @@ func TestEachOperationReadsTheZoneAtMostOnce(t *testing.T) {
 		{"read", func(c *webhook.Client) error { _, err := c.Get(t.Context(), name); return err }},
 		{"delete", func(c *webhook.Client) error { return c.Delete(t.Context(), name, ownerA) }},
 	}
-	var table []string
+	table := make([]string, 0, len(ops)*2*3)
 	for _, sem := range []struct {
 		name string
 		sem  semantics

@@ -257,15 +257,8 @@ func checkCall(w *tworld, o Observation, p Plan, svc service, c Call) error {
 		return proptest.Broke("a record of this MyApp written before owner IDs is taken over by one migrating Transfer",
 			"%s %s (%s)", c.Op, c.Name, c.Why)
 	}
-	// A name held by no owner is touched only by the transfer this MyApp
-	// recorded in its status before the first batch cut it: that
-	// transfer, from and to as recorded.
 	if cur.Unowned && svc[c.Name].Unowned {
-		if t := o.Transfer; t == nil || c.Op != OpTransfer || *t != (Transfer{Name: c.Name, From: c.From, To: c.To}) {
-			return proptest.Broke("a name held by no owner is touched only by the transfer recorded for it",
-				"%s %s (%s) with status.dnsTransfer %v", c.Op, c.Name, c.Why, t)
-		}
-		return nil
+		return checkUnownedCall(o, c)
 	}
 	// Another owner's record is touched only to adopt, or replace the leak
 	// of, an earlier MyApp of this namespace and name, once the API server
@@ -280,6 +273,17 @@ func checkCall(w *tworld, o Observation, p Plan, svc service, c Call) error {
 		}
 	}
 	return checkRelease(o, p, c)
+}
+
+// checkUnownedCall: a name held by no owner is touched only by the transfer
+// this MyApp recorded in its status before the first batch cut it: that
+// transfer, from and to as recorded.
+func checkUnownedCall(o Observation, c Call) error {
+	if t := o.Transfer; t == nil || c.Op != OpTransfer || *t != (Transfer{Name: c.Name, From: c.From, To: c.To}) {
+		return proptest.Broke("a name held by no owner is touched only by the transfer recorded for it",
+			"%s %s (%s) with status.dnsTransfer %v", c.Op, c.Name, c.Why, t)
+	}
+	return nil
 }
 
 // isMine is the test's own reading of the identities of the MyApp o
