@@ -60,7 +60,7 @@ func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan
 			if c.SkipOnRace && isRace(c, err) {
 				continue
 			}
-			if t := o.app.Status.DNSTransfer; outcomeUnknown(err) || c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name {
+			if outcomeUnknown(err) || o.recorded(c) {
 				// It may have applied, or be cut between its two
 				// batches and finished later toward its receiver
 				// (recordTransfer): a receiver that got the host
@@ -70,7 +70,7 @@ func (r *Reconciler) callDNS(ctx context.Context, o *observation, p dnsplan.Plan
 			return i, err
 		}
 		o.answered(c, rec)
-		if t := o.app.Status.DNSTransfer; c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name {
+		if o.recorded(c) {
 			o.app.Status.DNSTransfer = nil
 		}
 		r.noteHandOver(o, c)
@@ -131,6 +131,13 @@ func (r *Reconciler) recordTransfer(ctx context.Context, o *observation, c dnspl
 	o.app.ResourceVersion = written.ResourceVersion
 	o.app.Status.DNSTransfer = want
 	return nil
+}
+
+// recorded reports whether c is a transfer of the name status.dnsTransfer
+// records.
+func (o *observation) recorded(c dnsplan.Call) bool {
+	t := o.app.Status.DNSTransfer
+	return c.Op == dnsplan.OpTransfer && t != nil && t.Name == c.Name
 }
 
 // answered takes what a call that succeeded left into o.

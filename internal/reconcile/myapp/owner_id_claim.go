@@ -340,27 +340,11 @@ func (c *OwnerIDClaim) quiet() time.Duration {
 // and no other claim was seen since. why says why not.
 func (c *OwnerIDClaim) SweepAllowed(ctx context.Context) (allowed bool, why string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.unsupported {
-		return true, ""
+	if !c.unsupported && c.claims != nil {
+		c.publishLocked(c.checkLocked(ctx))
 	}
-	if c.claims == nil {
-		return false, claimNotWritten
-	}
-	err := c.checkLocked(ctx)
-	c.publishLocked(err)
-	if err != nil {
-		return false, "this installation's claim of its owner ID could not be checked (the sweep waits for a check that succeeds): " + err.Error()
-	}
-	if c.other != nil {
-		return false, fmt.Sprintf("another installation (cluster %s, manager %s) uses owner ID %s",
-			orUnknown(c.other.Cluster), orUnknown(c.other.Instance), c.OwnerID)
-	}
-	if stood := time.Since(c.wroteAt); stood < c.quiet() {
-		return false, fmt.Sprintf("this installation's claim of its owner ID has stood for %s of the %s that show no other "+
-			"installation uses it", stood.Round(time.Second), c.quiet())
-	}
-	return true, ""
+	c.mu.Unlock()
+	return c.verdict()
 }
 
 // publishLocked publishes what the checks found for TakeoversAllowed;
@@ -372,7 +356,8 @@ func (c *OwnerIDClaim) publishLocked(checkErr error) {
 	case c.claims == nil || c.wroteAt.IsZero():
 		seen.why = claimNotWritten
 	case checkErr != nil:
-		seen.why = "this installation's claim of its owner ID could not be checked: " + checkErr.Error()
+		seen.why = "this installation's claim of its owner ID could not be checked (the sweep and the takeovers wait " +
+			"for a check that succeeds): " + checkErr.Error()
 	case c.other != nil:
 		seen.why = fmt.Sprintf("another installation (cluster %s, manager %s) uses owner ID %s",
 			orUnknown(c.other.Cluster), orUnknown(c.other.Instance), c.OwnerID)
@@ -391,7 +376,12 @@ func (c *OwnerIDClaim) publishLocked(checkErr error) {
 // neither cluster knows of the other. It reads what the last check found
 // and never waits for one, so a reconcile is not held up by the DNS
 // service.
-func (c *OwnerIDClaim) TakeoversAllowed() (allowed bool, why string) {
+func (c *OwnerIDClaim) TakeoversAllowed() (allowed bool, why string) { return c.verdict() }
+
+// verdict is what the last check found, judged for the sweep and the
+// takeovers alike: allowed once the claim has stood for two check
+// intervals with no other claim seen, or when the service keeps no claims.
+func (c *OwnerIDClaim) verdict() (allowed bool, why string) {
 	seen := c.seen.Load()
 	switch {
 	case seen == nil:

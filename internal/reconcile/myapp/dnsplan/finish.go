@@ -38,14 +38,22 @@ type Transfer struct {
 // otherwise (never begun, done, or taken since), and the status then lets
 // it go (TransferSettled).
 func (o Observation) finishing() *Call {
-	t := o.Transfer
-	if t == nil {
-		return nil
-	}
-	if r, read := o.Records[t.Name]; !read || !r.Unowned {
+	t, read, cut := o.recordedTransfer()
+	if !read || !cut {
 		return nil
 	}
 	return &Call{Op: OpTransfer, Name: t.Name, From: t.From, To: t.To, Why: WhyFinish}
+}
+
+// recordedTransfer is the transfer the status records (nil for none),
+// whether its name was read, and whether it reads as the transfer's first
+// batch leaves it: an address and no owner.
+func (o Observation) recordedTransfer() (t *Transfer, read, cut bool) {
+	if t = o.Transfer; t == nil {
+		return nil, false, false
+	}
+	r, read := o.Records[t.Name]
+	return t, read, read && r.Unowned
 }
 
 // givingCut reports whether h is the name of a transfer from this MyApp
@@ -72,10 +80,6 @@ func afterFinishing(records map[string]Record, c *Call) map[string]Record {
 // first batch leaves. A transfer made in this pass is settled by its own
 // answer instead (the myapp package clears it when the call succeeds).
 func (o Observation) TransferSettled() bool {
-	t := o.Transfer
-	if t == nil {
-		return false
-	}
-	r, read := o.Records[t.Name]
-	return read && !r.Unowned
+	_, read, cut := o.recordedTransfer()
+	return read && !cut
 }

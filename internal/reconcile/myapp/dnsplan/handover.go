@@ -115,17 +115,30 @@ func (v *view) conflictPasses(ps []pass) {
 // owedToGiver reports whether this MyApp owes h to a giver that still wants
 // it, eligible to receive it now or not (suspended).
 func (v *view) owedToGiver(h string) bool {
+	_, owed := v.owedTo(h, v.eligibleWanters(h))
+	return owed
+}
+
+// owedTo reports whether this MyApp owes h to a giver that still wants it,
+// and that giver when it is among wanters (those eligible to receive h
+// now); nil while it cannot receive it (it is suspended).
+func (v *view) owedTo(h string, wanters []*App) (giver *App, owed bool) {
 	for _, g := range v.Gifts {
 		if g.For != h {
 			continue
 		}
+		for _, w := range wanters {
+			if g.Giver == w.Key {
+				return w, true
+			}
+		}
 		for _, w := range v.Wanters[h] {
 			if g.Giver == w.Key && w.Host == h && !w.Deleting {
-				return true
+				return nil, true
 			}
 		}
 	}
-	return false
+	return nil, false
 }
 
 // passesOn reports whether a MyApp in a conflict hands h over.
@@ -219,20 +232,8 @@ func (v *view) othersWanted() bool {
 func (v *view) receiver(h string, holding bool) (peer *App, wait bool) {
 	wanters := v.eligibleWanters(h)
 	slices.SortFunc(wanters, func(a, b *App) int { return compare(a.Key, b.Key) })
-	for _, g := range v.Gifts {
-		if g.For != h {
-			continue
-		}
-		for _, w := range wanters {
-			if g.Giver == w.Key {
-				return w, false
-			}
-		}
-		for _, w := range v.Wanters[h] {
-			if g.Giver == w.Key && w.Host == h && !w.Deleting {
-				return nil, true
-			}
-		}
+	if giver, owed := v.owedTo(h, wanters); owed {
+		return giver, giver == nil
 	}
 	if !holding && v.owes() {
 		return nil, false
