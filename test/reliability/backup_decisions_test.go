@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,7 +151,7 @@ func TestBackupDecisions(t *testing.T) {
 			// problem, which the campaign's seed-2 on b50733c printed as
 			// covered-after=1m8s.
 			coveredAfter := time.Since(healed).Round(time.Second)
-			twice := watch()
+			twice, pairs := watch()
 			r := s.oracle.settle(t)
 			gone := d.deletions.finish(t.Context())
 			slotOnly := d.coveredBySlotOnly(t.Context())
@@ -180,7 +181,7 @@ func TestBackupDecisions(t *testing.T) {
 				t.Errorf("%s after the faults ended, still owed: %v", decisionSettle, owed)
 			}
 			if twice > 0 {
-				t.Errorf("%d samples saw a BackupConfig with two backups RUNNING", twice)
+				t.Errorf("%d samples saw a BackupConfig with two backups RUNNING: %s", twice, strings.Join(pairs, " | "))
 			}
 			reportAll(t, "a hold released early: ", early)
 			reportAll(t, "deleted BackupConfigs and final backups: ", gone.problems)
@@ -509,26 +510,57 @@ func (d *decisions) coveredBySlotOnly(ctx context.Context) []string {
 
 // watchRunning samples the service's backups every sampleInterval until the
 // returned function is called, which returns how many samples saw one owner
-// with two backups RUNNING.
-func watchRunning(ctx context.Context, sim *simulator.Server) func() int {
-	twice := 0
+// with two backups RUNNING, and each such pair once (ID, key, trigger, MyApp
+// generation, start), so that a failure names the backups it saw.
+func watchRunning(ctx context.Context, sim *simulator.Server) func() (int, []string) {
+	var (
+		mu    sync.Mutex
+		twice int
+		seen  = map[string]bool{}
+		pairs []string
+	)
 	stop := sampleEvery(ctx, func(context.Context) {
-		running := map[string]int{}
+		running := map[string][]simulator.Backup{}
 		for _, b := range sim.Backups() {
 			if b.Phase == simulator.PhaseRunning {
-				running[b.Owner]++
+				running[b.Owner] = append(running[b.Owner], b)
 			}
 		}
-		for _, n := range running {
-			if n > 1 {
-				twice++
+		mu.Lock()
+		defer mu.Unlock()
+		for owner, bs := range running {
+			if len(bs) < 2 {
+				continue
+			}
+			twice++
+			ids := make([]string, 0, len(bs))
+			for _, b := range bs {
+				ids = append(ids, b.ID)
+			}
+			slices.Sort(ids)
+			if key := strings.Join(ids, ","); !seen[key] {
+				seen[key] = true
+				pairs = append(pairs, fmt.Sprintf("%s at %s: %s", owner, time.Now().UTC().Format("15:04:05.000"), describeBackups(bs)))
 			}
 		}
 	})
-	return func() int {
+	return func() (int, []string) {
 		stop()
-		return twice
+		mu.Lock()
+		defer mu.Unlock()
+		return twice, pairs
 	}
+}
+
+// describeBackups names each backup by ID, idempotency key, trigger, MyApp
+// generation and start.
+func describeBackups(bs []simulator.Backup) string {
+	out := make([]string, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, fmt.Sprintf("%s (key %s, trigger %s, generation %s, started %s)", b.ID, b.IdempotencyKey,
+			b.Labels["backup.myapp.dev/trigger"], b.Labels["backup.myapp.dev/myapp-generation"], b.StartedAt.UTC().Format("15:04:05.000")))
+	}
+	return strings.Join(out, "; ")
 }
 
 // bcFirstPairs is how many MyApp and BackupConfig pairs

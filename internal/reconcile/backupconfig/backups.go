@@ -65,12 +65,13 @@ func (r *Reconciler) reconcileRunningBackup(ctx context.Context, s *scope) (ctrl
 }
 
 // reconcileBackupBeforeDeletion polls, for a BackupConfig being deleted,
-// a scheduled, on-change or backup-now backup that still runs: a final
-// backup waits for it (one backup at a time). A final backup that runs is
-// followed through the service's list of final attempts instead
+// a scheduled, on-change or backup-now backup that still runs, or the final
+// backup of a MyApp it held before its appRef moved: a final backup waits
+// for it (one backup at a time). The final backup of the MyApp it holds now
+// is followed through the service's list of final attempts instead
 // (runFinalBackup).
 func (r *Reconciler) reconcileBackupBeforeDeletion(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if last := s.bc.Status.LastBackup; last != nil && last.Trigger == backupv1alpha1.TriggerAppDeletion {
+	if lastIsFinalBackupOf(s.bc.Status, s.app) {
 		return ctrl.Result{}, nil
 	}
 	return r.reconcileRunningBackup(ctx, s)

@@ -76,14 +76,12 @@ func (r *Reconciler) runFinalBackup(ctx context.Context, s *scope) (ctrl.Result,
 // reads the plan asks for when it needs them.
 func (r *Reconciler) observeFinal(s *scope) backupplan.FinalObservation {
 	bc := s.bc
-	last := bc.Status.LastBackup
 	o := backupplan.FinalObservation{
 		Now:             s.now,
 		OptIn:           bc.Spec.BackupBeforeAppDeletion,
 		Suspended:       bc.Spec.Suspend,
 		Retain:          bc.Spec.DeletionPolicy != backupv1alpha1.DeletionPolicyDelete,
 		Deleting:        !bc.DeletionTimestamp.IsZero(),
-		OtherRunning:    last != nil && last.Phase == backupv1alpha1.BackupRunning && last.Trigger != backupv1alpha1.TriggerAppDeletion,
 		MaxAttempts:     r.FinalBackupAttempts,
 		TeardownLimit:   r.FinalBackupTeardownLimit,
 		AbandonReported: s.readyWas == backupv1alpha1.FinalBackupAbandonedReason,
@@ -98,6 +96,8 @@ func (r *Reconciler) observeFinal(s *scope) backupplan.FinalObservation {
 // observeFinalApp fills in what the observation knows of the MyApp.
 func observeFinalApp(o *backupplan.FinalObservation, bc *backupv1alpha1.BackupConfig, app *appsv1alpha1.MyApp) {
 	o.AppExists, o.AppHeld, o.AppDeleting, o.Recorded = false, false, false, false
+	last := bc.Status.LastBackup
+	o.OtherRunning = last != nil && last.Phase == backupv1alpha1.BackupRunning && !lastIsFinalBackupOf(bc.Status, app)
 	if app == nil {
 		return
 	}

@@ -283,9 +283,19 @@ func readyReason(bc *backupv1alpha1.BackupConfig) string {
 // of app. The backup service reported it so, and an eventually consistent
 // listing that does not show it yet must not hold the MyApp again.
 func finalBackupRecorded(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
+	return lastIsFinalBackupOf(status, app) && status.LastBackup.Phase == backupv1alpha1.BackupSucceeded
+}
+
+// lastIsFinalBackupOf reports whether status.lastBackup is app's final
+// backup: a final backup, started (or listed) while the status observed
+// app, whose UID status.observedAppUID keeps until a backup of another
+// MyApp is started. A final backup of a MyApp this BackupConfig held before
+// its appRef moved is not, and app's final backup waits for it (one backup
+// at a time).
+func lastIsFinalBackupOf(status backupv1alpha1.BackupConfigStatus, app *appsv1alpha1.MyApp) bool {
 	last := status.LastBackup
-	return last != nil && last.Trigger == backupv1alpha1.TriggerAppDeletion &&
-		last.Phase == backupv1alpha1.BackupSucceeded && status.ObservedAppUID == app.UID
+	return last != nil && last.Trigger == backupv1alpha1.TriggerAppDeletion && app != nil &&
+		status.ObservedAppUID == app.UID
 }
 
 // viewOf is what the hold plans know of holder, a BackupConfig the cache

@@ -44,8 +44,9 @@ type FinalObservation struct {
 	// even before its own deletion began.
 	NamespaceRead, NamespaceTerminating bool
 	// OtherRunning is set while status.lastBackup is a scheduled,
-	// on-change or backup-now backup still RUNNING, as this pass polled it:
-	// one backup at a time.
+	// on-change or backup-now backup still RUNNING, as this pass polled it,
+	// or the final backup of a MyApp held before the appRef moved: one
+	// backup at a time.
 	OtherRunning bool
 	// Recorded is set when status records this MyApp's final backup
 	// SUCCEEDED.
