@@ -17,7 +17,9 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -120,4 +122,32 @@ func TestWebhookServerThatIsNotOneStopsTheStartAtOnce(t *testing.T) {
 		readInterval: webhook.DefaultReadInterval, maxBodyBytes: webhook.DefaultMaxBodyBytes}
 	_, err := newWebhookDNSClient(t.Context(), logr.Discard(), opts)
 	g.Expect(err).To(MatchError(ContainSubstring("not an external-dns webhook server")))
+}
+
+// TestAZoneOverTheBodyCapStopsTheStartAtOnce: a zone larger than
+// --dns-webhook-max-body-size at start is a configuration problem: the
+// manager stops at once rather than retry for two minutes as for a server
+// not up yet, naming the flag and what to do.
+func TestAZoneOverTheBodyCapStopsTheStartAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	url := lastWriterWinsServer(t)
+	filler := webhook.Changes{}
+	for i := range 50 {
+		filler.Create = append(filler.Create, webhook.Endpoint{DNSName: fmt.Sprintf("svc%d.example.com", i),
+			RecordType: "A", Targets: []string{"198.51.100.1"}, RecordTTL: 300})
+	}
+	body, err := json.Marshal(filler)
+	g.Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/records", bytes.NewReader(body))
+	g.Expect(err).NotTo(HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.Body.Close()).To(Succeed())
+
+	opts := webhookOptions{url: url, zone: "example.com", timeout: webhook.DefaultTimeout, singleWriter: true,
+		readInterval: webhook.DefaultReadInterval, maxBodyBytes: 2048}
+	_, err = newWebhookDNSClient(t.Context(), logr.Discard(), opts)
+	g.Expect(err).To(MatchError(And(ContainSubstring("larger than 2048 bytes"), ContainSubstring("--dns-webhook-max-body-size"),
+		ContainSubstring("domain filter"))))
+	g.Expect(err).NotTo(MatchError(ContainSubstring("did not answer within")), "not retried as a server not up yet")
 }

@@ -47,6 +47,13 @@ const (
 	// KindInvalid means the request itself was rejected (a 4xx validation error or
 	// a request the client refused to send). Retrying the same request fails again.
 	KindInvalid Kind = "invalid"
+	// KindTooLarge means an answer was larger than the client may read (a
+	// configured cap): a configuration problem, which no retry changes until
+	// a person raises the cap or the service answers less (a DNS zone read
+	// whole, over the webhook protocol's body cap). Unlike KindInvalid it
+	// says nothing about the request, so a name read this way is not one the
+	// service refuses.
+	KindTooLarge Kind = "too_large"
 )
 
 // Sentinel errors for errors.Is. Every *Error matches the sentinel of its Kind,
@@ -60,6 +67,7 @@ var (
 	ErrThrottled    = &Error{Kind: KindThrottled, sentinel: true}
 	ErrTransient    = &Error{Kind: KindTransient, sentinel: true}
 	ErrInvalid      = &Error{Kind: KindInvalid, sentinel: true}
+	ErrTooLarge     = &Error{Kind: KindTooLarge, sentinel: true}
 )
 
 // Error is the error every client in this package tree returns. Its text names

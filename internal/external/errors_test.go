@@ -36,6 +36,7 @@ func TestErrorClassification(t *testing.T) {
 		external.KindThrottled:    external.ErrThrottled,
 		external.KindTransient:    external.ErrTransient,
 		external.KindInvalid:      external.ErrInvalid,
+		external.KindTooLarge:     external.ErrTooLarge,
 	}
 	tests := []struct {
 		name          string
@@ -155,7 +156,7 @@ func TestConfigDefaults(t *testing.T) {
 func TestReasonsFor(t *testing.T) {
 	reasons := external.Reasons{
 		Unauthorized: "Unauthorized", Throttled: "Throttled", Unavailable: "Unavailable", Rejected: "Rejected",
-		Other: "Other",
+		TooLarge: "TooLarge", Other: "Other",
 	}
 	tests := []struct {
 		name string
@@ -166,6 +167,7 @@ func TestReasonsFor(t *testing.T) {
 		{name: "throttled", err: &external.Error{Kind: external.KindThrottled, StatusCode: 429}, want: "Throttled"},
 		{name: "transient", err: &external.Error{Kind: external.KindTransient, StatusCode: 503}, want: "Unavailable"},
 		{name: "invalid", err: &external.Error{Kind: external.KindInvalid, StatusCode: 400}, want: "Rejected"},
+		{name: "too large", err: &external.Error{Kind: external.KindTooLarge, StatusCode: 200}, want: "TooLarge"},
 		{name: "conflict", err: &external.Error{Kind: external.KindConflict, StatusCode: 409}, want: "Other"},
 		{name: "not found", err: &external.Error{Kind: external.KindNotFound, StatusCode: 404}, want: "Other"},
 		{name: "wrapped", err: fmt.Errorf("upsert: %w", &external.Error{Kind: external.KindThrottled}), want: "Throttled"},
@@ -177,4 +179,8 @@ func TestReasonsFor(t *testing.T) {
 			NewWithT(t).Expect(reasons.For(tt.err)).To(Equal(tt.want))
 		})
 	}
+	t.Run("too large without its own reason", func(t *testing.T) {
+		reasons.TooLarge = ""
+		NewWithT(t).Expect(reasons.For(external.ErrTooLarge)).To(Equal("Other"))
+	})
 }

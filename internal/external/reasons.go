@@ -29,6 +29,9 @@ type Reasons struct {
 	Unavailable string
 	// Rejected is the reason for KindInvalid: the request itself was refused.
 	Rejected string
+	// TooLarge is the reason for KindTooLarge: an answer above the
+	// client's cap. Other when empty.
+	TooLarge string
 	// Other is the reason for any other failure: a conflict or a missing
 	// object that reached the reconciler, or an error that is not an *Error.
 	Other string
@@ -45,6 +48,11 @@ func (r Reasons) For(err error) string {
 		return r.Unavailable
 	case KindInvalid:
 		return r.Rejected
+	case KindTooLarge:
+		if r.TooLarge != "" {
+			return r.TooLarge
+		}
+		return r.Other
 	default:
 		return r.Other
 	}

@@ -188,7 +188,7 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	standbyProcess.Stop()
 
 	alerting := loadAlertingRules(t)
-	g.Expect(alerting).To(HaveLen(11))
+	g.Expect(alerting).To(HaveLen(12))
 
 	// Every metric a rule reads is one the manager exports, or up, which
 	// Prometheus writes for each scrape; and every selector names the job
@@ -253,6 +253,34 @@ func TestAlertsFireOnTheOperatorsSeries(t *testing.T) {
 	g.Expect(fired).To(HaveKeyWithValue("MyAppOwnerIDShared", ContainElement(includes(labels.FromStrings("owner_id", ownerID)))))
 	g.Expect(fired).NotTo(HaveKey("MyAppOperatorDown"))
 	g.Expect(fired).NotTo(HaveKey("MyAppOperatorNoLeader"))
+	g.Expect(fired).NotTo(HaveKey("MyAppDNSZoneTooLarge"), "no call was refused as too large")
+
+	// The simulator's DNS service answers in pages, so no call of this
+	// world is too large; the webhook client's too-large outcome
+	// (external.KindTooLarge, a zone over --dns-webhook-max-body-size)
+	// is added to the leader's series as every call would count it, with
+	// the labels of the scraped DNS calls: it fires with the service's
+	// name, and not once the zone fits again.
+	var dnsCall labels.Labels
+	for _, s := range leader {
+		if s.name == "myapp_external_requests_total" && s.labels.Get("service") == "dns" {
+			dnsCall = s.labels
+			break
+		}
+	}
+	g.Expect(dnsCall.IsEmpty()).To(BeFalse(), "the leader counted DNS calls")
+	tooLarge := labels.NewBuilder(dnsCall).Set("outcome", "too_large").Labels()
+	overCap := target("leader", []sample{{name: "myapp_external_requests_total", labels: tooLarge}}, now, always)
+	fired = evaluate(t, overCap, now, now.Add(30*time.Minute))
+	g.Expect(fired).To(HaveKeyWithValue("MyAppDNSZoneTooLarge", ConsistOf(includes(labels.FromStrings("service", "dns")))))
+	fits := target("leader", []sample{{name: "myapp_external_requests_total", labels: tooLarge, value: 40}}, now, always)
+	for i := range fits {
+		if fits[i].labels.Get("outcome") == "too_large" {
+			fits[i].value = func(time.Time) (float64, bool) { return 40, true }
+		}
+	}
+	g.Expect(evaluate(t, fits, now, now.Add(30*time.Minute))).NotTo(HaveKey("MyAppDNSZoneTooLarge"),
+		"a count that no longer grows")
 
 	// The manager's Deployment goes after 15 minutes: its target and all
 	// its series go with it.
@@ -549,8 +577,8 @@ func targetLabels(name, instance string) labels.Labels {
 
 // target is the timeline of one scraped manager instance from start, while
 // present holds: its samples with the job and instance labels, and up at 1.
-// The counters the rules rate grow as in a lasting outage (the failing and
-// throttled outcomes and reconcile errors by one a second); every other
+// The counters the rules rate grow as in a lasting outage (the failing,
+// throttled and too-large outcomes and reconcile errors by one a second); every other
 // series keeps its value.
 func target(instance string, samples []sample, start time.Time, present func(time.Time) bool) []series {
 	out := make([]series, 0, 1+len(samples))
@@ -561,7 +589,7 @@ func target(instance string, samples []sample, start time.Time, present func(tim
 		b.Set("job", job)
 		b.Set("instance", instance)
 		growing := s.name == "controller_runtime_reconcile_errors_total" ||
-			(s.name == "myapp_external_requests_total" && slices.Contains([]string{"transient", "throttled"}, s.labels.Get("outcome")))
+			(s.name == "myapp_external_requests_total" && slices.Contains([]string{"transient", "throttled", "too_large"}, s.labels.Get("outcome")))
 		value := s.value
 		out = append(out, series{labels: b.Labels(), start: start, value: func(ts time.Time) (float64, bool) {
 			if growing {

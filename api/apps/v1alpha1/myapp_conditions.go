@@ -80,6 +80,11 @@ const (
 	// DNSRequestRejectedReason: the DNS service rejected a request as
 	// invalid.
 	DNSRequestRejectedReason = "DNSRequestRejected"
+	// DNSZoneTooLargeReason: the DNS zone, which the webhook protocol reads
+	// whole, is larger than the operator may read
+	// (--dns-webhook-max-body-size): a configuration problem; the zone is
+	// read again after six read intervals (a minute by default).
+	DNSZoneTooLargeReason = "DNSZoneTooLarge"
 	// DeletingRecordReason: the MyApp is being deleted and its record is
 	// being deleted.
 	DeletingRecordReason = "DeletingRecord"

@@ -292,6 +292,7 @@ var dnsReasons = external.Reasons{
 	Throttled:    appsv1alpha1.DNSThrottledReason,
 	Unavailable:  appsv1alpha1.DNSServiceUnavailableReason,
 	Rejected:     appsv1alpha1.DNSRequestRejectedReason,
+	TooLarge:     appsv1alpha1.DNSZoneTooLargeReason,
 	Other:        appsv1alpha1.DNSServiceUnavailableReason,
 }
 

@@ -58,8 +58,12 @@ var (
 	// reconciler sends (POST /records): true answers it 500 without
 	// passing it on, as a provider that failed it does.
 	webhookProxyRefuse atomic.Pointer[func(webhook.Changes) bool]
-	webhookClient      *webhook.Client
-	webhookReconciler  *Reconciler
+	// webhookProxyPad, when above 0, adds that many bytes of another
+	// tool's A records to every zone read (GET /records) the reconciler
+	// makes, whose client reads at most webhookMaxBody.
+	webhookProxyPad   atomic.Int64
+	webhookClient     *webhook.Client
+	webhookReconciler *Reconciler
 	// webhookErr says why there is no webhook backend (the server is not
 	// built); its tests are skipped with it, the others run.
 	webhookErr error
@@ -84,6 +88,10 @@ func setupWebhookBackend(cp *controlplane.ControlPlane) (func(), error) {
 			http.Error(w, "the DNS provider is down", http.StatusServiceUnavailable)
 			return
 		}
+		if pad := webhookProxyPad.Load(); pad > 0 && r.Method == http.MethodGet && r.URL.Path == "/records" {
+			servePadded(w, r, pad)
+			return
+		}
 		if refuse := webhookProxyRefuse.Load(); refuse != nil && r.Method == http.MethodPost && r.URL.Path == "/records" {
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
@@ -99,11 +107,15 @@ func setupWebhookBackend(cp *controlplane.ControlPlane) (func(), error) {
 		}
 		forward.ServeHTTP(w, r)
 	}))
-	newClient := func(serverURL string, readInterval time.Duration) (*webhook.Client, error) {
-		c, err := webhook.New(webhook.Config{
+	newClient := func(serverURL string, readInterval time.Duration, mutate ...func(*webhook.Config)) (*webhook.Client, error) {
+		cfg := webhook.Config{
 			URL: serverURL, Zone: webhookServer.Zone, Timeout: 5 * time.Second, ReadInterval: readInterval,
 			RetryWait: 10 * time.Millisecond,
-		})
+		}
+		for _, m := range mutate {
+			m(&cfg)
+		}
+		c, err := webhook.New(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +129,9 @@ func setupWebhookBackend(cp *controlplane.ControlPlane) (func(), error) {
 	if webhookClient, err = newClient(webhookServer.URL, time.Nanosecond); err != nil {
 		return nil, err
 	}
-	reconcilerClient, err := newClient(proxy.URL, 200*time.Millisecond)
+	reconcilerClient, err := newClient(proxy.URL, 200*time.Millisecond, func(cfg *webhook.Config) {
+		cfg.MaxBodyBytes = webhookMaxBody
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +159,28 @@ func setupWebhookBackend(cp *controlplane.ControlPlane) (func(), error) {
 	}, nil
 }
 
+// webhookMaxBody is the body cap of the reconciler's webhook client: far
+// above the zone the package's tests make, below one webhookProxyPad
+// makes.
+const webhookMaxBody = 2 << 20
+
+// servePadded answers a zone read with the server's zone and pad bytes of
+// another tool's A records after it.
+func servePadded(w http.ResponseWriter, r *http.Request, pad int64) {
+	zone, err := readZone(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	// Each is about 90 bytes of JSON.
+	for i := range pad/80 + 1 {
+		zone = append(zone, webhook.Endpoint{DNSName: fmt.Sprintf("svc%07d.%s", i, webhookServer.Zone),
+			RecordType: "A", Targets: []string{"198.51.100.9"}, RecordTTL: 300})
+	}
+	w.Header().Set("Content-Type", "application/external.dns.webhook+json;version=1")
+	_ = json.NewEncoder(w).Encode(zone)
+}
+
 // webhookServed is what the webhook server's zone holds as host's A
 // record, read with the protocol's GET /records rather than the client
 // under test: the inmemory provider answers no DNS query.
@@ -160,6 +196,22 @@ func webhookServed(t *testing.T, host string) []string {
 // webhookZoneValues reads host's A record values from the webhook server's
 // zone (GET /records), sorted.
 func webhookZoneValues(ctx context.Context, host string) ([]string, error) {
+	zone, err := readZone(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range zone {
+		if e.RecordType == "A" && strings.EqualFold(strings.TrimSuffix(e.DNSName, "."), host) {
+			out = append(out, e.Targets...)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// readZone reads the webhook server's zone (GET /records).
+func readZone(ctx context.Context) ([]webhook.Endpoint, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, webhookServer.URL+"/records", nil)
 	if err != nil {
 		return nil, err
@@ -177,12 +229,5 @@ func webhookZoneValues(ctx context.Context, host string) ([]string, error) {
 	if err := json.NewDecoder(resp.Body).Decode(&zone); err != nil {
 		return nil, fmt.Errorf("GET /records: %w", err)
 	}
-	var out []string
-	for _, e := range zone {
-		if e.RecordType == "A" && strings.EqualFold(strings.TrimSuffix(e.DNSName, "."), host) {
-			out = append(out, e.Targets...)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
+	return zone, nil
 }

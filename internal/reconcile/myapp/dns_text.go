@@ -289,6 +289,14 @@ func failureAdvice(o observation, f dnsplan.Failure) string {
 	case appsv1alpha1.DNSUnauthorizedReason:
 		return "the DNS service refused the operator's token; check the token configured with " +
 			"--dns-token-file or --dns-token-secret"
+	case appsv1alpha1.DNSZoneTooLargeReason:
+		advice := "the DNS zone, which the webhook protocol reads whole, is larger than --dns-webhook-max-body-size; " +
+			"raise it (and external-dns's --webhook-provider-max-body-size) or narrow the webhook server's domain " +
+			"filter; the operator reads the zone again after six --dns-webhook-read-interval (a minute by default)"
+		if o.Deleting && !o.Orphan {
+			advice += "; to let the MyApp go without deleting the record, set spec.deletionPolicy: Orphan"
+		}
+		return advice
 	case appsv1alpha1.DNSRequestRejectedReason:
 		switch {
 		case o.Deleting && o.Orphan:

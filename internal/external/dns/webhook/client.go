@@ -77,7 +77,10 @@ limitations under the License.
 // (on a last-writer-wins provider, that read is what shows a lost race).
 // Bodies are capped at 32 MiB by default, as external-dns caps them: at 364
 // bytes of JSON per MyApp (its record and owner TXT), about 92,000 MyApps
-// in a zone with nothing else.
+// in a zone with nothing else. A zone read is decoded as it arrives into
+// what the client keeps of it (zoneAnswer); one over the cap is a
+// configuration problem (external.KindTooLarge), not asked again for six
+// read intervals.
 //
 // # Installation claims
 //
@@ -349,14 +352,16 @@ func (c *Client) ready(ctx context.Context) error {
 	return err
 }
 
-func (c *Client) readZone(ctx context.Context) ([]Endpoint, error) {
-	var eps []Endpoint
-	err := c.t.send(ctx, request{op: "list", method: http.MethodGet, route: routeRecords, retry: true}, &eps)
+// readZone reads the zone into a zone state as the answer arrives
+// (zoneAnswer), and returns it with the number of endpoints read.
+func (c *Client) readZone(ctx context.Context) (*zoneState, int, error) {
+	a := &zoneAnswer{zone: c.zone}
+	err := c.t.send(ctx, request{op: "list", method: http.MethodGet, route: routeRecords, retry: true}, a)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	zoneReads.Inc()
-	return eps, nil
+	return a.state, a.endpoints, nil
 }
 
 // class returns the measured class and whether the provider replaces in

@@ -586,22 +586,123 @@ func TestAdjustedRecordsReadAsAsked(t *testing.T) {
 	}
 }
 
-// TestTheBodyCapIsAClearError: a zone larger than the protocol's body cap
-// cannot be read; the error names the cap and what to do.
+// TestTheBodyCapIsAClearError: a zone larger than the body cap cannot be
+// read. It is a configuration problem (external.KindTooLarge), not an
+// outage: the error names the cap and what to do; the client does not ask
+// the server again for a minute, however many calls fail meanwhile, so
+// MyApps retrying with backoff do not each read the whole zone; after the
+// minute it reads again, and once the zone fits, it works.
 func TestTheBodyCapIsAClearError(t *testing.T) {
 	f := newFake(t, transactional)
-	c := newClient(t, f.URL(), func(cfg *webhook.Config) { cfg.MaxBodyBytes = 4096 })
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	step := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	c := newClient(t, f.URL(), func(cfg *webhook.Config) { cfg.MaxBodyBytes = 4096; cfg.Now = clock })
 	if _, err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// The zone grows past the cap while the client runs (at start, the
+	// manager refuses to start, naming the cap: cmd/manager).
 	for i := range 100 {
 		f.seed(webhook.Endpoint{DNSName: fmt.Sprintf("h%d.example.com", i), RecordType: "A", Targets: []string{"198.51.100.1"}, RecordTTL: 300})
 	}
-	c2 := newClient(t, f.URL(), func(cfg *webhook.Config) { cfg.MaxBodyBytes = 4096 })
-	_, err := c2.Get(t.Context(), "www.example.com")
-	if e := wantKind(t, err, external.KindTransient); !strings.Contains(e.Message, "larger than 4096 bytes") ||
-		!strings.Contains(e.Message, "webhook-provider-max-body-size") {
+	step(time.Minute)
+	reads := f.zoneReads.Load()
+	_, err := c.Get(t.Context(), "www.example.com")
+	if e := wantKind(t, err, external.KindTooLarge); !strings.Contains(e.Message, "larger than 4096 bytes") ||
+		!strings.Contains(e.Message, "--dns-webhook-max-body-size") || !strings.Contains(e.Message, "webhook-provider-max-body-size") {
 		t.Fatalf("error %v", err)
+	}
+	if got := f.zoneReads.Load() - reads; got != 1 {
+		t.Fatalf("the first call read the zone %d times, want 1 (a configuration problem is not retried)", got)
+	}
+	for range 10 {
+		step(5 * time.Second)
+		if _, err := c.Get(t.Context(), "h1.example.com"); !errors.Is(err, external.ErrTooLarge) {
+			t.Fatalf("a call within the minute: %v, want the same too-large error", err)
+		}
+		if err := c.Delete(t.Context(), "h1.example.com", ownerA); !errors.Is(err, external.ErrTooLarge) {
+			t.Fatalf("a deletion within the minute: %v, want the same too-large error", err)
+		}
+	}
+	if got := f.zoneReads.Load() - reads; got != 1 {
+		t.Fatalf("20 calls within the minute read the zone %d more times, want none", got-1)
+	}
+
+	f.mu.Lock()
+	f.eps = f.eps[:10]
+	f.mu.Unlock()
+	step(10 * time.Second)
+	if _, err := c.Get(t.Context(), "h1.example.com"); err != nil {
+		t.Fatalf("a minute later, the zone fitting the cap: %v", err)
+	}
+	if got := f.zoneReads.Load() - reads; got != 2 {
+		t.Fatalf("the zone was read %d times, want 2", got)
+	}
+}
+
+// TestAZoneReadIsDecodedAsItArrives: the zone read is decoded endpoint by
+// endpoint with the body cap counted on the stream. An empty zone may come
+// as null; an answer that is not a list of endpoints, one cut short or
+// followed by more data is a transient failure (a proxy's page, a dropped
+// connection), never a zone read as empty; a zone of exactly the cap is
+// read, one byte more is too large.
+func TestAZoneReadIsDecodedAsItArrives(t *testing.T) {
+	record := `{"dnsName":"www.example.com","targets":["192.0.2.1"],"recordType":"A","recordTTL":300}`
+	owner := `{"dnsName":"_myapp-owner.www.example.com","targets":["\"` + ownerA + `\""],"recordType":"TXT","recordTTL":300}`
+	// Other names make the zone larger than the probe's batches, which the
+	// cap counts too.
+	others := ""
+	for i := range 10 {
+		others += fmt.Sprintf(`,{"dnsName":"other%d.example.com","targets":["198.51.100.1"],"recordType":"A","recordTTL":300}`, i)
+	}
+	zoneOf := "[" + record + "," + owner + others + "]"
+	for _, tc := range []struct {
+		name string
+		body string
+		cap  int64
+		// want is the error's kind, or "" for the record read, "none" for
+		// a zone without it.
+		want external.Kind
+	}{
+		{name: "a zone", body: zoneOf},
+		{name: "null", body: "null", want: "none"},
+		{name: "an empty list", body: "[]", want: "none"},
+		{name: "exactly the cap", body: zoneOf, cap: int64(len(zoneOf))},
+		{name: "a byte over the cap", body: zoneOf, cap: int64(len(zoneOf)) - 1, want: external.KindTooLarge},
+		{name: "an object", body: `{"endpoints":[]}`, want: external.KindTransient},
+		{name: "cut short", body: zoneOf[:len(zoneOf)-20], want: external.KindTransient},
+		{name: "data after it", body: zoneOf + " []", want: external.KindTransient},
+		{name: "an endpoint of the wrong shape", body: `[{"dnsName":5}]`, want: external.KindTransient},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, transactional)
+			c := newClient(t, f.URL(), func(cfg *webhook.Config) {
+				cfg.ReadInterval = time.Nanosecond
+				cfg.MaxRetries = -1
+				if tc.cap > 0 {
+					cfg.MaxBodyBytes = tc.cap
+				}
+			})
+			if _, err := c.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			f.zoneBody = []byte(tc.body)
+			f.mu.Unlock()
+			rec, err := c.Get(t.Context(), "www.example.com")
+			switch tc.want {
+			case "":
+				if err != nil || rec.Owner != ownerA || rec.Value != "192.0.2.1" {
+					t.Fatalf("got %+v, %v; want the record held by %s", rec, err, ownerA)
+				}
+			case "none":
+				_ = wantKind(t, err, external.KindNotFound)
+			default:
+				_ = wantKind(t, err, tc.want)
+			}
+		})
 	}
 }
 

@@ -77,6 +77,11 @@ type fakeProvider struct {
 	// adjust, when set, rewrites endpoints in POST /adjustendpoints.
 	adjust func(ep webhook.Endpoint) webhook.Endpoint
 
+	// zoneBody, when set, is the answer to every zone read as it stands,
+	// encoded once: a benchmark's zone whose encoding would otherwise be
+	// counted with the client's memory.
+	zoneBody []byte
+
 	zoneReads, writes, adjusts atomic.Int64
 	zoneBytes                  atomic.Int64
 }
@@ -112,10 +117,13 @@ func (f *fakeProvider) records(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		f.zoneReads.Add(1)
 		f.mu.Lock()
-		// A provider reads and writes only the names its domain filter
-		// serves: the rest is hidden, and changes to it dropped.
-		served := slices.DeleteFunc(slices.Clone(f.eps), func(ep webhook.Endpoint) bool { return !f.serves(ep.DNSName) })
-		data, _ := json.Marshal(served)
+		data := f.zoneBody
+		if data == nil {
+			// A provider reads and writes only the names its domain
+			// filter serves: the rest is hidden, and changes to it dropped.
+			served := slices.DeleteFunc(slices.Clone(f.eps), func(ep webhook.Endpoint) bool { return !f.serves(ep.DNSName) })
+			data, _ = json.Marshal(served)
+		}
 		f.mu.Unlock()
 		f.zoneBytes.Add(int64(len(data)))
 		w.Header().Set("Content-Type", webhook.MediaType)

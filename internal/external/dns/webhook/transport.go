@@ -170,18 +170,16 @@ func (t *transport) attempt(ctx context.Context, req request, payload []byte, ou
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
 	}()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, t.maxBody+1))
-	t.traffic.received.Add(int64(len(data)))
-	if req.method == http.MethodGet && req.route == routeRecords {
-		zoneReadBytes.Add(float64(len(data)))
+	if s, ok := out.(streamed); ok && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return resp.StatusCode, t.stream(req, resp, s)
 	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, t.maxBody+1))
+	t.received(req, int64(len(data)))
 	if err != nil {
 		return 0, t.fail(req.op, external.KindTransient, resp.StatusCode, "reading the answer: "+err.Error(), err)
 	}
 	if int64(len(data)) > t.maxBody {
-		return resp.StatusCode, t.fail(req.op, external.KindTransient, resp.StatusCode, fmt.Sprintf("the answer to %s %s is larger than "+
-			"%d bytes, the protocol's body cap (external-dns's --webhook-provider-max-body-size); the zone is too large to "+
-			"read whole: raise the cap on both sides or narrow the server's domain filter", req.method, req.route, t.maxBody), nil)
+		return resp.StatusCode, t.tooLarge(req, resp.StatusCode)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, t.statusError(req, resp, data)
@@ -200,6 +198,112 @@ func (t *transport) attempt(ctx context.Context, req request, payload []byte, ou
 			fmt.Sprintf("unexpected answer to %s %s: %v", req.method, req.route, err), nil)
 	}
 	return resp.StatusCode, nil
+}
+
+// received counts the bytes of an answer.
+func (t *transport) received(req request, n int64) {
+	t.traffic.received.Add(n)
+	if req.method == http.MethodGet && req.route == routeRecords {
+		zoneReadBytes.Add(float64(n))
+	}
+}
+
+// tooLarge is the error for an answer above the body cap: a configuration
+// problem (external.KindTooLarge), which no retry changes until a person
+// raises the cap or narrows what the server answers.
+func (t *transport) tooLarge(req request, status int) error {
+	return t.fail(req.op, external.KindTooLarge, status, fmt.Sprintf("the answer to %s %s is larger than "+
+		"%d bytes, the client's body cap (--dns-webhook-max-body-size; external-dns's --webhook-provider-max-body-size); "+
+		"the zone is too large to read whole: raise the cap on both sides or narrow the server's domain filter",
+		req.method, req.route, t.maxBody), nil)
+}
+
+// streamed is an answer decoded as it arrives rather than read whole
+// first: the zone read, the protocol's one answer that grows with the
+// zone, whose decoder keeps only what the client needs of it.
+type streamed interface {
+	// begin starts the answer over, before each attempt.
+	begin()
+	// decode reads the answer's one JSON value from dec.
+	decode(dec *json.Decoder) error
+}
+
+// stream decodes a 2xx answer into out as it arrives, reading at most the
+// body cap.
+func (t *transport) stream(req request, resp *http.Response, out streamed) error {
+	if err := checkContentType(resp.Header.Get("Content-Type"), req.strictType); err != nil {
+		return t.fail(req.op, external.KindTransient, resp.StatusCode,
+			fmt.Sprintf("unexpected answer to %s %s: %v", req.method, req.route, err), nil)
+	}
+	body := &cappedReader{r: resp.Body, left: t.maxBody}
+	defer func() { t.received(req, t.maxBody-body.left) }()
+	dec := json.NewDecoder(body)
+	out.begin()
+	err := out.decode(dec)
+	if err == nil {
+		if _, end := dec.Token(); !errors.Is(end, io.EOF) {
+			err = errors.New("data after the JSON value")
+			if end != nil {
+				err = end
+			}
+		}
+	}
+	switch {
+	case body.over:
+		// Whatever the decoder made of it: json.Decoder.More swallows it.
+		return t.tooLarge(req, resp.StatusCode)
+	case err == nil:
+		return nil
+	case body.failed != nil:
+		return t.fail(req.op, external.KindTransient, resp.StatusCode, "reading the answer: "+body.failed.Error(), body.failed)
+	}
+	return t.fail(req.op, external.KindTransient, resp.StatusCode,
+		fmt.Sprintf("unexpected answer to %s %s: decode JSON: %v", req.method, req.route, err), nil)
+}
+
+// errOverCap is a cappedReader's error past its cap.
+var errOverCap = errors.New("answer above the body cap")
+
+// cappedReader reads at most left bytes of r, then fails with errOverCap
+// if r has more, and from then on (over: a decoder may swallow one error
+// and read again); failed keeps r's own error.
+type cappedReader struct {
+	r      io.Reader
+	left   int64
+	over   bool
+	failed error
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.over {
+		return 0, errOverCap
+	}
+	if c.left <= 0 {
+		// Whether r has more: a Read may answer nothing and no error.
+		var one [1]byte
+		for {
+			n, err := c.r.Read(one[:])
+			switch {
+			case n > 0:
+				c.over = true
+				return 0, errOverCap
+			case err != nil && !errors.Is(err, io.EOF):
+				c.failed = err
+				return 0, err
+			case err != nil:
+				return 0, err
+			}
+		}
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.failed = err
+	}
+	return n, err
 }
 
 // statusError turns a non-2xx answer into an error. The reference server
@@ -231,13 +335,8 @@ func (t *transport) statusError(req request, resp *http.Response, data []byte) e
 // decodeAnswer reads a JSON answer strictly enough to notice a wrong
 // content type or trailing garbage, and ignores fields it does not know.
 func decodeAnswer(contentType string, strict bool, data []byte, out any) error {
-	mediaType, params, err := mime.ParseMediaType(contentType)
-	switch {
-	case strict && (err != nil || mediaType != "application/external.dns.webhook+json" || params["version"] != "1"):
-		return fmt.Errorf("content type %q is not %s: the URL is not an external-dns webhook server of this "+
-			"protocol version", contentType, MediaType)
-	case err != nil || (mediaType != "application/json" && !strings.HasSuffix(mediaType, "+json")):
-		return fmt.Errorf("content type %q is not JSON", contentType)
+	if err := checkContentType(contentType, strict); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(out); err != nil {
@@ -245,6 +344,20 @@ func decodeAnswer(contentType string, strict bool, data []byte, out any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
+// checkContentType requires JSON, and when strict the protocol's own
+// media type.
+func checkContentType(contentType string, strict bool) error {
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	switch {
+	case strict && (err != nil || mediaType != "application/external.dns.webhook+json" || params["version"] != "1"):
+		return fmt.Errorf("content type %q is not %s: the URL is not an external-dns webhook server of this "+
+			"protocol version", contentType, MediaType)
+	case err != nil || (mediaType != "application/json" && !strings.HasSuffix(mediaType, "+json")):
+		return fmt.Errorf("content type %q is not JSON", contentType)
 	}
 	return nil
 }

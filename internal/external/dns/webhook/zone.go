@@ -18,6 +18,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -25,7 +26,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 
+	"github.com/myapp-operator/myapp-operator/internal/external"
 	extdns "github.com/myapp-operator/myapp-operator/internal/external/dns"
 )
 
@@ -379,6 +382,66 @@ func sameEndpoint(a, b Endpoint) bool {
 	return slices.Equal(at, bt)
 }
 
+// zoneAnswer decodes a zone read (GET /records) endpoint by endpoint into
+// a zone state, which keeps of it only what concerns the client
+// (zoneState.add): neither the body nor the endpoints are held whole, so a
+// zone's cost in memory is what the state keeps, not what the server sent.
+type zoneAnswer struct {
+	zone      string
+	state     *zoneState
+	endpoints int
+}
+
+func (a *zoneAnswer) begin() { a.state, a.endpoints = newZoneState(a.zone), 0 }
+
+func (a *zoneAnswer) decode(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		// null: a zone with nothing in it, as a nil list encodes.
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return fmt.Errorf("the zone is %v, not a list of endpoints", tok)
+	}
+	for dec.More() {
+		var ep Endpoint
+		if err := dec.Decode(&ep); err != nil {
+			return err
+		}
+		a.state.add(ep)
+		a.endpoints++
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	a.state.compact()
+	return nil
+}
+
+// compact drops, once a read is whole, what the client never sends back
+// nor compares: the labels and provider-specific properties of the
+// records at names without an owner TXT. The client writes over a name
+// only when the owner TXT there names the writer (an interrupted transfer
+// gets its owner TXT created, its address untouched), so those records
+// are only ever reported; in a zone that other tools share, they are most
+// of it. The owner IDs of external-dns's registry records, the same few
+// strings over and over, are interned.
+func (z *zoneState) compact() {
+	for _, st := range z.names {
+		for i := range st.externalDNS {
+			st.externalDNS[i] = unique.Make(st.externalDNS[i]).Value()
+		}
+		if len(st.ownerTXTs) > 0 {
+			continue
+		}
+		for i := range st.records {
+			ep := &st.records[i]
+			ep.Labels, ep.ProviderSpecific = nil, nil
+			ep.RecordType = unique.Make(ep.RecordType).Value()
+		}
+	}
+}
+
 // recordCache serves reads from one read of the whole zone (GET /records)
 // for up to interval, because the protocol has no read of one name: every
 // read returns the whole zone. Concurrent readers share one request. The
@@ -393,9 +456,15 @@ type recordCache struct {
 	zone     string
 	interval time.Duration
 	now      func() time.Time
-	load     func(ctx context.Context) ([]Endpoint, error)
+	load     func(ctx context.Context) (*zoneState, int, error)
 
 	mu sync.Mutex
+	// tooLarge is the last read's error when the zone was over the body
+	// cap, and tooLargeAt when that read was sent: for tooLargeReads read
+	// intervals after it, every read fails with it without asking the server again, so
+	// that MyApps retrying with backoff do not each read tens of MiB.
+	tooLarge   error
+	tooLargeAt time.Time
 	// state is the last read with the client's writes since applied; nil
 	// before the first read.
 	state *zoneState
@@ -431,8 +500,13 @@ type zoneRead struct {
 	err  error
 }
 
+// tooLargeReads is for how many read intervals (a minute by default) a
+// zone read over the body cap is not repeated: a configuration problem,
+// which a person fixes on that time scale.
+const tooLargeReads = 6
+
 func newRecordCache(zone string, interval time.Duration, now func() time.Time,
-	load func(context.Context) ([]Endpoint, error)) *recordCache {
+	load func(context.Context) (*zoneState, int, error)) *recordCache {
 	return &recordCache{zone: zone, interval: interval, now: now, load: load, writtenAfter: map[string]uint64{}}
 }
 
@@ -450,6 +524,10 @@ func (c *recordCache) ensure(ctx context.Context, fresh bool) error {
 			return nil
 		case c.state != nil && fresh && c.stateRead >= need:
 			return nil
+		case c.tooLarge != nil && asked.Sub(c.tooLargeAt) < tooLargeReads*c.interval:
+			err := c.tooLarge
+			c.mu.Unlock()
+			return err
 		}
 		if r := c.inflight; r != nil {
 			c.mu.Unlock()
@@ -473,29 +551,35 @@ func (c *recordCache) ensure(ctx context.Context, fresh bool) error {
 		at := c.now()
 		c.inflight = r
 		c.mu.Unlock()
-		eps, err := c.load(ctx)
+		st, endpoints, err := c.load(ctx)
 		c.mu.Lock()
 		c.inflight = nil
 		r.err = err
 		close(r.done)
 		if err != nil {
+			if errors.Is(err, external.ErrTooLarge) {
+				c.tooLarge, c.tooLargeAt = err, at
+			}
 			c.mu.Unlock()
 			return err
 		}
-		st := newZoneState(c.zone)
-		for _, ep := range eps {
-			st.add(ep)
-		}
-		c.journal = slices.DeleteFunc(c.journal, func(j journalEntry) bool { return j.after < r.id })
-		for _, j := range c.journal {
-			st.apply(j.ch)
-		}
-		c.state, c.stateRead, c.readAt, c.endpoints = st, r.id, at, len(eps)
-		zoneEndpoints.Set(float64(len(eps)))
-		for name, after := range c.writtenAfter {
-			if after < r.id {
-				delete(c.writtenAfter, name)
-			}
+		c.install(r.id, at, st, endpoints)
+	}
+}
+
+// install makes the state read id, sent at at, the cached one, with the
+// client's writes that read may not show applied to it. c.mu is held.
+func (c *recordCache) install(id uint64, at time.Time, st *zoneState, endpoints int) {
+	c.tooLarge = nil
+	c.journal = slices.DeleteFunc(c.journal, func(j journalEntry) bool { return j.after < id })
+	for _, j := range c.journal {
+		st.apply(j.ch)
+	}
+	c.state, c.stateRead, c.readAt, c.endpoints = st, id, at, endpoints
+	zoneEndpoints.Set(float64(endpoints))
+	for name, after := range c.writtenAfter {
+		if after < id {
+			delete(c.writtenAfter, name)
 		}
 	}
 }
