@@ -95,8 +95,9 @@ limitations under the License.
 // The files are cut by verb: client.go (configuration, negotiation, the
 // probe's entry), read.go (Get and the lists), write.go (Upsert, Delete,
 // Transfer and the batches they send), checks.go (names, owners and the
-// errors they give, the per-name locks), zone.go (the zone state and its
-// cache), probe.go, claim.go, transport.go and wire.go (the protocol).
+// errors they give, the per-name locks), zone.go (the zone state: what a
+// name holds and who), cache.go (the zone read, decoded as it arrives, and
+// its cache), probe.go, claim.go, transport.go and wire.go (the protocol).
 package webhook
 
 import (
