@@ -16,6 +16,8 @@ limitations under the License.
 
 package external
 
+import "cmp"
+
 // Reasons names, for one service, the condition reason a reconciler reports
 // for each kind of failure. The mapping from an error to a reason is written
 // once, in For, so both controllers classify the same error the same way;
@@ -49,10 +51,7 @@ func (r Reasons) For(err error) string {
 	case KindInvalid:
 		return r.Rejected
 	case KindTooLarge:
-		if r.TooLarge != "" {
-			return r.TooLarge
-		}
-		return r.Other
+		return cmp.Or(r.TooLarge, r.Other)
 	default:
 		return r.Other
 	}

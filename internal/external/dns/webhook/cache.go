@@ -108,8 +108,9 @@ type recordCache struct {
 	mu sync.Mutex
 	// tooLarge is the last read's error when the zone was over the body
 	// cap, and tooLargeAt when that read was sent: for tooLargeReads read
-	// intervals after it, every read fails with it without asking the server again, so
-	// that MyApps retrying with backoff do not each read tens of MiB.
+	// intervals after it, every read fails with it without asking the
+	// server again, so that MyApps retrying with backoff do not each read
+	// tens of MiB.
 	tooLarge   error
 	tooLargeAt time.Time
 	// state is the last read with the client's writes since applied; nil

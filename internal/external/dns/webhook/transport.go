@@ -241,12 +241,7 @@ func (t *transport) stream(req request, resp *http.Response, out streamed) error
 	out.begin()
 	err := out.decode(dec)
 	if err == nil {
-		if _, end := dec.Token(); !errors.Is(end, io.EOF) {
-			err = errors.New("data after the JSON value")
-			if end != nil {
-				err = end
-			}
-		}
+		err = atEnd(dec)
 	}
 	switch {
 	case body.over:
@@ -342,6 +337,11 @@ func decodeAnswer(contentType string, strict bool, data []byte, out any) error {
 	if err := dec.Decode(out); err != nil {
 		return fmt.Errorf("decode JSON: %w", err)
 	}
+	return atEnd(dec)
+}
+
+// atEnd requires that dec has nothing after the answer's one JSON value.
+func atEnd(dec *json.Decoder) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("data after the JSON value")
 	}
